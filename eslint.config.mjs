@@ -1,0 +1,65 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'exports/', '.temporal-dev/', '.tmp/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O, no HTTP.
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeBuiltins.map((name) => ({
+              name,
+              message: 'Node built-ins are not allowed in workflow code.',
+            })),
+            { name: 'undici', message: 'HTTP belongs in activities.' },
+            { name: '@temporalio/activity', message: 'Activity APIs are not available in workflow code.' },
+            { name: '@temporalio/client', message: 'Use @temporalio/workflow APIs in workflow code.' },
+            { name: '@temporalio/worker', message: 'Worker APIs are not available in workflow code.' },
+          ],
+          patterns: [
+            {
+              group: ['**/activities', '**/activities/*', '!**/activities/types'],
+              allowTypeImports: true,
+              message: 'Import activities as types only (proxyActivities).',
+            },
+            {
+              group: ['**/docs-api/client', '**/simulator/*'],
+              message: 'I/O modules are not allowed in workflow code.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+        { name: 'setInterval', message: 'Use sleep() in a loop.' },
+        { name: 'process', message: 'No process access in workflow code.' },
+        { name: 'fetch', message: 'HTTP belongs in activities.' },
+      ],
+    },
+  },
+  {
+    files: ['**/*.mjs', '**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

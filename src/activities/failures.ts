@@ -1,0 +1,44 @@
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  DocsApiError,
+  InvalidArgumentError,
+  MalformedResponseError,
+  RateLimitedError,
+  ServerError,
+} from '../docs-api/errors';
+import type { DocsApiFailureDetails } from './failure-details';
+
+export interface FailureMappingOptions {
+  /** Operator opt-in: treat every transient failure of a non-idempotent call as safe to re-send. */
+  retryUnknownOutcome?: boolean;
+}
+
+/**
+ * Maps a client error to the ApplicationFailure Temporal sees: bad input and 4xx are non-retryable,
+ * Retry-After becomes nextRetryDelay, and details say whether the service can have acted.
+ */
+export function toApplicationFailure(error: unknown, options: FailureMappingOptions = {}): unknown {
+  if (!(error instanceof DocsApiError)) return error;
+  const retryAfterMs =
+    error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
+  const field =
+    error instanceof InvalidArgumentError || error instanceof MalformedResponseError
+      ? error.field
+      : undefined;
+  const details: DocsApiFailureDetails = {
+    kind: error.kind,
+    operation: error.operation,
+    safeToRetry: error.safeToRetry || (error.retryable && options.retryUnknownOutcome === true),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(field === undefined ? {} : { field }),
+  };
+  return ApplicationFailure.create({
+    message: error.message,
+    type: error.name,
+    nonRetryable: !error.retryable,
+    details: [details],
+    ...(retryAfterMs === undefined ? {} : { nextRetryDelay: retryAfterMs }),
+  });
+}

@@ -1,0 +1,6 @@
+export * from './names';
+export * from './duration';
+export * from './validation';
+export * from './agent-job';
+export * from './visitors-export';
+export * from './messages';

@@ -1,0 +1,13 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AgentJob, AgentJobState, FollowUpRequest } from './agent-job';
+import type { ExportProgress } from './visitors-export';
+
+/** Queue a follow-up message for the job; delivered in order, once per messageId. */
+export const followUpSignal = defineSignal<[FollowUpRequest]>('followUp');
+
+/** Send a follow-up and wait for the service's answer: the job as the service returned it. */
+export const sendFollowUpUpdate = defineUpdate<AgentJob, [FollowUpRequest]>('sendFollowUp');
+
+export const getStateQuery = defineQuery<AgentJobState>('getState');
+
+export const getProgressQuery = defineQuery<ExportProgress>('getProgress');

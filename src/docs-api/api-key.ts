@@ -1,0 +1,45 @@
+import { inspect } from 'node:util';
+
+const API_KEY_FORMAT = /^([A-Za-z0-9]+)_(\S+)$/;
+
+/**
+ * The admin key, kept out of every printable form: String(), JSON, util.inspect and error messages
+ * all show `<prefix>_****`. Only `authorizationHeader()` reveals it, for the HTTP request itself.
+ */
+export class ApiKey {
+  readonly #value: string;
+  readonly prefix: string;
+
+  constructor(value: string) {
+    const match = API_KEY_FORMAT.exec(value);
+    if (!match?.[1]) {
+      throw new Error(
+        'DOCS_API_KEY: must have the form <prefix>_<secret> (letters or digits, an underscore, then a non-empty secret)',
+      );
+    }
+    this.#value = value;
+    this.prefix = match[1];
+  }
+
+  authorizationHeader(): string {
+    return `Bearer ${this.#value}`;
+  }
+
+  /** Replaces every occurrence of the key (or its secret part) in text with the redacted form. */
+  redact(text: string): string {
+    const secret = this.#value.slice(this.prefix.length + 1);
+    return text.split(this.#value).join(this.toString()).split(secret).join('****');
+  }
+
+  toString(): string {
+    return `${this.prefix}_****`;
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  [inspect.custom](): string {
+    return `ApiKey(${this.toString()})`;
+  }
+}

@@ -1,0 +1,6 @@
+export * from './api-key';
+export * from './errors';
+export * from './client';
+export type { VisitorsQuery } from './arguments';
+export type { VisitorRow, VisitorsPage } from './schemas';
+export { parseRetryAfter } from './retry-after';

@@ -1,0 +1,114 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  NativeConnection,
+  Runtime,
+  Worker,
+  makeTelemetryFilterString,
+  type WorkerOptions,
+} from '@temporalio/worker';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { createActivities, type Activities } from './activities';
+import { loadWorkerConfig, type WorkerConfig } from './config';
+import { DocsApiClient } from './docs-api/client';
+
+export { createActivities };
+
+/** Source of the workflow code: a prebuilt bundle in production, the TypeScript sources in development. */
+export const WORKFLOWS_PATH = require.resolve('./workflows');
+export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle.js');
+
+export interface CreateWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue: string;
+  activities: Activities;
+  /** Prebuilt bundle (production, tests); bundled from WORKFLOWS_PATH when absent. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  tuning?: Pick<
+    WorkerOptions,
+    | 'maxConcurrentActivityTaskExecutions'
+    | 'maxConcurrentWorkflowTaskExecutions'
+    | 'maxCachedWorkflows'
+    | 'shutdownGraceTime'
+    | 'identity'
+  >;
+}
+
+/** The one place a Worker is assembled, shared by the production entry point and the tests. */
+export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace ?? 'default',
+    taskQueue: options.taskQueue,
+    activities: options.activities,
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: WORKFLOWS_PATH }),
+    ...options.tuning,
+  });
+}
+
+export function activityDepsFromConfig(config: WorkerConfig) {
+  return {
+    docsApi: new DocsApiClient({ baseUrl: config.docsApiBaseUrl, apiKey: config.docsApiKey }),
+    exportDir: config.exportDir,
+    retryUnknownOutcome: config.retryUnknownOutcome,
+  };
+}
+
+function productionBundle(config: WorkerConfig): WorkerOptions['workflowBundle'] | undefined {
+  const codePath = config.workflowBundlePath ?? DEFAULT_BUNDLE_PATH;
+  if (fs.existsSync(codePath)) return { codePath };
+  if (config.workflowBundlePath) throw new Error(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);
+  return undefined;
+}
+
+/** Production entry point: configuration from the environment, graceful shutdown on SIGINT/SIGTERM. */
+export async function main(): Promise<void> {
+  const config = loadWorkerConfig();
+  Runtime.install({
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...(config.metricsPort === undefined
+        ? {}
+        : { metrics: { prometheus: { bindAddress: `0.0.0.0:${config.metricsPort}` } } }),
+    },
+  });
+  const { connectionOptions, namespace } = loadClientConnectConfig();
+  const connection = await NativeConnection.connect(connectionOptions);
+  const deps = activityDepsFromConfig(config);
+  const bundle = productionBundle(config);
+  const worker = await createWorker({
+    connection,
+    namespace: namespace ?? 'default',
+    taskQueue: config.taskQueue,
+    activities: createActivities(deps),
+    ...(bundle ? { workflowBundle: bundle } : {}),
+    tuning: {
+      maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
+      maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks,
+      maxCachedWorkflows: config.maxCachedWorkflows,
+      shutdownGraceTime: config.shutdownGraceTime,
+    },
+  });
+  Runtime.instance().logger.info('Worker started', {
+    taskQueue: config.taskQueue,
+    namespace: namespace ?? 'default',
+    docsApiBaseUrl: config.docsApiBaseUrl,
+    workflowBundle: bundle ? 'prebuilt' : 'bundled at start',
+  });
+  try {
+    await worker.run();
+  } finally {
+    await deps.docsApi.close();
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

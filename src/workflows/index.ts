@@ -1,0 +1,2 @@
+export { agentJob } from './agent-job';
+export { visitorsExport } from './visitors-export';

@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  DefaultLogger,
+  Runtime,
+  bundleWorkflowCode,
+  type LogLevel,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/contract/names';
+import { WORKFLOWS_PATH } from '../../src/worker';
+
+/** The official Temporal CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH, else undefined (SDK download). */
+export function temporalCliPath(): string | undefined {
+  const fromEnv = process.env.TEMPORAL_CLI_PATH;
+  if (fromEnv) {
+    if (!fs.existsSync(fromEnv)) throw new Error(`TEMPORAL_CLI_PATH: no file at ${fromEnv}`);
+    return fromEnv;
+  }
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'temporal');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+export interface DevServerOptions {
+  /** SQLite file, to restart the server on the same state; in memory when absent. */
+  dbFilename?: string;
+  port?: number;
+  ui?: boolean;
+}
+
+/** A real Temporal dev server (the official CLI) with the contract's search attributes registered. */
+export async function startTemporal(options: DevServerOptions = {}): Promise<TestWorkflowEnvironment> {
+  installQuietRuntime();
+  const cli = temporalCliPath();
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}),
+      searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
+      ...(options.dbFilename === undefined ? {} : { dbFilename: options.dbFilename }),
+      ...(options.port === undefined ? {} : { port: options.port }),
+      ...(options.ui === undefined ? {} : { ui: options.ui }),
+      extraArgs: ['--log-level', 'error'],
+    },
+  });
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** Bundles the workflow code once per test file (process). */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  return bundle;
+}
+
+const noop = (): void => undefined;
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
+
+/** Temporal CLI version line, for benchmark reports. */
+export function temporalCliVersion(): string {
+  const cli = temporalCliPath();
+  return cli ? execFileSync(cli, ['--version'], { encoding: 'utf8' }).trim() : 'sdk-downloaded dev server';
+}
+
+let runtimeInstalled = false;
+
+/** SDK logs at WARN in tests (TEST_LOG_LEVEL overrides), so the runner's output stays readable. */
+export function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger((process.env.TEST_LOG_LEVEL ?? 'WARN') as LogLevel) });
+}

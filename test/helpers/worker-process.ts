@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+
+const WORKER_ENTRY = path.resolve(__dirname, '../../src/worker.ts');
+const TSX_CLI = require.resolve('tsx/cli');
+
+export interface WorkerProcessOptions {
+  temporalAddress: string;
+  service: { url: string; apiKey: string };
+  exportDir?: string;
+  env?: Record<string, string>;
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves once the worker logged that it started polling. */
+  ready: Promise<void>;
+  kill(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs the production entry point (src/worker.ts) as its own process, configured by the environment. */
+export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess {
+  const child = spawn(process.execPath, [TSX_CLI, WORKER_ENTRY], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TEMPORAL_ADDRESS: options.temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      DOCS_API_BASE_URL: options.service.url,
+      DOCS_API_KEY: options.service.apiKey,
+      ...(options.exportDir ? { EXPORT_DIR: options.exportDir } : {}),
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString('utf8');
+      if (output.includes('Worker started')) resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new Error(`worker process exited (${code}) before ready:\n${output}`)),
+    );
+  });
+  ready.catch(() => undefined);
+  return {
+    child,
+    output: () => output,
+    ready,
+    async kill(signal) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../src/activities';
+import { DEFAULT_TASK_QUEUE } from '../../src/contract/names';
+import { DocsApiClient } from '../../src/docs-api/client';
+import { createWorker } from '../../src/worker';
+import { workflowBundle } from './temporal';
+
+export interface TestWorker {
+  worker: Worker;
+  docsApi: DocsApiClient;
+  /** Shuts the worker down and waits for it, then closes the HTTP client. */
+  stop(): Promise<void>;
+}
+
+export interface TestWorkerOptions {
+  /** Where the documentation service (normally the simulator) listens, and its key. */
+  service: { url: string; apiKey: string };
+  extraDeps?: Partial<ActivityDeps>;
+  tuning?: Parameters<typeof createWorker>[0]['tuning'];
+}
+
+/** A real worker on the real dev server, with the real activities talking HTTP to the service. */
+export async function startTestWorker(
+  env: TestWorkflowEnvironment,
+  options: TestWorkerOptions,
+): Promise<TestWorker> {
+  const docsApi = new DocsApiClient({
+    baseUrl: options.service.url,
+    apiKey: options.service.apiKey,
+    timeouts: { connectMs: 2000, headersMs: 5000, bodyMs: 5000 },
+  });
+  const worker = await createWorker({
+    connection: env.nativeConnection,
+    taskQueue: DEFAULT_TASK_QUEUE,
+    activities: createActivities({ docsApi, ...options.extraDeps }),
+    workflowBundle: await workflowBundle(),
+    ...(options.tuning ? { tuning: options.tuning } : {}),
+  });
+  const running = worker.run();
+  return {
+    worker,
+    docsApi,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await docsApi.close();
+    },
+  };
+}
