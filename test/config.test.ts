@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { inspect } from 'node:util';
+import { describe, test } from 'node:test';
+import { ConfigError, loadWorkerConfig } from '../src/config';
+
+const SECRET = 'live_s3cr3t-value-123';
+const valid = { DOCS_API_BASE_URL: 'https://docs.example.test', DOCS_API_KEY: SECRET };
+
+describe('loadWorkerConfig', () => {
+  test('applies the contract defaults', () => {
+    const config = loadWorkerConfig(valid);
+    assert.equal(config.taskQueue, 'docs-agent');
+    assert.equal(config.exportDir, path.resolve('./exports'));
+    assert.equal(config.retryUnknownOutcome, false);
+    assert.equal(config.docsApiBaseUrl, 'https://docs.example.test');
+  });
+
+  test('reads every variable', () => {
+    const config = loadWorkerConfig({
+      ...valid,
+      TEMPORAL_TASK_QUEUE: 'other-queue',
+      EXPORT_DIR: '/var/exports',
+      DOCS_API_RETRY_UNKNOWN_OUTCOME: 'true',
+      WORKER_METRICS_PORT: '9464',
+    });
+    assert.equal(config.taskQueue, 'other-queue');
+    assert.equal(config.exportDir, '/var/exports');
+    assert.equal(config.retryUnknownOutcome, true);
+    assert.equal(config.metricsPort, 9464);
+  });
+
+  test('names every missing or bad variable and the rule, without a vendor default', () => {
+    assert.throws(
+      () => loadWorkerConfig({ DOCS_API_KEY: 'no-underscore', WORKER_METRICS_PORT: 'x' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /DOCS_API_BASE_URL: is required/);
+        assert.match(error.message, /DOCS_API_KEY: must have the form <prefix>_<secret>/);
+        assert.match(error.message, /WORKER_METRICS_PORT/);
+        return true;
+      },
+    );
+  });
+
+  test('rejects a non-http base URL', () => {
+    assert.throws(() => loadWorkerConfig({ ...valid, DOCS_API_BASE_URL: 'ftp://docs.example.test' }), /DOCS_API_BASE_URL/);
+  });
+
+  test('a bad key is rejected without echoing it', () => {
+    const badKey = 'secretwithoutprefix';
+    assert.throws(
+      () => loadWorkerConfig({ ...valid, DOCS_API_KEY: badKey }),
+      (error: unknown) => error instanceof Error && !error.message.includes(badKey),
+    );
+  });
+
+  test('the parsed config never prints the key', () => {
+    const config = loadWorkerConfig(valid);
+    for (const printed of [JSON.stringify(config), inspect(config, { depth: 5 }), String(config.docsApiKey)]) {
+      assert.ok(!printed.includes(SECRET), printed);
+      assert.ok(!printed.includes('s3cr3t'), printed);
+    }
+    assert.equal(config.docsApiKey.authorizationHeader(), `Bearer ${SECRET}`);
+  });
+});
