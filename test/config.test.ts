@@ -44,7 +44,10 @@ describe('loadWorkerConfig', () => {
   });
 
   test('rejects a non-http base URL', () => {
-    assert.throws(() => loadWorkerConfig({ ...valid, DOCS_API_BASE_URL: 'ftp://docs.example.test' }), /DOCS_API_BASE_URL/);
+    assert.throws(
+      () => loadWorkerConfig({ ...valid, DOCS_API_BASE_URL: 'ftp://docs.example.test' }),
+      /DOCS_API_BASE_URL/,
+    );
   });
 
   test('a bad key is rejected without echoing it', () => {
@@ -57,7 +60,11 @@ describe('loadWorkerConfig', () => {
 
   test('the parsed config never prints the key', () => {
     const config = loadWorkerConfig(valid);
-    for (const printed of [JSON.stringify(config), inspect(config, { depth: 5 }), String(config.docsApiKey)]) {
+    for (const printed of [
+      JSON.stringify(config),
+      inspect(config, { depth: 5 }),
+      String(config.docsApiKey),
+    ]) {
       assert.ok(!printed.includes(SECRET), printed);
       assert.ok(!printed.includes('s3cr3t'), printed);
     }

@@ -4,6 +4,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createAgentJobActivities } from '../../src/activities/agent-jobs';
+import type { AgentJob } from '../../src/contract/agent-job';
 import type { DocsApiFailureDetails } from '../../src/activities/failure-details';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { startSimulator, type Simulator } from '../../src/simulator';
@@ -14,7 +15,11 @@ let activities: ReturnType<typeof createAgentJobActivities>;
 
 before(async () => {
   sim = await startSimulator({ jobs: { durationMs: 60_000 } });
-  docsApi = new DocsApiClient({ baseUrl: sim.url, apiKey: sim.apiKey, timeouts: { headersMs: 1000, bodyMs: 1000 } });
+  docsApi = new DocsApiClient({
+    baseUrl: sim.url,
+    apiKey: sim.apiKey,
+    timeouts: { headersMs: 1000, bodyMs: 1000 },
+  });
   activities = createAgentJobActivities({ docsApi });
 });
 after(async () => {
@@ -23,7 +28,9 @@ after(async () => {
 });
 afterEach(() => sim.reset());
 
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure & { details: [DocsApiFailureDetails] }> {
+async function failureOf(
+  promise: Promise<unknown>,
+): Promise<ApplicationFailure & { details: [DocsApiFailureDetails] }> {
   try {
     await promise;
   } catch (error) {
@@ -37,9 +44,12 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure 
 describe('agent job activities', () => {
   test('create, get and message return the job as the service answered', async () => {
     const env = new MockActivityEnvironment();
-    const job = await env.run(activities.createAgentJob, { projectId: 'p1', prompt: 'Add a changelog' });
+    const job: AgentJob = await env.run(activities.createAgentJob, {
+      projectId: 'p1',
+      prompt: 'Add a changelog',
+    });
     assert.equal(job.status, 'active');
-    const read = await env.run(activities.getAgentJob, { projectId: 'p1', jobId: job.id });
+    const read: AgentJob = await env.run(activities.getAgentJob, { projectId: 'p1', jobId: job.id });
     assert.equal(read.id, job.id);
     await env.run(activities.sendAgentJobMessage, { projectId: 'p1', jobId: job.id, prompt: 'And a FAQ' });
     assert.equal(sim.stats().messagesAccepted, 1);

@@ -6,7 +6,7 @@ import { DocsApiClient } from '../../src/docs-api/client';
 import {
   AuthError,
   ConflictError,
-  DocsApiError,
+  type DocsApiError,
   InvalidArgumentError,
   InvalidRequestError,
   MalformedResponseError,
@@ -54,7 +54,7 @@ function assertNoKey(value: unknown): void {
   const secret = sim.apiKey.slice(sim.apiKey.indexOf('_') + 1);
   const printed = [
     inspect(value, { depth: 10, showHidden: true }),
-    JSON.stringify(value, Object.getOwnPropertyNames(value as object)),
+    JSON.stringify(value, Object.getOwnPropertyNames(value)),
     String(value),
   ];
   for (const text of printed) assert.ok(!text.includes(secret), `the key leaked: ${text.slice(0, 300)}`);
@@ -104,7 +104,10 @@ describe('agent job operations', () => {
     assert.match(notFound.requestId ?? '', /^req_/);
     const created = await client.createJob('proj-1', { prompt: 'Will fail' });
     sim.completeJob(created.id, 'failed');
-    const conflict = await rejectsWith(client.sendMessage('proj-1', created.id, { prompt: 'More' }), ConflictError);
+    const conflict = await rejectsWith(
+      client.sendMessage('proj-1', created.id, { prompt: 'More' }),
+      ConflictError,
+    );
     assert.equal(conflict.status, 409);
     assert.equal(conflict.safeToRetry, true);
   });
@@ -140,8 +143,16 @@ describe('argument validation: a clear error naming the field, and nothing sent'
     ['fractional limit', () => client.getVisitors('p', { limit: 1.5 }), 'limit'],
     ['negative offset', () => client.getVisitors('p', { offset: -1 }), 'offset'],
     ['invalid dateFrom', () => client.getVisitors('p', { dateFrom: '2026-13-01' }), 'dateFrom'],
-    ['inverted dates', () => client.getVisitors('p', { dateFrom: '2026-11-02', dateTo: '2026-11-01' }), 'dateTo'],
-    ['equal dates', () => client.getVisitors('p', { dateFrom: '2026-11-02', dateTo: '2026-11-02' }), 'dateTo'],
+    [
+      'inverted dates',
+      () => client.getVisitors('p', { dateFrom: '2026-11-02', dateTo: '2026-11-01' }),
+      'dateTo',
+    ],
+    [
+      'equal dates',
+      () => client.getVisitors('p', { dateFrom: '2026-11-02', dateTo: '2026-11-02' }),
+      'dateTo',
+    ],
   ];
   for (const [name, call, field] of cases) {
     test(name, async () => {
@@ -174,7 +185,12 @@ describe('error classes', () => {
     const seconds = await rejectsWith(client.createJob('p', { prompt: 'x' }), RateLimitedError);
     assert.equal(seconds.retryAfterMs, 7000);
     assert.equal(seconds.safeToRetry, true);
-    sim.faults.add({ route: 'createJob', kind: 'rateLimit', retryAfter: { httpDateInSeconds: 30 }, times: 1 });
+    sim.faults.add({
+      route: 'createJob',
+      kind: 'rateLimit',
+      retryAfter: { httpDateInSeconds: 30 },
+      times: 1,
+    });
     const date = await rejectsWith(client.createJob('p', { prompt: 'x' }), RateLimitedError);
     assert.ok(date.retryAfterMs !== undefined && date.retryAfterMs > 25_000 && date.retryAfterMs <= 30_000);
   });
@@ -263,7 +279,12 @@ describe('malformed responses and schema drift', () => {
     sim.faults.add({ route: 'getJob', kind: 'drift', drift: 'extra-fields', times: 1 });
     sim.faults.add({ route: 'getJob', kind: 'drift', drift: 'archivedAt-omitted', times: 1 });
     const withExtras = await client.getJob('p', created.id);
-    assert.deepEqual(Object.keys(withExtras).sort(), ['createdAt', 'id', 'model', 'prLink', 'source', 'status'].concat(withExtras.archivedAt === undefined ? [] : ['archivedAt']).sort());
+    assert.deepEqual(
+      Object.keys(withExtras).sort(),
+      ['createdAt', 'id', 'model', 'prLink', 'source', 'status']
+        .concat(withExtras.archivedAt === undefined ? [] : ['archivedAt'])
+        .sort(),
+    );
     const omitted = await client.getJob('p', created.id);
     assert.equal(omitted.archivedAt, undefined);
   });

@@ -1,0 +1,120 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { startAgentJob, getAgentJobState } from '../src/client/agent-jobs';
+import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
+import { startSimulator, type Simulator } from '../src/simulator';
+import { startTemporal } from '../test/helpers/temporal';
+import { startTestWorker } from '../test/helpers/worker';
+import { historyBytes, historyToJson } from '../test/replay/history-json';
+
+/**
+ * Records the agentJob histories that test/replay replays: `npx tsx scripts/record-histories.ts`.
+ * Re-record only when a workflow change is meant to change its commands (and patch running workflows).
+ */
+const OUT_DIR = path.resolve(__dirname, '../test/replay/histories');
+
+async function waitFor(what: string, probe: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (await probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function save(name: string, handle: WorkflowHandle, sim: Simulator): Promise<void> {
+  const history = await handle.fetchHistory();
+  const secret = sim.apiKey.slice(sim.apiKey.indexOf('_') + 1);
+  if (historyBytes(history).includes(secret))
+    throw new Error(`the API key leaked into the history of ${name}`);
+  fs.writeFileSync(path.join(OUT_DIR, `${name}.json`), historyToJson(history));
+  console.log(`${name}.json: ${history.events?.length ?? 0} events`);
+}
+
+/** A job of about a minute: ~25 polls, a 429 burst on reads, follow-ups by signal (one duplicate) and update, a refused one, a re-sent one. */
+async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
+  const projectId = 'replay-long';
+  sim.configureProject(projectId, { jobs: { durationMs: 600_000, outcome: 'completed' } });
+  sim.faults.add({ route: 'getJob', projectId, kind: 'rateLimit', retryAfter: { seconds: 1 }, times: 2 });
+  const handle = await startAgentJob(
+    client,
+    {
+      projectId,
+      prompt: 'Rewrite the getting-started guide\nKeep the examples runnable.',
+      polling: { initialInterval: '1s', backoffCoefficient: 1.5, maxInterval: '3s', deadline: '10m' },
+    },
+    { key: 'long' },
+  );
+  const state = () => getAgentJobState(client, handle.workflowId);
+  await waitFor('the job', async () => (await state()).polls >= 3);
+  await handle.signal(followUpSignal, { prompt: 'Also update the FAQ', messageId: 'faq' });
+  await handle.signal(followUpSignal, { prompt: 'Also update the FAQ', messageId: 'faq' });
+  await handle.executeUpdate(sendFollowUpUpdate, {
+    args: [{ prompt: 'Add a troubleshooting section', messageId: 'ts' }],
+  });
+  sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 409, times: 1 });
+  await handle.signal(followUpSignal, { prompt: 'Rename the guide' });
+  await waitFor('the refusal', async () => (await state()).followUps.length === 3);
+  sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 503, times: 1 });
+  await handle.signal(followUpSignal, { prompt: 'Link the changelog', messageId: 'changelog' });
+  await waitFor('25 polls', async () => (await state()).polls >= 25);
+  const { jobId } = await state();
+  sim.completeJob(jobId ?? '', 'completed');
+  await handle.result();
+  await save('agent-job-long', handle, sim);
+}
+
+/** A run that continues as new (low threshold) with follow-ups still queued behind a 429. */
+async function recordContinueAsNew(
+  client: Parameters<typeof startAgentJob>[0],
+  sim: Simulator,
+): Promise<void> {
+  const projectId = 'replay-can';
+  sim.configureProject(projectId, { jobs: { durationMs: 600_000, outcome: 'completed' } });
+  const handle = await startAgentJob(
+    client,
+    {
+      projectId,
+      prompt: 'Translate the reference pages',
+      polling: { initialInterval: '1s', maxInterval: '1s', deadline: '10m' },
+      continueAsNewAfterEvents: 100,
+    },
+    { key: 'can' },
+  );
+  const firstRunId = (await handle.describe()).runId;
+  await waitFor('the job', async () => (await getAgentJobState(client, handle.workflowId)).jobId !== null);
+  sim.faults.add({
+    route: 'sendMessage',
+    projectId,
+    kind: 'rateLimit',
+    retryAfter: { seconds: 10 },
+    times: 1,
+  });
+  await handle.signal(followUpSignal, { prompt: 'Start with the CLI pages', messageId: 'cli' });
+  await handle.signal(followUpSignal, { prompt: 'Then the API pages', messageId: 'api' });
+  await waitFor('continue-as-new', async () => (await handle.describe()).runId !== firstRunId);
+  const { jobId } = await getAgentJobState(client, handle.workflowId);
+  await waitFor('the deliveries', async () =>
+    (await getAgentJobState(client, handle.workflowId)).followUps.every((f) => f.status === 'delivered'),
+  );
+  sim.completeJob(jobId ?? '', 'completed');
+  await handle.result();
+  await save('agent-job-continued-run', client.workflow.getHandle(handle.workflowId, firstRunId), sim);
+}
+
+async function main(): Promise<void> {
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  const [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 2000 } })]);
+  const worker = await startTestWorker(env, { service: { url: sim.url, apiKey: sim.apiKey } });
+  try {
+    await Promise.all([recordLongJob(env.client, sim), recordContinueAsNew(env.client, sim)]);
+  } finally {
+    await worker.stop();
+    await Promise.all([env.teardown(), sim.close()]);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
