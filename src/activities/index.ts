@@ -1,11 +1,13 @@
 import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-jobs';
+import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 
-export type ActivityDeps = AgentJobActivityDeps;
+export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps;
 
 /** Every activity the worker registers, built from explicit dependencies (real parts or test fakes). */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createAgentJobActivities(deps),
+    ...createVisitorsExportActivities(deps),
   };
 }
 

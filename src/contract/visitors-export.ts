@@ -18,6 +18,27 @@ export interface VisitorsExportInput {
   pageSize?: number;
   concurrency?: number;
   format?: ExportFormat;
+  /** IANA zone of a scheduled run's "previous day" (default UTC). Set by the schedule's action input. */
+  timeZone?: string;
+  /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
+  retryOnTotalsMismatch?: boolean;
+  /** Export events after which the workflow continues as new (default 1,000); tests lower it. */
+  continueAsNewAfterEvents?: number;
+  /** Internal: progress carried across continue-as-new. */
+  continuation?: VisitorsExportContinuation;
+}
+
+/** Plain JSON carried through continue-as-new: counts only, the rows stay staged on disk. */
+export interface VisitorsExportContinuation {
+  exportKey: string;
+  dateFrom: string;
+  dateTo: string;
+  nextOffset: number;
+  pagesDone: number;
+  rowsDone: number;
+  totals: VisitorTotals | null;
+  totalsMismatch: boolean;
+  attempt: number;
 }
 
 export interface VisitorTotals {
@@ -62,6 +83,29 @@ export const visitorsExportInputSchema = z
       .max(MAX_CONCURRENCY, `must be at most ${MAX_CONCURRENCY}`)
       .optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
+    timeZone: z
+      .string({ error: 'must be a string' })
+      .refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Paris"')
+      .optional(),
+    retryOnTotalsMismatch: z.boolean({ error: 'must be true or false' }).optional(),
+    continueAsNewAfterEvents: z
+      .number({ error: 'must be a number' })
+      .int('must be an integer')
+      .min(100, 'must be at least 100')
+      .optional(),
+    continuation: z
+      .object({
+        exportKey: z.string(),
+        dateFrom: z.string(),
+        dateTo: z.string(),
+        nextOffset: z.number().int().min(0),
+        pagesDone: z.number().int().min(0),
+        rowsDone: z.number().int().min(0),
+        totals: z.object({ human: z.number(), ai: z.number(), total: z.number() }).nullable(),
+        totalsMismatch: z.boolean(),
+        attempt: z.number().int().min(1),
+      })
+      .optional(),
   })
   .strict()
   .superRefine((input, ctx) => {
@@ -84,3 +128,12 @@ export const visitorsExportInputSchema = z
       });
     }
   });
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

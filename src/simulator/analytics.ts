@@ -39,7 +39,7 @@ export class AnalyticsDataSet {
       const row = { path, human: 0, ai: 0, total: 0 };
       for (let day = firstDay; day <= lastDay; day++) {
         const h = fnv1a(`${this.seed}|${projectId}|${path}|${day}`);
-        const dayHuman = h % 50;
+        const dayHuman = 1 + (h % 50);
         const dayAi = (h >>> 8) % 20;
         const overlap = Math.min(dayHuman, dayAi, (h >>> 16) % 5);
         row.human += dayHuman;

@@ -1,3 +1,6 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../src/activities';
@@ -16,6 +19,8 @@ export interface TestWorker {
 export interface TestWorkerOptions {
   /** Where the documentation service (normally the simulator) listens, and its key. */
   service: { url: string; apiKey: string };
+  /** Where exports are written; a fresh temporary directory when absent. */
+  exportDir?: string;
   extraDeps?: Partial<ActivityDeps>;
   tuning?: Parameters<typeof createWorker>[0]['tuning'];
 }
@@ -33,7 +38,11 @@ export async function startTestWorker(
   const worker = await createWorker({
     connection: env.nativeConnection,
     taskQueue: DEFAULT_TASK_QUEUE,
-    activities: createActivities({ docsApi, ...options.extraDeps }),
+    activities: createActivities({
+      docsApi,
+      exportDir: options.exportDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'docs-exports-'))),
+      ...options.extraDeps,
+    }),
     workflowBundle: await workflowBundle(),
     ...(options.tuning ? { tuning: options.tuning } : {}),
   });

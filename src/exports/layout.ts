@@ -1,0 +1,24 @@
+import path from 'node:path';
+import type { ExportFormat } from '../contract/visitors-export';
+
+/** Date-times carry ':' which some file systems refuse; dates pass through unchanged. */
+export function fileSafe(value: string): string {
+  return value.replace(/[^A-Za-z0-9._-]/g, '-');
+}
+
+export function exportDirectory(exportDir: string, projectId: string, dateFrom: string, dateTo: string): string {
+  return path.join(exportDir, fileSafe(projectId), `${fileSafe(dateFrom)}_${fileSafe(dateTo)}`);
+}
+
+export function exportFileName(format: ExportFormat): string {
+  return `visitors.${format}`;
+}
+
+/** Staged pages live under EXPORT_DIR so that a shared EXPORT_DIR serves every worker host. */
+export function stagingDirectory(exportDir: string, exportKey: string): string {
+  return path.join(exportDir, '.staging', fileSafe(exportKey));
+}
+
+export function stagedPagePath(exportDir: string, exportKey: string, offset: number): string {
+  return path.join(stagingDirectory(exportDir, exportKey), `page-${String(offset).padStart(12, '0')}.ndjson`);
+}
