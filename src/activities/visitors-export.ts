@@ -12,6 +12,7 @@ import { temporaryPathFor, writeFileAtomic } from '../exports/atomic-file';
 import { encoderFor } from '../exports/formats';
 import { exportDirectory, exportFileName, stagedPagePath, stagingDirectory } from '../exports/layout';
 import { toApplicationFailure } from './failures';
+import { whileHeartbeating } from './heartbeat';
 
 export interface VisitorsExportActivityDeps {
   docsApi: DocsApiClient;

@@ -105,7 +105,7 @@ export async function updateVisitorsSchedule(
   await visitorsScheduleHandle(client, options.projectId).update((previous) => ({
     ...previous,
     spec: next.spec,
-    action: next.action as typeof previous.action,
+    action: next.action,
     policies: { ...previous.policies, ...next.policies },
   }));
 }

@@ -32,6 +32,7 @@ type ExportActivities = ReturnType<typeof activities.createVisitorsExportActivit
 
 const { fetchVisitorsPage } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '60s',
+  heartbeatTimeout: '15s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
 });
 

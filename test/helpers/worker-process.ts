@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import path from 'node:path';
 
 const WORKER_ENTRY = path.resolve(__dirname, '../../src/worker.ts');
-const TSX_CLI = require.resolve('tsx/cli');
 
 export interface WorkerProcessOptions {
   temporalAddress: string;
@@ -23,7 +22,8 @@ export interface WorkerProcess {
 
 /** Runs the production entry point (src/worker.ts) as its own process, configured by the environment. */
 export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess {
-  const child = spawn(process.execPath, [TSX_CLI, WORKER_ENTRY], {
+  // node itself, not the tsx CLI: the CLI runs the program in a grandchild that signals would not reach.
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { visitorsExport } from '../../src/workflows';
+import { startTemporal } from '../helpers/temporal';
+import { startWorkerProcess } from '../helpers/worker-process';
+
+let env: TestWorkflowEnvironment;
+let sim: Simulator;
+let exportDir: string;
+
+before(async () => {
+  env = await startTemporal();
+  sim = await startSimulator({ analytics: { paths: 20_000 } });
+  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'export-crash-'));
+});
+after(async () => {
+  await sim.close();
+  await env.teardown();
+  await fs.rm(exportDir, { recursive: true, force: true });
+});
+
+test('the worker killed with SIGKILL mid-export: a new worker completes it, the file is whole', async () => {
+  sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 150 });
+  const options = { temporalAddress: env.address, service: sim, exportDir };
+  const first = startWorkerProcess(options);
+  await first.ready;
+  const input = {
+    projectId: 'crash',
+    dateFrom: '2026-11-01',
+    dateTo: '2026-11-02',
+    pageSize: 100,
+    concurrency: 2,
+  };
+  const handle = await env.client.workflow.start(visitorsExport, {
+    taskQueue: DEFAULT_TASK_QUEUE,
+    workflowId: visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo),
+    args: [input],
+  });
+
+  const pages = () => sim.requests().filter((r) => r.route === 'getVisitors').length;
+  while (pages() < 60) await new Promise((resolve) => setTimeout(resolve, 50));
+  await first.kill('SIGKILL');
+  const fetchedBeforeKill = pages();
+
+  const second = startWorkerProcess(options);
+  try {
+    await second.ready;
+    const result = await handle.result();
+    assert.equal(result.rows, 20_000);
+    assert.equal(result.pages, 200);
+
+    const dir = path.join(exportDir, 'crash', '2026-11-01_2026-11-02');
+    const csv = await fs.readFile(path.join(dir, 'visitors.csv'));
+    const manifest = JSON.parse(await fs.readFile(path.join(dir, 'manifest.json'), 'utf8')) as {
+      sha256: string;
+      rows: number;
+    };
+    assert.equal(manifest.sha256, createHash('sha256').update(csv).digest('hex'));
+    assert.equal(csv.toString('utf8').trim().split('\n').length, 20_001);
+
+    const offsets = sim
+      .requests()
+      .filter((r) => r.route === 'getVisitors')
+      .map((r) => Number(r.query.offset));
+    const distinct = new Set(offsets.filter((o) => o < 20_000));
+    assert.equal(distinct.size, 200, 'every page fetched');
+    const refetched = offsets.length - distinct.size;
+    assert.ok(
+      refetched <= 4 + 2,
+      `completed pages are not fetched again: ${refetched} repeated requests after ${fetchedBeforeKill} before the kill`,
+    );
+  } finally {
+    await second.kill('SIGTERM');
+  }
+});
