@@ -70,15 +70,17 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
     async fetchVisitorsPage(request: PageRequest): Promise<PageSummary> {
       let page;
       try {
-        page = await docsApi.getVisitors(
-          request.projectId,
-          {
-            dateFrom: request.dateFrom,
-            dateTo: request.dateTo,
-            limit: request.limit,
-            offset: request.offset,
-          },
-          { signal: Context.current().cancellationSignal },
+        page = await whileHeartbeating(() =>
+          docsApi.getVisitors(
+            request.projectId,
+            {
+              dateFrom: request.dateFrom,
+              dateTo: request.dateTo,
+              limit: request.limit,
+              offset: request.offset,
+            },
+            { signal: Context.current().cancellationSignal },
+          ),
         );
       } catch (error) {
         throw toApplicationFailure(error);
