@@ -1,0 +1,209 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { getExportProgress, startVisitorsExport } from '../client/exports';
+import {
+  backfillVisitorsSchedule,
+  createVisitorsSchedule,
+  deleteVisitorsSchedule,
+  describeVisitorsSchedule,
+  pauseVisitorsSchedule,
+  triggerVisitorsSchedule,
+  unpauseVisitorsSchedule,
+  updateVisitorsSchedule,
+  type VisitorsScheduleOptions,
+} from '../client/schedules';
+import { EXPORT_FORMATS, type ExportFormat } from '../contract/visitors-export';
+import { parseApiDate } from '../contract/validation';
+import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
+import type { CommandContext } from './job-commands';
+import { print } from './output';
+import { ExitCode, UsageError } from './usage-error';
+
+function formatFlag(value: string | boolean | undefined): ExportFormat | undefined {
+  const format = stringFlag(value);
+  if (format === undefined) return undefined;
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format: must be one of ${EXPORT_FORMATS.join(', ')}`);
+  }
+  return format as ExportFormat;
+}
+
+export const exportRunSpec: FlagSpec = {
+  project: { type: 'string', description: 'project id', required: true },
+  from: { type: 'string', description: 'first day, YYYY-MM-DD (inclusive)', required: true },
+  to: { type: 'string', description: 'end day, YYYY-MM-DD (exclusive)', required: true },
+  'page-size': { type: 'string', description: 'rows per page, 1..250 (default 250)' },
+  concurrency: { type: 'string', description: 'pages in flight, 1..16 (default 4)' },
+  format: { type: 'string', description: 'csv, ndjson or json (default csv)' },
+};
+
+export async function exportRun(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, exportRunSpec);
+  const pageSize = intFlag(flags['page-size'], 'page-size');
+  const concurrency = intFlag(flags.concurrency, 'concurrency');
+  const format = formatFlag(flags.format);
+  const input = {
+    projectId: stringFlag(flags.project) ?? '',
+    dateFrom: stringFlag(flags.from) ?? '',
+    dateTo: stringFlag(flags.to) ?? '',
+    ...(pageSize === undefined ? {} : { pageSize }),
+    ...(concurrency === undefined ? {} : { concurrency }),
+    ...(format === undefined ? {} : { format }),
+  };
+  const client = await ctx.client();
+  const handle = await startVisitorsExport(client, input, { taskQueue: ctx.taskQueue });
+  const json = flags.json === true;
+  const tty = process.stdout.isTTY && !json;
+  if (!json) process.stdout.write(`workflow id: ${handle.workflowId}\n`);
+  let lastLine = '';
+  const timer = setInterval(() => {
+    getExportProgress(client, handle.workflowId).then(
+      (p) => {
+        const line = `pages ${p.pagesDone} · rows ${p.rowsDone} · in flight ${p.inFlight}`;
+        if (json || line === lastLine) return;
+        lastLine = line;
+        process.stdout.write(
+          tty ? `\r${'#'.repeat(Math.min(40, p.pagesDone % 41)).padEnd(40, '.')} ${line}` : `${line}\n`,
+        );
+      },
+      () => undefined,
+    );
+  }, 500);
+  try {
+    const result = await handle.result();
+    if (tty) process.stdout.write('\n');
+    print(
+      json,
+      result,
+      [
+        `${result.rows} rows in ${result.pages} pages`,
+        ...result.files,
+        ...result.warnings.map((w) => `warning: ${w}`),
+      ].join('\n'),
+    );
+    return ExitCode.ok;
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    print(
+      json,
+      { error: error.cause?.message ?? error.message },
+      `export failed: ${error.cause?.message ?? error.message}`,
+    );
+    return ExitCode.failed;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const scheduleProject: FlagSpec = { project: { type: 'string', description: 'project id', required: true } };
+
+export const scheduleCreateSpec: FlagSpec = {
+  ...scheduleProject,
+  at: { type: 'string', description: 'time of day HH:MM', required: true },
+  tz: { type: 'string', description: 'IANA time zone, e.g. Europe/Paris (default UTC)' },
+  'catchup-window': { type: 'string', description: 'how late a missed run may still start (default 1d)' },
+  format: { type: 'string', description: 'csv, ndjson or json' },
+  'page-size': { type: 'string', description: 'rows per page, 1..250' },
+  concurrency: { type: 'string', description: 'pages in flight, 1..16' },
+};
+
+function scheduleOptionsOf(argv: string[]): { options: VisitorsScheduleOptions; json: boolean } {
+  const flags = parseFlags(argv, scheduleCreateSpec);
+  const pageSize = intFlag(flags['page-size'], 'page-size');
+  const concurrency = intFlag(flags.concurrency, 'concurrency');
+  const format = formatFlag(flags.format);
+  const catchup = stringFlag(flags['catchup-window']);
+  return {
+    json: flags.json === true,
+    options: {
+      projectId: stringFlag(flags.project) ?? '',
+      at: stringFlag(flags.at) ?? '',
+      timeZone: stringFlag(flags.tz) ?? 'UTC',
+      ...(catchup ? { catchupWindow: catchup } : {}),
+      ...(format ? { format } : {}),
+      ...(pageSize === undefined ? {} : { pageSize }),
+      ...(concurrency === undefined ? {} : { concurrency }),
+    },
+  };
+}
+
+export async function scheduleCreate(argv: string[], ctx: CommandContext): Promise<number> {
+  const { options, json } = scheduleOptionsOf(argv);
+  const handle = await createVisitorsSchedule(await ctx.client(), { ...options, taskQueue: ctx.taskQueue });
+  print(json, { scheduleId: handle.scheduleId }, `schedule id: ${handle.scheduleId}`);
+  return ExitCode.ok;
+}
+
+export async function scheduleUpdate(argv: string[], ctx: CommandContext): Promise<number> {
+  const { options, json } = scheduleOptionsOf(argv);
+  await updateVisitorsSchedule(await ctx.client(), { ...options, taskQueue: ctx.taskQueue });
+  print(json, { updated: options.projectId }, 'updated');
+  return ExitCode.ok;
+}
+
+export async function scheduleDescribe(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, scheduleProject);
+  const d = await describeVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '');
+  const summary = {
+    scheduleId: d.scheduleId,
+    timeZone: d.spec.timezone ?? 'UTC',
+    calendars: d.spec.calendars,
+    paused: d.state.paused,
+    note: d.state.note,
+    nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
+    recentActions: d.info.recentActions.map((a) => ({
+      scheduledAt: a.scheduledAt.toISOString(),
+      workflowId: a.action.workflow.workflowId,
+    })),
+  };
+  print(
+    flags.json === true,
+    summary,
+    [
+      `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.timeZone}`,
+      `next runs: ${summary.nextActionTimes.slice(0, 3).join(', ') || '-'}`,
+      `recent runs: ${summary.recentActions.length}`,
+    ].join('\n'),
+  );
+  return ExitCode.ok;
+}
+
+const simple = {
+  pause: pauseVisitorsSchedule,
+  unpause: unpauseVisitorsSchedule,
+  trigger: triggerVisitorsSchedule,
+  delete: deleteVisitorsSchedule,
+} as const;
+
+export function scheduleSimple(name: keyof typeof simple) {
+  return async (argv: string[], ctx: CommandContext): Promise<number> => {
+    const flags = parseFlags(argv, scheduleProject);
+    await simple[name](await ctx.client(), stringFlag(flags.project) ?? '');
+    print(flags.json === true, { [name]: stringFlag(flags.project) }, `${name}: done`);
+    return ExitCode.ok;
+  };
+}
+
+export const scheduleBackfillSpec: FlagSpec = {
+  ...scheduleProject,
+  from: { type: 'string', description: 'first nominal time, YYYY-MM-DD or ISO date-time', required: true },
+  to: { type: 'string', description: 'end of nominal times (exclusive)', required: true },
+};
+
+export async function scheduleBackfill(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, scheduleBackfillSpec);
+  const bound = (name: 'from' | 'to'): Date => {
+    const ms = parseApiDate(stringFlag(flags[name]) ?? '');
+    if (ms === undefined) throw new UsageError(`--${name}: must be YYYY-MM-DD or an ISO 8601 date-time`);
+    return new Date(ms);
+  };
+  const start = bound('from');
+  const end = bound('to');
+  if (!(start < end)) throw new UsageError('--to: must be after --from');
+  await backfillVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '', { start, end });
+  print(
+    flags.json === true,
+    { backfilled: { from: start.toISOString(), to: end.toISOString() } },
+    'backfill requested',
+  );
+  return ExitCode.ok;
+}

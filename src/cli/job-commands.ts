@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import type { Client } from '@temporalio/client';
+import {
+  agentJobFailureOf,
+  awaitAgentJob,
+  followUpAnyState,
+  getAgentJobState,
+  sendFollowUpAndWait,
+  startAgentJob,
+} from '../client/agent-jobs';
+import { agentJobWorkflowId, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../contract/names';
+import type { AgentJobResult, PollingOptions } from '../contract/agent-job';
+import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
+import { print } from './output';
+import { ExitCode, UsageError } from './usage-error';
+
+export interface CommandContext {
+  client: () => Promise<Client>;
+  taskQueue: string;
+}
+
+type Flags = Record<string, string | boolean | undefined>;
+
+const target: FlagSpec = {
+  'workflow-id': { type: 'string', description: 'workflow id (agent-job/<projectId>/<key>)' },
+  project: { type: 'string', description: 'project id (with --key, instead of --workflow-id)' },
+  key: { type: 'string', description: 'idempotency key the job was started with' },
+};
+
+function workflowIdOf(flags: Flags): string {
+  const id = stringFlag(flags['workflow-id']);
+  if (id) return id;
+  const project = stringFlag(flags.project);
+  const key = stringFlag(flags.key);
+  if (project && key) return agentJobWorkflowId(project, key);
+  throw new UsageError('--workflow-id, or --project with --key, is required');
+}
+
+function promptOf(flags: Flags): string {
+  const file = stringFlag(flags['prompt-file']);
+  if (file) return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+  const prompt = stringFlag(flags.prompt);
+  if (prompt === undefined)
+    throw new UsageError('--prompt (or --prompt-file) is required: the instruction for the agent');
+  return prompt;
+}
+
+export const jobStartSpec: FlagSpec = {
+  project: { type: 'string', description: 'project id', required: true },
+  prompt: { type: 'string', description: 'the instruction for the agent' },
+  'prompt-file': { type: 'string', description: 'read the prompt from a file ("-" for stdin)' },
+  key: { type: 'string', description: 'idempotency key: one job per project and key (default: a new UUID)' },
+  'initial-interval': { type: 'string', description: 'first poll interval, e.g. 5s' },
+  'max-interval': { type: 'string', description: 'longest poll interval, e.g. 2m' },
+  deadline: { type: 'string', description: 'give up after this long, e.g. 24h' },
+  wait: { type: 'boolean', description: 'show the live status until the job ends, then print the PR link' },
+};
+
+export async function jobStart(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, jobStartSpec);
+  const polling: PollingOptions = {};
+  for (const [flag, field] of [
+    ['initial-interval', 'initialInterval'],
+    ['max-interval', 'maxInterval'],
+    ['deadline', 'deadline'],
+  ] as const) {
+    const value = stringFlag(flags[flag]);
+    if (value !== undefined) polling[field] = value;
+  }
+  const input = {
+    projectId: stringFlag(flags.project) ?? '',
+    prompt: promptOf(flags),
+    ...(Object.keys(polling).length > 0 ? { polling } : {}),
+  };
+  const key = stringFlag(flags.key) ?? randomUUID();
+  const client = await ctx.client();
+  const handle = await startAgentJob(client, input, { key, taskQueue: ctx.taskQueue });
+  const json = flags.json === true;
+  if (!flags.wait) {
+    print(json, { workflowId: handle.workflowId }, `workflow id: ${handle.workflowId}`);
+    return ExitCode.ok;
+  }
+  if (!json) process.stdout.write(`workflow id: ${handle.workflowId}\n`);
+  return waitForJob(client, handle.workflowId, json);
+}
+
+async function waitForJob(client: Client, workflowId: string, json: boolean): Promise<number> {
+  let last = '';
+  const timer = setInterval(() => {
+    getAgentJobState(client, workflowId).then(
+      (state) => {
+        const line = `job ${state.jobId ?? '(creating)'}: ${state.status}, ${state.polls} polls, ${state.pendingFollowUps} pending follow-ups`;
+        if (!json && line !== last) process.stdout.write(`${line}\n`);
+        last = line;
+      },
+      () => undefined,
+    );
+  }, 1000);
+  try {
+    const result = await awaitAgentJob(client, workflowId);
+    print(json, result, describeResult(result));
+    return ExitCode.ok;
+  } catch (error) {
+    const failure = agentJobFailureOf(error);
+    if (!failure) throw error;
+    print(json, failure, `job ended: ${failure.type}: ${failure.message}`);
+    return ExitCode.failed;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function describeResult(result: AgentJobResult): string {
+  return [
+    `job ${result.jobId}: ${result.status} after ${result.polls} polls`,
+    result.prLink ? `pull request: ${result.prLink}` : 'no pull request (no files changed)',
+  ].join('\n');
+}
+
+export const jobMessageSpec: FlagSpec = {
+  ...target,
+  prompt: { type: 'string', description: 'the follow-up instruction' },
+  'prompt-file': { type: 'string', description: 'read the follow-up from a file ("-" for stdin)' },
+  'message-id': { type: 'string', description: 'deduplication id: delivered at most once per id' },
+  wait: { type: 'boolean', description: "send as an update and print the service's answer" },
+};
+
+export async function jobMessage(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, jobMessageSpec);
+  const workflowId = workflowIdOf(flags);
+  const messageId = stringFlag(flags['message-id']);
+  const request = { prompt: promptOf(flags), ...(messageId ? { messageId } : {}) };
+  const client = await ctx.client();
+  const json = flags.json === true;
+  if (flags.wait) {
+    const job = await sendFollowUpAndWait(client, workflowId, request);
+    print(json, job, `delivered: job ${job.id} is ${job.status}`);
+    return ExitCode.ok;
+  }
+  const delivery = await followUpAnyState(client, workflowId, request, { taskQueue: ctx.taskQueue });
+  print(json, delivery, `queued for ${delivery.workflowId} (run ${delivery.runId})`);
+  return ExitCode.ok;
+}
+
+export const jobStatusSpec: FlagSpec = { ...target };
+
+export async function jobStatus(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, jobStatusSpec);
+  const workflowId = workflowIdOf(flags);
+  const client = await ctx.client();
+  const description = await client.workflow.getHandle(workflowId).describe();
+  if (description.status.name !== 'RUNNING') {
+    const json = flags.json === true;
+    try {
+      const result = await awaitAgentJob(client, workflowId);
+      print(
+        json,
+        { workflow: description.status.name, result },
+        `${description.status.name}\n${describeResult(result)}`,
+      );
+    } catch (error) {
+      const failure = agentJobFailureOf(error);
+      print(
+        json,
+        { workflow: description.status.name, failure },
+        `${description.status.name}: ${failure?.message ?? String(error)}`,
+      );
+    }
+    return ExitCode.ok;
+  }
+  const state = await getAgentJobState(client, workflowId);
+  print(
+    flags.json === true,
+    { workflow: 'RUNNING', state },
+    [
+      `job ${state.jobId ?? '(creating)'}: ${state.status}`,
+      `polls: ${state.polls}, next poll: ${state.nextPollAt ?? '-'}`,
+      `follow-ups: ${state.followUps.length} (${state.pendingFollowUps} pending)`,
+      state.prLink ? `pull request: ${state.prLink}` : '',
+      state.lastError ? `last error: ${state.lastError}` : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
+  return ExitCode.ok;
+}
+
+export const jobListSpec: FlagSpec = {
+  project: { type: 'string', description: 'only jobs of this project (DocsProjectId)' },
+  status: { type: 'string', description: 'only jobs whose AgentJobStatus is this, e.g. active' },
+  limit: { type: 'string', description: 'at most this many (default 20)' },
+};
+
+export async function jobList(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, jobListSpec);
+  const limit = intFlag(flags.limit, 'limit') ?? 20;
+  if (limit < 1) throw new UsageError('--limit: must be at least 1');
+  const clauses = [`WorkflowType = '${WorkflowType.agentJob}'`];
+  const quote = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const project = stringFlag(flags.project);
+  const status = stringFlag(flags.status);
+  if (project) clauses.push(`${DocsProjectIdKey.name} = ${quote(project)}`);
+  if (status) clauses.push(`${AgentJobStatusKey.name} = ${quote(status)}`);
+  const client = await ctx.client();
+  const rows: {
+    workflowId: string;
+    workflowStatus: string;
+    projectId?: string;
+    jobStatus?: string;
+    started: string;
+  }[] = [];
+  for await (const execution of client.workflow.list({ query: clauses.join(' AND ') })) {
+    const projectId = execution.typedSearchAttributes.get(DocsProjectIdKey);
+    const jobStatus = execution.typedSearchAttributes.get(AgentJobStatusKey);
+    rows.push({
+      workflowId: execution.workflowId,
+      workflowStatus: execution.status.name,
+      ...(projectId ? { projectId } : {}),
+      ...(jobStatus ? { jobStatus } : {}),
+      started: execution.startTime.toISOString(),
+    });
+    if (rows.length >= limit) break;
+  }
+  print(
+    flags.json === true,
+    rows,
+    rows.length === 0
+      ? 'no jobs'
+      : rows
+          .map((r) => `${r.workflowId}  ${r.workflowStatus}  ${r.jobStatus ?? '-'}  ${r.started}`)
+          .join('\n'),
+  );
+  return ExitCode.ok;
+}

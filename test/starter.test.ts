@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startSimulator, type Simulator } from '../src/simulator';
+import { startTemporal } from './helpers/temporal';
+import { startTestWorker, type TestWorker } from './helpers/worker';
+
+const STARTER = path.resolve(__dirname, '../src/starter.ts');
+let env: TestWorkflowEnvironment;
+let sim: Simulator;
+let worker: TestWorker;
+let exportDir: string;
+
+before(async () => {
+  env = await startTemporal();
+  sim = await startSimulator({ analytics: { paths: 60 }, jobs: { durationMs: 300 } });
+  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'starter-'));
+  worker = await startTestWorker(env, { service: sim, exportDir });
+});
+after(async () => {
+  await worker.stop();
+  await sim.close();
+  await env.teardown();
+  await fs.rm(exportDir, { recursive: true, force: true });
+});
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', STARTER, ...args],
+      { env: { PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: 'default' } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function workflowCount(): Promise<number> {
+  let count = 0;
+  for await (const _ of env.client.workflow.list()) count += 1;
+  return count;
+}
+
+describe('starter CLI', () => {
+  test('--help lists every command; each command has its own help', async () => {
+    const overview = await cli('--help');
+    assert.equal(overview.code, 0);
+    for (const command of [
+      'job start',
+      'job message',
+      'job status',
+      'job list',
+      'export run',
+      'schedule backfill',
+    ]) {
+      assert.match(overview.stdout, new RegExp(command));
+    }
+    const help = await cli('export', 'run', '--help');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--page-size <value>/);
+  });
+
+  const badArguments: [string, string[], RegExp][] = [
+    ['unknown command', ['job', 'launch'], /unknown command "job launch"/],
+    ['missing --project', ['job', 'start', '--prompt', 'x'], /--project is required/],
+    ['empty prompt', ['job', 'start', '--project', 'p', '--prompt', ''], /prompt: must not be empty/],
+    [
+      'projectId with /',
+      ['job', 'start', '--project', 'a/b', '--prompt', 'x'],
+      /projectId: must start with a letter/,
+    ],
+    ['unknown flag', ['job', 'status', '--bogus', 'x'], /Unknown option '--bogus'/],
+    [
+      'inverted dates',
+      ['export', 'run', '--project', 'p', '--from', '2026-11-02', '--to', '2026-11-01'],
+      /dateTo: must be after dateFrom/,
+    ],
+    [
+      'page size 251',
+      ['export', 'run', '--project', 'p', '--from', '2026-11-01', '--to', '2026-11-02', '--page-size', '251'],
+      /pageSize: must be at most 250/,
+    ],
+    [
+      'non-numeric concurrency',
+      [
+        'export',
+        'run',
+        '--project',
+        'p',
+        '--from',
+        '2026-11-01',
+        '--to',
+        '2026-11-02',
+        '--concurrency',
+        'many',
+      ],
+      /--concurrency: must be an integer/,
+    ],
+    [
+      'bad time of day',
+      ['schedule', 'create', '--project', 'p', '--at', '7pm'],
+      /at: must be a time of day HH:MM/,
+    ],
+  ];
+  for (const [name, args, message] of badArguments) {
+    test(`bad arguments: ${name} -> exit 2, nothing started`, async () => {
+      const before = await workflowCount();
+      const run = await cli(...args);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
+      assert.equal(await workflowCount(), before);
+    });
+  }
+
+  test('export run --json writes the export and prints the result', async () => {
+    const run = await cli(
+      'export',
+      'run',
+      '--project',
+      'cli-export',
+      '--from',
+      '2026-11-01',
+      '--to',
+      '2026-11-02',
+      '--page-size',
+      '25',
+      '--json',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as { rows: number; pages: number; files: string[] };
+    assert.equal(result.rows, 60);
+    assert.equal(result.pages, 3);
+    const csv = await fs.readFile(
+      path.join(exportDir, 'cli-export', '2026-11-01_2026-11-02', 'visitors.csv'),
+      'utf8',
+    );
+    assert.equal(csv.trim().split('\n').length, 61);
+  });
+
+  test('schedule create, describe, pause, delete; describe of a missing schedule exits 3', async () => {
+    assert.equal(
+      (await cli('schedule', 'create', '--project', 'cli-sched', '--at', '03:00', '--tz', 'Europe/Paris'))
+        .code,
+      0,
+    );
+    const described = await cli('schedule', 'describe', '--project', 'cli-sched', '--json');
+    assert.equal(described.code, 0, described.stderr);
+    assert.equal((JSON.parse(described.stdout) as { timeZone: string }).timeZone, 'Europe/Paris');
+    assert.equal((await cli('schedule', 'pause', '--project', 'cli-sched')).code, 0);
+    assert.equal(
+      (
+        JSON.parse((await cli('schedule', 'describe', '--project', 'cli-sched', '--json')).stdout) as {
+          paused: boolean;
+        }
+      ).paused,
+      true,
+    );
+    assert.equal((await cli('schedule', 'delete', '--project', 'cli-sched')).code, 0);
+    const missing = await cli('schedule', 'describe', '--project', 'cli-sched');
+    assert.equal(missing.code, 3);
+  });
+
+  test('job start --wait prints the PR link; status and list find the job', async () => {
+    const run = await cli(
+      'job',
+      'start',
+      '--project',
+      'cli-job',
+      '--prompt',
+      'Fix typos',
+      '--key',
+      'k1',
+      '--initial-interval',
+      '200ms',
+      '--wait',
+      '--json',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as { status: string; prLink: string | null };
+    assert.equal(result.status, 'completed');
+    assert.match(result.prLink ?? '', /\/pull\/\d+$/);
+    const status = await cli('job', 'status', '--project', 'cli-job', '--key', 'k1');
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /pull request: https:/);
+    const deadline = Date.now() + 10_000;
+    let listed = '';
+    while (Date.now() < deadline && !listed.includes('agent-job/cli-job/k1')) {
+      listed = (await cli('job', 'list', '--project', 'cli-job')).stdout;
+    }
+    assert.match(listed, /agent-job\/cli-job\/k1\s+COMPLETED\s+completed/);
+    assert.equal(sim.stats().jobsCreated, 1);
+  });
+});
