@@ -18,6 +18,7 @@ export interface DevServerOptions {
   dbFilename?: string;
   port?: number;
   ui?: boolean;
+  uiPort?: number;
 }
 
 /** A real Temporal dev server (the official CLI) with the contract's search attributes registered. */
@@ -31,6 +32,7 @@ export async function startTemporal(options: DevServerOptions = {}): Promise<Tes
       ...(options.dbFilename === undefined ? {} : { dbFilename: options.dbFilename }),
       ...(options.port === undefined ? {} : { port: options.port }),
       ...(options.ui === undefined ? {} : { ui: options.ui }),
+      ...(options.uiPort === undefined ? {} : { uiPort: options.uiPort }),
       extraArgs: ['--log-level', 'error'],
     },
   });

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createServer } from 'node:net';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { chromium, type Browser } from 'playwright-core';
+import { startAgentJob, awaitAgentJob } from '../../src/client/agent-jobs';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { startTemporal } from '../helpers/temporal';
+import { startTestWorker, type TestWorker } from '../helpers/worker';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+
+let env: TestWorkflowEnvironment;
+let sim: Simulator;
+let worker: TestWorker;
+let browser: Browser;
+let uiPort: number;
+
+before(async () => {
+  assert.ok(fs.existsSync(CHROMIUM), `Chromium is needed at ${CHROMIUM} (Debian package chromium)`);
+  uiPort = await freePort();
+  env = await startTemporal({ ui: true, uiPort });
+  sim = await startSimulator({ jobs: { durationMs: 500 } });
+  worker = await startTestWorker(env, { service: sim });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+});
+after(async () => {
+  await browser.close();
+  await worker.stop();
+  await sim.close();
+  await env.teardown();
+});
+
+test('an operator finds a job by DocsProjectId in the Temporal UI and sees its summary and PR link', async () => {
+  const handle = await startAgentJob(
+    env.client,
+    {
+      projectId: 'ui-demo',
+      prompt: 'Document the webhooks API\nwith examples',
+      polling: { initialInterval: '200ms' },
+    },
+    { key: 'webhooks' },
+  );
+  const result = await awaitAgentJob(env.client, handle.workflowId);
+  assert.ok(result.prLink);
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const base = `http://127.0.0.1:${uiPort}/namespaces/default`;
+  await page.goto(`${base}/workflows?query=${encodeURIComponent("DocsProjectId = 'ui-demo'")}`);
+  await page.getByText(handle.workflowId).first().waitFor({ timeout: 20_000 });
+
+  await page.goto(`${base}/workflows/${encodeURIComponent(handle.workflowId)}`);
+  await page.getByText(result.prLink).first().waitFor({ timeout: 20_000 });
+  const text = await page.locator('body').innerText();
+  assert.match(text, /Document the webhooks API/, "the static summary: the prompt's first line");
+  assert.match(text, /createAgentJob/);
+  assert.ok(!text.includes(sim.apiKey), 'the API key never reaches the UI');
+  await page.close();
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
