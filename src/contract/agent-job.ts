@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { DurationInput } from './duration';
+import { jobIdSchema } from '../docs-api/arguments';
+import { parseDuration, type DurationInput } from './duration';
 import { durationSchema, promptSchema, projectIdSchema } from './validation';
 
 /** The job as the documentation service describes it (section 2.1 of its interface). */
@@ -16,6 +17,10 @@ export interface AgentJob {
 
 export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
 export const KNOWN_JOB_STATUSES = ['active', ...TERMINAL_JOB_STATUSES] as const;
+/** Statuses whose job refuses follow-ups: the workflow does not send them (the update validator rejects). */
+export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived'] as const;
+/** The status shown (getState, AgentJobStatus) before the service has answered the create. */
+export const STATUS_NOT_CREATED = 'creating';
 
 export interface PollingOptions {
   initialInterval?: DurationInput;
@@ -25,49 +30,48 @@ export interface PollingOptions {
   deadline?: DurationInput;
 }
 
+/** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
+export const DEFAULT_POLLING = {
+  initialInterval: '5s',
+  maxInterval: '2m',
+  backoffCoefficient: 2,
+  deadline: '24h',
+} as const satisfies Required<PollingOptions>;
+
+/** Each poll interval is shortened by up to this fraction, deterministically (see docs/agent-job.md). */
+export const POLL_JITTER_RATIO = 0.1;
+
+/** A run continues as new at this many history events, unless the server suggested it earlier (4,096 by default). */
+export const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 5_000;
+
+/** Bounds that keep the workflow state (carried across continue-as-new) far below Temporal's payload limits. */
+export const FOLLOW_UP_LIMITS = {
+  /** Follow-ups queued and not yet sent; more are refused. */
+  maxPending: 20,
+  /** Settled follow-ups kept in state and result; older ones are counted, not listed. */
+  maxRecords: 500,
+  /** A settled follow-up keeps this many characters of its prompt. */
+  recordPromptChars: 500,
+} as const;
+
 export interface AgentJobInput {
   projectId: string;
+  /** The task for the agent. With `jobId`, nothing is created: the prompt only describes the run. */
   prompt: string;
   polling?: PollingOptions;
+  /** Attach to an existing service job instead of creating one (a follow-up after the workflow closed). */
+  jobId?: string;
+  /** History events after which a run continues as new; default DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS. */
+  continueAsNewAfterEvents?: number;
+  /** Set by the workflow itself when it continues as new; not for callers. */
+  continuation?: AgentJobContinuation;
 }
-
-export const pollingOptionsSchema = z
-  .object({
-    initialInterval: durationSchema.optional(),
-    maxInterval: durationSchema.optional(),
-    backoffCoefficient: z
-      .number({ error: 'must be a number' })
-      .min(1, 'must be at least 1')
-      .max(10, 'must be at most 10')
-      .optional(),
-    deadline: durationSchema.optional(),
-  })
-  .strict();
-
-export const agentJobInputSchema = z
-  .object({
-    projectId: projectIdSchema,
-    prompt: promptSchema,
-    polling: pollingOptionsSchema.optional(),
-  })
-  .strict();
 
 export interface FollowUpRequest {
   prompt: string;
   /** Deduplication key: a follow-up is delivered to the service at most once per messageId. */
   messageId?: string;
 }
-
-export const followUpRequestSchema = z
-  .object({
-    prompt: promptSchema,
-    messageId: z
-      .string({ error: 'must be a string' })
-      .min(1, 'must not be empty')
-      .max(200, 'must be at most 200 characters')
-      .optional(),
-  })
-  .strict();
 
 /** pending: queued in the workflow; delivered: the service accepted it; rejected: the service refused it (4xx);
  * outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
@@ -79,6 +83,40 @@ export interface FollowUpRecord {
   status: FollowUpStatus;
   /** Why a follow-up was rejected or its outcome is unknown. */
   error?: string;
+}
+
+/** A follow-up accepted by the workflow and not yet sent. */
+export interface PendingFollowUp {
+  messageId: string;
+  prompt: string;
+}
+
+/** Plain JSON state one run hands to the next on continue-as-new (the job id travels in `jobId`). */
+export interface AgentJobContinuation {
+  /** Absolute deadline, epoch milliseconds: it does not restart with a new run. */
+  deadlineAt: number;
+  polls: number;
+  /** Polls since the interval last reset (it grows with each). */
+  backoffStep: number;
+  /** Epoch milliseconds of the next poll, or null when none is planned. */
+  nextPollAt: number | null;
+  /** The job as last seen; null before the service answered. */
+  job: AgentJob | null;
+  /** A follow-up was accepted since the last poll: the job must be read again before it can count as finished. */
+  pollAfterMessage: boolean;
+  followUps: FollowUpRecord[];
+  pendingFollowUps: PendingFollowUp[];
+  /** Settled follow-ups dropped from `followUps` to keep state bounded. */
+  omittedFollowUps: number;
+  /** Follow-ups received without a messageId so far (their default ids are numbered). */
+  unnamedFollowUps: number;
+  lastError: string | null;
+  /** A create or follow-up the service could not take yet (429, 503, refused connection) is sent again at
+   * `resendAt` (epoch ms, 0 = now); `resendAttempt` grows the backoff when no Retry-After was given. */
+  resendAt: number;
+  resendAttempt: number;
+  /** Runs before this one. */
+  continuedRuns: number;
 }
 
 export interface AgentJobResult {
@@ -94,6 +132,7 @@ export interface AgentJobResult {
 }
 
 export interface AgentJobState {
+  projectId: string;
   jobId: string | null;
   status: string;
   prLink: string | null;
@@ -103,12 +142,145 @@ export interface AgentJobState {
   pendingFollowUps: number;
   followUps: FollowUpRecord[];
   lastError: string | null;
+  /** ISO 8601 time after which the workflow fails with AgentJobTimedOut. */
+  deadlineAt: string;
+  /** Runs of this workflow id before the current one (continue-as-new). */
+  continuedRuns: number;
 }
 
 /** ApplicationFailure types the agentJob workflow fails with; details[0] carries the data. */
 export const AgentJobFailureType = {
+  /** The job ended `failed`; details[0] is the AgentJobResult. */
   jobFailed: 'AgentJobFailed',
+  /** The deadline passed first; details[0] is the AgentJobState (the service job may still run). */
   timedOut: 'AgentJobTimedOut',
+  /** The create may or may not have reached the service; it is never re-sent. details[0]: AgentJobState. */
   createOutcomeUnknown: 'AgentJobCreateOutcomeUnknown',
+  /** The service refused the create (4xx); no job exists. details[0]: AgentJobState. */
+  createRejected: 'AgentJobCreateRejected',
+  /** Get-job answered 404. details[0]: AgentJobState. */
+  jobNotFound: 'AgentJobNotFound',
+  /** Get-job was refused for another reason (401, 403, 400...). details[0]: AgentJobState. */
+  pollRejected: 'AgentJobPollRejected',
   invalidInput: 'InvalidInput',
 } as const;
+
+/** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */
+export const FollowUpFailureType = {
+  /** Refused by the workflow before anything was sent: bad input, duplicate messageId, job failed or archived. */
+  notAccepted: 'FollowUpNotAccepted',
+  invalidInput: 'InvalidInput',
+  /** The service refused the message (4xx). */
+  rejected: 'FollowUpRejected',
+  /** The message may or may not have reached the service; it is not re-sent. */
+  outcomeUnknown: 'FollowUpOutcomeUnknown',
+  /** The workflow ended (job failed, deadline, cancellation) before the message could be sent. */
+  notSent: 'FollowUpNotSent',
+} as const;
+
+// ---- Schemas: input checked by the client before contacting Temporal and by the workflow itself ----
+
+const MIN_POLL_INTERVAL_MS = 100;
+
+export const pollingOptionsSchema = z
+  .object({
+    initialInterval: durationSchema.optional(),
+    maxInterval: durationSchema.optional(),
+    backoffCoefficient: z
+      .number({ error: 'must be a number' })
+      .min(1, 'must be at least 1')
+      .max(10, 'must be at most 10')
+      .optional(),
+    deadline: durationSchema.optional(),
+  })
+  .strict()
+  .superRefine((polling, ctx) => {
+    const ms = (value: DurationInput | undefined) => (value === undefined ? undefined : parseDuration(value));
+    const initial = ms(polling.initialInterval);
+    const max = ms(polling.maxInterval);
+    const deadline = ms(polling.deadline);
+    if (initial !== undefined && initial < MIN_POLL_INTERVAL_MS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['initialInterval'],
+        message: `must be at least ${MIN_POLL_INTERVAL_MS} ms`,
+      });
+    if (max !== undefined && max < (initial ?? MIN_POLL_INTERVAL_MS))
+      ctx.addIssue({ code: 'custom', path: ['maxInterval'], message: 'must be at least initialInterval' });
+    if (deadline !== undefined && deadline < 1000)
+      ctx.addIssue({ code: 'custom', path: ['deadline'], message: 'must be at least 1 s' });
+  });
+
+export const followUpRequestSchema = z
+  .object({
+    prompt: promptSchema,
+    messageId: z
+      .string({ error: 'must be a string' })
+      .min(1, 'must not be empty')
+      .max(200, 'must be at most 200 characters')
+      .optional(),
+  })
+  .strict();
+
+const nonNegativeInt = z
+  .number({ error: 'must be a number' })
+  .int('must be an integer')
+  .min(0, 'must be >= 0');
+
+const agentJobSnapshotSchema = z
+  .object({
+    id: z.string().min(1),
+    status: z.string().min(1),
+    prLink: z.string().nullable(),
+    model: z.string().optional(),
+    source: z.object({ repository: z.string().optional(), ref: z.string().optional() }).optional(),
+    createdAt: z.string().optional(),
+    archivedAt: z.string().nullable().optional(),
+  })
+  .strict();
+
+const followUpRecordSchema = z
+  .object({
+    messageId: z.string().min(1),
+    prompt: z.string(),
+    status: z.enum(['pending', 'delivered', 'rejected', 'outcome_unknown']),
+    error: z.string().optional(),
+  })
+  .strict();
+
+export const agentJobContinuationSchema = z
+  .object({
+    deadlineAt: nonNegativeInt,
+    polls: nonNegativeInt,
+    backoffStep: nonNegativeInt,
+    nextPollAt: nonNegativeInt.nullable(),
+    job: agentJobSnapshotSchema.nullable(),
+    pollAfterMessage: z.boolean(),
+    followUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords),
+    pendingFollowUps: z
+      .array(z.object({ messageId: z.string().min(1), prompt: promptSchema }).strict())
+      .max(FOLLOW_UP_LIMITS.maxPending),
+    omittedFollowUps: nonNegativeInt,
+    unnamedFollowUps: nonNegativeInt,
+    lastError: z.string().nullable(),
+    resendAt: nonNegativeInt,
+    resendAttempt: nonNegativeInt,
+    continuedRuns: nonNegativeInt,
+  })
+  .strict();
+
+export const agentJobInputSchema = z
+  .object({
+    projectId: projectIdSchema,
+    prompt: promptSchema,
+    polling: pollingOptionsSchema.optional(),
+    jobId: jobIdSchema.optional(),
+    continueAsNewAfterEvents: z
+      .number({ error: 'must be a number' })
+      .int('must be an integer')
+      .min(100, 'must be at least 100')
+      .max(40_000, 'must be at most 40000 (Temporal fails a run at 51200 events)')
+      .optional(),
+    continuation: agentJobContinuationSchema.optional(),
+  })
+  .strict();

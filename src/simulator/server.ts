@@ -274,6 +274,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       });
     }
 
+    const requestBody = raw.length > 0 ? parseJson(raw) : undefined;
+    const loggedPrompt = (requestBody as { prompt?: unknown } | undefined)?.prompt;
+    if (typeof loggedPrompt === 'string') entry.prompt = loggedPrompt;
+
     const fault = faults.take(route, params.projectId);
     if (fault) entry.fault = fault.kind;
     if (fault?.kind === 'latency') await delay(fault.latencyMs ?? 0);
@@ -284,7 +288,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const disruptive = fault && ['status', 'reset', 'hang'].includes(fault.kind) ? fault : undefined;
     if (disruptive && !disruptive.afterProcessing) return disrupt(disruptive, res, record);
 
-    const body = raw.length > 0 ? parseJson(raw) : undefined;
+    const body = requestBody;
     if (raw.length > 0 && body === undefined) {
       record(400);
       return send(res, invalid('body', 'request body must be JSON'));

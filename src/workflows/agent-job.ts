@@ -1,4 +1,1 @@
-// PLACEHOLDER, replaced wholesale by the engineer who owns this workflow.
-export async function agentJob(_input: unknown): Promise<never> {
-  throw new Error('not built yet');
-}
+export { agentJob } from './agent-job/workflow';

@@ -1,0 +1,235 @@
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import {
+  FOLLOW_UP_REFUSING_STATUSES,
+  agentJobInputSchema,
+  followUpRequestSchema,
+  type AgentJob,
+  type AgentJobInput,
+  type AgentJobResult,
+  type AgentJobState,
+  type FollowUpRequest,
+  type PollingOptions,
+} from '../contract/agent-job';
+import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../contract/messages';
+import {
+  AgentJobIdKey,
+  AgentJobStatusKey,
+  DEFAULT_TASK_QUEUE,
+  DocsProjectIdKey,
+  WorkflowType,
+  agentJobWorkflowId,
+} from '../contract/names';
+import { InputValidationError, parseOrThrow } from '../contract/validation';
+import type { agentJob } from '../workflows/agent-job';
+
+export type AgentJobHandle = WorkflowHandle<typeof agentJob>;
+
+const SUMMARY_CHARS = 200;
+const DETAILS_PROMPT_CHARS = 2000;
+
+const idempotencyKeySchema = z
+  .string({ error: 'is required and must be a string' })
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .regex(/^\S+$/, 'must not contain spaces');
+
+export interface StartAgentJobOptions {
+  /** Idempotency key: one job per (projectId, key). Starting again with the same key returns the same workflow. */
+  key: string;
+  taskQueue?: string;
+}
+
+/**
+ * Starts the agentJob workflow with id `agent-job/<projectId>/<key>`, or returns the workflow already started
+ * with that id (running or closed): retrying a start never creates a second job. Input is checked first; a bad
+ * field throws InputValidationError before Temporal is contacted.
+ */
+export async function startAgentJob(
+  client: Client,
+  input: AgentJobInput,
+  options: StartAgentJobOptions,
+): Promise<AgentJobHandle> {
+  const key = parseOrThrow(idempotencyKeySchema, options.key, 'idempotency key');
+  parseOrThrow(agentJobInputSchema, input, 'agentJob input');
+  if (input.continuation !== undefined) {
+    throw new InputValidationError(
+      [{ field: 'continuation', rule: 'is set by the workflow itself' }],
+      'agentJob input',
+    );
+  }
+  const workflowId = agentJobWorkflowId(input.projectId, key);
+  try {
+    return await client.workflow.start<typeof agentJob>(WorkflowType.agentJob, {
+      workflowId,
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      staticSummary: summaryOf(input.jobId === undefined ? '' : `Job ${input.jobId}: `, input.prompt),
+      staticDetails: detailsOf(input.projectId, input.prompt),
+      typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
+    });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) {
+      return client.workflow.getHandle<typeof agentJob>(workflowId);
+    }
+    throw error;
+  }
+}
+
+/**
+ * The result of the workflow (following continue-as-new). A job that ended `failed`, a timeout and every other
+ * workflow failure reject with WorkflowFailedError; `agentJobFailureOf` reads its type and data.
+ */
+export async function awaitAgentJob(client: Client, workflowId: string): Promise<AgentJobResult> {
+  return client.workflow.getHandle<typeof agentJob>(workflowId).result();
+}
+
+export async function getAgentJobState(client: Client, workflowId: string): Promise<AgentJobState> {
+  return client.workflow.getHandle(workflowId).query(getStateQuery);
+}
+
+/** Queues a follow-up (signal): delivered in order, once per messageId. Returns once the workflow has it. */
+export async function sendFollowUp(
+  client: Client,
+  workflowId: string,
+  request: FollowUpRequest,
+): Promise<void> {
+  parseOrThrow(followUpRequestSchema, request, 'follow-up');
+  await client.workflow.getHandle(workflowId).signal(followUpSignal, request);
+}
+
+/**
+ * Sends a follow-up and waits for the service's answer (update): the job as the service returned it. Rejects
+ * with WorkflowUpdateFailedError when the workflow refuses it (nothing sent) or the service does.
+ */
+export async function sendFollowUpAndWait(
+  client: Client,
+  workflowId: string,
+  request: FollowUpRequest,
+  options: { updateId?: string } = {},
+): Promise<AgentJob> {
+  parseOrThrow(followUpRequestSchema, request, 'follow-up');
+  return client.workflow.getHandle(workflowId).executeUpdate(sendFollowUpUpdate, {
+    args: [request],
+    ...(options.updateId === undefined ? {} : { updateId: options.updateId }),
+  });
+}
+
+export interface FollowUpAnyStateOptions {
+  taskQueue?: string;
+  /** Polling of the new run, when one is started. */
+  polling?: PollingOptions;
+}
+
+export interface FollowUpDelivery {
+  workflowId: string;
+  /** The run that received the follow-up. */
+  runId: string;
+  /** True when the workflow had closed and a new run was started for the same service job. */
+  startedNewRun: boolean;
+  jobId: string | undefined;
+}
+
+/**
+ * A follow-up whatever the workflow's state. Running: it is signalled. Closed (completed, timed out, cancelled,
+ * terminated): a new run of the same workflow id is started by signal-with-start, attached to the same service
+ * job (its id and project read from the closed run's search attributes), so the job continues and is polled
+ * to its end again. Concurrent callers end up in the same new run. A job that is failed or archived, or a run
+ * that closed before any job existed, is refused with an Error saying so.
+ */
+export async function followUpAnyState(
+  client: Client,
+  workflowId: string,
+  request: FollowUpRequest,
+  options: FollowUpAnyStateOptions = {},
+): Promise<FollowUpDelivery> {
+  parseOrThrow(followUpRequestSchema, request, 'follow-up');
+  const handle = client.workflow.getHandle<typeof agentJob>(workflowId);
+  const last = await handle.describe();
+  const jobId = last.typedSearchAttributes.get(AgentJobIdKey);
+  const projectId = last.typedSearchAttributes.get(DocsProjectIdKey);
+  if (last.status.name === 'RUNNING') {
+    try {
+      await handle.signal(followUpSignal, request);
+      return { workflowId, runId: last.runId, startedNewRun: false, jobId };
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      // It closed between describe and signal: continue the job in a new run, below.
+    }
+  }
+  if (jobId === undefined || projectId === undefined) {
+    throw new Error(
+      `Workflow ${workflowId} closed (${last.status.name}) before a service job was created: there is no job to follow up; start a new one`,
+    );
+  }
+  const jobStatus = last.typedSearchAttributes.get(AgentJobStatusKey);
+  if (jobStatus !== undefined && (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(jobStatus)) {
+    throw new Error(`Job ${jobId} is ${jobStatus}: it takes no follow-ups; start a new job`);
+  }
+  const started = await client.workflow.signalWithStart<typeof agentJob, [FollowUpRequest]>(
+    WorkflowType.agentJob,
+    {
+      workflowId,
+      taskQueue: options.taskQueue ?? last.taskQueue ?? DEFAULT_TASK_QUEUE,
+      args: [
+        {
+          projectId,
+          prompt: request.prompt,
+          jobId,
+          ...(options.polling === undefined ? {} : { polling: options.polling }),
+        },
+      ],
+      signal: followUpSignal,
+      signalArgs: [request],
+      staticSummary: summaryOf(`Follow-up to job ${jobId}: `, request.prompt),
+      staticDetails: detailsOf(projectId, request.prompt),
+      typedSearchAttributes: [
+        { key: DocsProjectIdKey, value: projectId },
+        { key: AgentJobIdKey, value: jobId },
+      ],
+    },
+  );
+  return {
+    workflowId,
+    runId: started.signaledRunId,
+    startedNewRun: started.signaledRunId !== last.runId,
+    jobId,
+  };
+}
+
+export interface AgentJobFailureInfo {
+  /** AgentJobFailureType value, e.g. AgentJobFailed or AgentJobTimedOut. */
+  type: string;
+  message: string;
+  /** AgentJobResult for AgentJobFailed; AgentJobState for the others. */
+  details: unknown;
+}
+
+/** The typed failure inside a WorkflowFailedError from awaitAgentJob, or undefined for any other error. */
+export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefined {
+  if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure))
+    return undefined;
+  const failure = error.cause;
+  return { type: failure.type ?? 'Error', message: failure.message, details: failure.details?.[0] };
+}
+
+function summaryOf(prefix: string, prompt: string): string {
+  const firstLine = prompt.trim().split('\n', 1)[0] ?? '';
+  const text = prefix + firstLine;
+  return text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS - 1)}…` : text;
+}
+
+function detailsOf(projectId: string, prompt: string): string {
+  const shown =
+    prompt.length > DETAILS_PROMPT_CHARS ? `${prompt.slice(0, DETAILS_PROMPT_CHARS - 1)}…` : prompt;
+  return `**Project:** ${projectId}\n\n**Prompt:**\n\n${shown}`;
+}

@@ -1,0 +1,64 @@
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import type { DocsApiFailureDetails } from '../../activities/failure-details';
+
+/**
+ * What a failed create or message means for re-sending it:
+ * - resend: the service cannot have acted (connection refused, 429, 503, or the operator opt-in);
+ * - refused: the service (or our own argument check) refused it, nothing happened;
+ * - unknown: the request may have been processed (timeout, worker crash mid-request, reset, other 5xx,
+ *   malformed 2xx): never re-sent, so the job or message is never duplicated.
+ */
+export type CallOutcome =
+  | { kind: 'resend'; reason: string; retryAfterMs: number | undefined }
+  | { kind: 'refused'; reason: string; failureType: string; status: number | undefined }
+  | { kind: 'unknown'; reason: string };
+
+const REASON_CHARS = 300;
+
+export function classifyCallFailure(error: unknown): CallOutcome {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof TimeoutFailure) {
+    return {
+      kind: 'unknown',
+      reason: `no answer within the activity's ${cause.timeoutType ?? ''} timeout (the request may have been sent, or the worker stopped mid-request)`,
+    };
+  }
+  if (!(cause instanceof ApplicationFailure)) {
+    return { kind: 'unknown', reason: shorten(messageOf(cause)) };
+  }
+  const details = docsApiDetails(cause);
+  const reason = shorten(cause.message);
+  if (cause.nonRetryable) {
+    return { kind: 'refused', reason, failureType: cause.type ?? 'Error', status: details?.status };
+  }
+  if (details?.safeToRetry === true) return { kind: 'resend', reason, retryAfterMs: details.retryAfterMs };
+  return { kind: 'unknown', reason };
+}
+
+/** The failure type an activity failure carries (e.g. NotFoundError), if any. */
+export function failureTypeOf(error: unknown): string | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+export function isTimeout(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure;
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause) return messageOf(error.cause);
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function shorten(text: string, max = REASON_CHARS): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function docsApiDetails(failure: ApplicationFailure): DocsApiFailureDetails | undefined {
+  const first: unknown = failure.details?.[0];
+  if (typeof first !== 'object' || first === null) return undefined;
+  const candidate = first as Partial<DocsApiFailureDetails>;
+  return typeof candidate.safeToRetry === 'boolean' && typeof candidate.kind === 'string'
+    ? (candidate as DocsApiFailureDetails)
+    : undefined;
+}

@@ -1,0 +1,120 @@
+import { ApplicationFailure, currentUpdateInfo, log, setHandler } from '@temporalio/workflow';
+import {
+  FollowUpFailureType,
+  FOLLOW_UP_LIMITS,
+  followUpRequestSchema,
+  type AgentJob,
+  type FollowUpRequest,
+} from '../../contract/agent-job';
+import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../../contract/messages';
+import { InputValidationError, parseOrThrow } from '../../contract/validation';
+import { refusesFollowUps, statusOf, toAgentJobState, type RunState } from './state';
+import { refreshVisibility } from './visibility';
+
+/** Registers the query, signal and update; called before the workflow's first await (signal-with-start). */
+export function registerHandlers(state: RunState): void {
+  setHandler(getStateQuery, () => toAgentJobState(state));
+  setHandler(followUpSignal, (request) => acceptSignal(state, request));
+  setHandler(sendFollowUpUpdate, (request) => sendAndWait(state, request), {
+    validator: (request) => validateUpdate(state, request),
+  });
+}
+
+/** A signal cannot be refused to its sender, so a bad one is recorded as rejected (visible in getState). */
+function acceptSignal(state: RunState, raw: unknown): void {
+  const givenId = messageIdOf(raw);
+  if (givenId !== undefined && state.followUps.statusOf(givenId) !== undefined) {
+    log.info('Duplicate follow-up ignored', { messageId: givenId });
+    return;
+  }
+  const messageId = givenId ?? state.followUps.nextUnnamedId();
+  const prompt = promptOf(raw);
+  const refusal = refusalOf(state, raw);
+  if (refusal !== undefined) {
+    log.warn('Follow-up signal refused', { messageId, reason: refusal.reason });
+    state.followUps.recordRefused(messageId, prompt, refusal.reason);
+  } else {
+    state.followUps.enqueue(messageId, prompt);
+    state.arrivals += 1;
+  }
+  refreshVisibility(state);
+}
+
+/** Runs before the update enters history: a refused update sends nothing and leaves no trace. */
+function validateUpdate(state: RunState, raw: unknown): void {
+  const refusal = refusalOf(state, raw);
+  if (refusal !== undefined) throw ApplicationFailure.nonRetryable(refusal.reason, refusal.type);
+}
+
+async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<AgentJob> {
+  const messageId =
+    request.messageId ?? `update-${currentUpdateInfo()?.id ?? state.followUps.nextUnnamedId()}`;
+  const answer = new Promise<AgentJob>((resolve, reject) => {
+    state.followUps.enqueue(messageId, request.prompt, {
+      delivered: resolve,
+      failed: (status, reason) => reject(followUpFailure(messageId, status, reason)),
+    });
+  });
+  state.arrivals += 1;
+  refreshVisibility(state);
+  return answer;
+}
+
+interface Refusal {
+  type: typeof FollowUpFailureType.invalidInput | typeof FollowUpFailureType.notAccepted;
+  reason: string;
+}
+
+/** Why a follow-up cannot be queued, or undefined when it can. */
+function refusalOf(state: RunState, raw: unknown): Refusal | undefined {
+  try {
+    parseOrThrow(followUpRequestSchema, raw, 'follow-up');
+  } catch (error) {
+    if (error instanceof InputValidationError) {
+      return { type: FollowUpFailureType.invalidInput, reason: error.message };
+    }
+    throw error;
+  }
+  const notAccepted = (reason: string): Refusal => ({ type: FollowUpFailureType.notAccepted, reason });
+  const messageId = messageIdOf(raw);
+  const seen = messageId === undefined ? undefined : state.followUps.statusOf(messageId);
+  if (seen !== undefined) return notAccepted(`follow-up ${messageId} was already received (status: ${seen})`);
+  if (state.closingReason !== null) return notAccepted(`the workflow is ending (${state.closingReason})`);
+  const status = statusOf(state);
+  if (refusesFollowUps(status)) return notAccepted(`job ${state.jobId} is ${status}: it takes no follow-ups`);
+  if (state.followUps.isFull) {
+    return notAccepted(
+      `${FOLLOW_UP_LIMITS.maxPending} follow-ups are already waiting to be sent; try again later`,
+    );
+  }
+  return undefined;
+}
+
+function followUpFailure(messageId: string, status: string, reason: string): ApplicationFailure {
+  const type =
+    status === 'rejected'
+      ? FollowUpFailureType.rejected
+      : status === 'outcome_unknown'
+        ? FollowUpFailureType.outcomeUnknown
+        : FollowUpFailureType.notSent;
+  return ApplicationFailure.create({
+    type,
+    message: `follow-up ${messageId}: ${reason}`,
+    nonRetryable: true,
+    details: [{ messageId, status, reason }],
+  });
+}
+
+function messageIdOf(raw: unknown): string | undefined {
+  const value = isRecord(raw) ? raw.messageId : undefined;
+  return typeof value === 'string' && value.length > 0 && value.length <= 200 ? value : undefined;
+}
+
+function promptOf(raw: unknown): string {
+  const value = isRecord(raw) ? raw.prompt : undefined;
+  return typeof value === 'string' ? value : '';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}

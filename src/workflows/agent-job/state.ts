@@ -1,0 +1,140 @@
+import {
+  DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
+  FOLLOW_UP_REFUSING_STATUSES,
+  KNOWN_JOB_STATUSES,
+  STATUS_NOT_CREATED,
+  TERMINAL_JOB_STATUSES,
+  type AgentJob,
+  type AgentJobContinuation,
+  type AgentJobInput,
+  type AgentJobResult,
+  type AgentJobState,
+} from '../../contract/agent-job';
+import { resolvePolling, type PollingSettings } from './backoff';
+import { FollowUpQueue } from './follow-ups';
+
+/** Everything one run of the workflow knows. What crosses continue-as-new is `toContinuation`. */
+export interface RunState {
+  readonly input: AgentJobInput;
+  readonly projectId: string;
+  readonly polling: PollingSettings;
+  readonly continueAsNewAfterEvents: number;
+  readonly deadlineAt: number;
+  readonly continuedRuns: number;
+  readonly followUps: FollowUpQueue;
+  jobId: string | null;
+  job: AgentJob | null;
+  polls: number;
+  backoffStep: number;
+  nextPollAt: number | null;
+  pollAfterMessage: boolean;
+  lastError: string | null;
+  /** Re-send bookkeeping for the create (before the job exists) or the follow-up at the head of the queue. */
+  resendAttempt: number;
+  resendAt: number;
+  /** Bumped by every follow-up that arrives: it ends the wait between polls early. */
+  arrivals: number;
+  /** Set when the run ends in failure or cancellation: new follow-ups are refused. */
+  closingReason: string | null;
+}
+
+export function initialState(input: AgentJobInput, now: number): RunState {
+  const polling = resolvePolling(input.polling);
+  const carried = input.continuation;
+  return {
+    input,
+    projectId: input.projectId,
+    polling,
+    continueAsNewAfterEvents: input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
+    deadlineAt: carried?.deadlineAt ?? now + polling.deadlineMs,
+    continuedRuns: carried?.continuedRuns ?? 0,
+    followUps: new FollowUpQueue(carried),
+    jobId: input.jobId ?? null,
+    job: carried?.job ?? null,
+    polls: carried?.polls ?? 0,
+    backoffStep: carried?.backoffStep ?? 0,
+    nextPollAt: carried?.nextPollAt ?? null,
+    pollAfterMessage: carried?.pollAfterMessage ?? false,
+    lastError: carried?.lastError ?? null,
+    resendAttempt: carried?.resendAttempt ?? 0,
+    resendAt: carried?.resendAt ?? 0,
+    arrivals: 0,
+    closingReason: null,
+  };
+}
+
+export function statusOf(state: RunState): string {
+  return state.job?.status ?? STATUS_NOT_CREATED;
+}
+
+export function isTerminal(status: string): boolean {
+  return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+export function isKnownStatus(status: string): boolean {
+  return (KNOWN_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+export function refusesFollowUps(status: string): boolean {
+  return (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(status);
+}
+
+/** The job must still be read: it is not terminal, or a follow-up was accepted since the last read. */
+export function needsPolling(state: RunState): boolean {
+  return state.job !== null && (!isTerminal(state.job.status) || state.pollAfterMessage);
+}
+
+export function isFinished(state: RunState): boolean {
+  return state.job !== null && !needsPolling(state) && state.followUps.pendingCount === 0;
+}
+
+export function toAgentJobState(state: RunState): AgentJobState {
+  return {
+    projectId: state.projectId,
+    jobId: state.jobId,
+    status: statusOf(state),
+    prLink: state.job?.prLink ?? null,
+    polls: state.polls,
+    nextPollAt: needsPolling(state) && state.nextPollAt !== null ? iso(state.nextPollAt) : null,
+    pendingFollowUps: state.followUps.pendingCount,
+    followUps: state.followUps.records(),
+    lastError: state.lastError,
+    deadlineAt: iso(state.deadlineAt),
+    continuedRuns: state.continuedRuns,
+  };
+}
+
+/** The contract's result; only called once the job exists. */
+export function toResult(state: RunState, job: AgentJob): AgentJobResult {
+  return {
+    jobId: job.id,
+    status: job.status,
+    prLink: job.prLink,
+    ...(job.model === undefined ? {} : { model: job.model }),
+    ...(job.source === undefined ? {} : { source: job.source }),
+    ...(job.createdAt === undefined ? {} : { createdAt: job.createdAt }),
+    ...(job.archivedAt === undefined ? {} : { archivedAt: job.archivedAt }),
+    followUps: state.followUps.records(),
+    polls: state.polls,
+  };
+}
+
+export function toContinuation(state: RunState): AgentJobContinuation {
+  return {
+    deadlineAt: state.deadlineAt,
+    polls: state.polls,
+    backoffStep: state.backoffStep,
+    nextPollAt: state.nextPollAt,
+    job: state.job,
+    pollAfterMessage: state.pollAfterMessage,
+    ...state.followUps.snapshot(),
+    lastError: state.lastError,
+    resendAt: state.resendAt,
+    resendAttempt: state.resendAttempt,
+    continuedRuns: state.continuedRuns + 1,
+  };
+}
+
+export function iso(epochMs: number): string {
+  return new Date(epochMs).toISOString();
+}

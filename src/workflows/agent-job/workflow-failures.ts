@@ -1,0 +1,79 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+import { AgentJobFailureType } from '../../contract/agent-job';
+import { messageOf } from './call-failures';
+import { statusOf, toAgentJobState, toResult, type RunState } from './state';
+
+type AgentJobFailureTypeName = (typeof AgentJobFailureType)[keyof typeof AgentJobFailureType];
+
+/** A non-retryable failure of the workflow, carrying the state (or result) so callers need not query. */
+function agentJobFailure(
+  type: AgentJobFailureTypeName,
+  message: string,
+  details: unknown,
+  cause?: unknown,
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: true,
+    details: [details],
+    ...(cause instanceof Error ? { cause } : {}),
+  });
+}
+
+export function jobFailed(state: RunState): ApplicationFailure {
+  const job = state.job;
+  const details = job ? toResult(state, job) : toAgentJobState(state);
+  return agentJobFailure(
+    AgentJobFailureType.jobFailed,
+    `The agent job ${state.jobId} failed at the service (project ${state.projectId})`,
+    details,
+  );
+}
+
+export function timedOut(state: RunState, cause?: unknown): ApplicationFailure {
+  const job = state.jobId
+    ? `the service job ${state.jobId} may still run (the service has no cancel operation)`
+    : 'no job was created';
+  return agentJobFailure(
+    AgentJobFailureType.timedOut,
+    `The agent job did not reach a terminal status before the deadline (last status: ${statusOf(state)}, ${state.polls} polls); ${job}`,
+    toAgentJobState(state),
+    cause,
+  );
+}
+
+export function createOutcomeUnknown(state: RunState, reason: string, cause: unknown): ApplicationFailure {
+  return agentJobFailure(
+    AgentJobFailureType.createOutcomeUnknown,
+    `Creating the agent job may or may not have succeeded (${reason}). It was not sent again, so that no second job ` +
+      `is created: look at project ${state.projectId}'s jobs at the service before starting another.`,
+    toAgentJobState(state),
+    cause,
+  );
+}
+
+export function createRejected(state: RunState, reason: string, cause: unknown): ApplicationFailure {
+  return agentJobFailure(
+    AgentJobFailureType.createRejected,
+    `The service refused to create the agent job: ${reason}`,
+    toAgentJobState(state),
+    cause,
+  );
+}
+
+export function pollRefused(
+  state: RunState,
+  failureType: string | undefined,
+  cause: unknown,
+): ApplicationFailure {
+  const notFound = failureType === 'NotFoundError';
+  return agentJobFailure(
+    notFound ? AgentJobFailureType.jobNotFound : AgentJobFailureType.pollRejected,
+    notFound
+      ? `The service does not know the agent job ${state.jobId} in project ${state.projectId} (get-job answered 404)`
+      : `The service refused to read the agent job ${state.jobId}: ${messageOf(cause)}`,
+    toAgentJobState(state),
+    cause,
+  );
+}

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import {
+  agentJobFailureOf,
+  followUpAnyState,
+  getAgentJobState,
+  sendFollowUp,
+  sendFollowUpAndWait,
+  startAgentJob,
+} from '../../src/client/agent-jobs';
+import { AgentJobFailureType } from '../../src/contract/agent-job';
+import { DocsProjectIdKey, agentJobWorkflowId } from '../../src/contract/names';
+import { InputValidationError } from '../../src/contract/validation';
+import {
+  TEST_POLLING,
+  eventually,
+  requestsOf,
+  startHarness,
+  uniqueProject,
+  type AgentJobHarness,
+} from '../workflows/agent-job-harness';
+
+let h: AgentJobHarness;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h.close();
+});
+
+/** A client whose connection is never opened: any call to Temporal would fail. */
+function unreachableClient(): Client {
+  return new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+}
+
+const invalid = (field: string) => (error: unknown) =>
+  error instanceof InputValidationError && error.issues.some((issue) => issue.field === field);
+
+describe('agent job client: validation before contacting Temporal', () => {
+  test('startAgentJob names the bad field', async () => {
+    const client = unreachableClient();
+    await assert.rejects(
+      startAgentJob(client, { projectId: 'p1', prompt: ' ' }, { key: 'k' }),
+      invalid('prompt'),
+    );
+    await assert.rejects(
+      startAgentJob(client, { projectId: 'p/1', prompt: 'x' }, { key: 'k' }),
+      invalid('projectId'),
+    );
+    await assert.rejects(
+      startAgentJob(
+        client,
+        { projectId: 'p1', prompt: 'x', polling: { backoffCoefficient: 0 } },
+        { key: 'k' },
+      ),
+      invalid('polling.backoffCoefficient'),
+    );
+    await assert.rejects(
+      startAgentJob(client, { projectId: 'p1', prompt: 'x' }, { key: '' }),
+      invalid('idempotency key'),
+    );
+  });
+
+  test('follow-ups are checked before they are sent', async () => {
+    const client = unreachableClient();
+    await assert.rejects(sendFollowUp(client, 'wf', { prompt: '' }), invalid('prompt'));
+    await assert.rejects(
+      sendFollowUpAndWait(client, 'wf', { prompt: 'x', messageId: '' }),
+      invalid('messageId'),
+    );
+    await assert.rejects(followUpAnyState(client, 'wf', { prompt: '' }), invalid('prompt'));
+  });
+});
+
+describe('agent job client: on the dev server', () => {
+  test('startAgentJob is idempotent per key, sets the summary and DocsProjectId', async () => {
+    const projectId = uniqueProject('client-start');
+    h.sim.configureProject(projectId, { jobs: { durationMs: 1000, outcome: 'completed' } });
+    const input = { projectId, prompt: 'Document the CLI\nwith examples', polling: TEST_POLLING };
+
+    const first = await startAgentJob(h.client, input, { key: 'cli-docs' });
+    const firstRunId = (await first.describe()).runId;
+    const retried = await startAgentJob(h.client, input, { key: 'cli-docs' });
+    assert.equal(first.workflowId, agentJobWorkflowId(projectId, 'cli-docs'));
+    const running = await retried.describe();
+    assert.equal(running.runId, firstRunId);
+    assert.equal(running.typedSearchAttributes.get(DocsProjectIdKey), projectId);
+    assert.equal(await running.staticSummary(), 'Document the CLI');
+
+    await first.result();
+    const afterClose = await startAgentJob(h.client, input, { key: 'cli-docs' });
+    assert.equal((await afterClose.describe()).runId, firstRunId, 'no new run after close');
+    assert.equal(h.sim.stats().jobsCreatedByProject[projectId], 1);
+  });
+
+  test('followUpAnyState signals a running workflow; getAgentJobState reads it', async () => {
+    const projectId = uniqueProject('client-running');
+    h.sim.configureProject(projectId, { jobs: { durationMs: 600_000, outcome: 'completed' } });
+    const handle = await startAgentJob(
+      h.client,
+      { projectId, prompt: 'Long job', polling: TEST_POLLING },
+      { key: 'k' },
+    );
+    const { jobId } = await eventually(async () => {
+      const state = await getAgentJobState(h.client, handle.workflowId);
+      return state.jobId ? state : undefined;
+    }, 'the job');
+    const delivery = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: 'More',
+      messageId: 'more',
+    });
+    assert.equal(delivery.startedNewRun, false);
+    assert.equal(delivery.jobId, jobId);
+    await eventually(async () => {
+      const state = await getAgentJobState(h.client, handle.workflowId);
+      return state.followUps.some((f) => f.messageId === 'more' && f.status === 'delivered');
+    }, 'the delivery');
+    h.sim.completeJob(jobId ?? '', 'completed');
+    await handle.result();
+  });
+
+  test('followUpAnyState refuses a workflow that closed before any job existed; agentJobFailureOf reads why', async () => {
+    const projectId = uniqueProject('client-no-job');
+    h.sim.faults.add({ route: 'createJob', projectId, kind: 'status', status: 422, times: 1 });
+    const handle = await startAgentJob(
+      h.client,
+      { projectId, prompt: 'Refused', polling: TEST_POLLING },
+      { key: 'k' },
+    );
+    const failure = await handle.result().then(
+      () => assert.fail('expected a failure'),
+      (error: unknown) => agentJobFailureOf(error),
+    );
+    assert.equal(failure?.type, AgentJobFailureType.createRejected);
+    await assert.rejects(
+      followUpAnyState(h.client, handle.workflowId, { prompt: 'Anyone there?' }),
+      /before a service job was created/,
+    );
+    assert.equal(requestsOf(h.sim, { projectId, route: 'sendMessage' }).length, 0);
+  });
+});

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../../src/contract/agent-job';
+import {
+  pollDelayMs,
+  pollJitterKey,
+  resendDelayMs,
+  resolvePolling,
+  type PollingSettings,
+} from '../../src/workflows/agent-job/backoff';
+
+/** Events one poll adds to the history: timer started/fired, 2 × 3 workflow-task events, activity × 3. */
+const EVENTS_PER_POLL = 11;
+/** Events of a run besides its polls: start, first tasks, create activity, search attribute upserts, close. */
+const EVENTS_BESIDES_POLLS = 14;
+/** The server's default `limit.historyCount.suggestContinueAsNew`. */
+const SERVER_SUGGESTS_CONTINUE_AS_NEW_AT = 4096;
+
+/** The polls a job that never ends gets before the deadline, following the workflow's own schedule. */
+function pollsBeforeDeadline(settings: PollingSettings, workflowId: string): number {
+  let elapsed = 0;
+  let polls = 0;
+  for (;;) {
+    const delay = pollDelayMs(settings, polls, pollJitterKey(workflowId, polls + 1));
+    if (elapsed + delay > settings.deadlineMs) return polls;
+    elapsed += delay;
+    polls += 1;
+  }
+}
+
+describe('agentJob polling schedule', () => {
+  const defaults = resolvePolling(undefined);
+
+  test('defaults: 5 s doubling to 2 min, 24 h deadline', () => {
+    assert.deepEqual(defaults, {
+      initialIntervalMs: 5000,
+      maxIntervalMs: 120_000,
+      backoffCoefficient: 2,
+      deadlineMs: 86_400_000,
+    });
+    const bases = [5000, 10_000, 20_000, 40_000, 80_000, 120_000, 120_000];
+    bases.forEach((base, step) => {
+      const delay = pollDelayMs(defaults, step, pollJitterKey('agent-job/p/k', step + 1));
+      assert.ok(delay <= base && delay >= base * 0.9, `step ${step}: ${delay} ms, base ${base} ms`);
+    });
+  });
+
+  test('the jitter is deterministic per workflow and poll, and differs between workflows', () => {
+    const key = pollJitterKey('agent-job/p/a', 7);
+    assert.equal(pollDelayMs(defaults, 6, key), pollDelayMs(defaults, 6, key));
+    const delays = new Set(
+      ['a', 'b', 'c', 'd', 'e'].map((k) => pollDelayMs(defaults, 6, pollJitterKey(`agent-job/p/${k}`, 7))),
+    );
+    assert.ok(delays.size > 1, 'workflows started together drift apart');
+  });
+
+  test('options are durations or milliseconds; coefficient 1 polls at a constant pace', () => {
+    const constant = resolvePolling({
+      initialInterval: 1500,
+      maxInterval: '1m',
+      backoffCoefficient: 1,
+      deadline: '1h30m',
+    });
+    assert.equal(constant.deadlineMs, 5_400_000);
+    for (let step = 0; step < 50; step += 7) {
+      const delay = pollDelayMs(constant, step, pollJitterKey('w', step + 1));
+      assert.ok(delay > 1350 && delay <= 1500);
+    }
+  });
+
+  test('re-sends follow Retry-After when given, else 1 s doubling to 1 min', () => {
+    assert.equal(resendDelayMs(0, 12_000), 12_000);
+    assert.deepEqual(
+      [0, 1, 2, 3, 6, 10].map((attempt) => resendDelayMs(attempt, undefined)),
+      [1000, 2000, 4000, 8000, 60_000, 60_000],
+    );
+  });
+
+  test('a 24-hour job with default polling stays under 10,000 events per run', (t) => {
+    const polls = pollsBeforeDeadline(defaults, 'agent-job/acme/ticket-4812');
+    const events = EVENTS_BESIDES_POLLS + polls * EVENTS_PER_POLL;
+    const runs = Math.ceil(events / SERVER_SUGGESTS_CONTINUE_AS_NEW_AT);
+    t.diagnostic(
+      `24 h with default polling: ${polls} polls, ~${events} events in one run, or ${runs} runs when the server suggests continue-as-new`,
+    );
+    assert.ok(polls > 700 && polls < 800, `${polls} polls`);
+    assert.ok(events < 10_000, `${events} events`);
+    assert.ok(DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS < 10_000);
+  });
+});

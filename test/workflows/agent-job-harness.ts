@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { inspect } from 'node:util';
+import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import * as proto from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-jobs';
+import type { AgentJobInput, PollingOptions } from '../../src/contract/agent-job';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { startTemporal } from '../helpers/temporal';
+import { startTestWorker, type TestWorker } from '../helpers/worker';
+import { historyBytes } from '../replay/history-json';
+
+/** One dev server, one simulator and one worker for a test file. */
+export interface AgentJobHarness {
+  env: TestWorkflowEnvironment;
+  client: Client;
+  sim: Simulator;
+  worker: TestWorker;
+  close(): Promise<void>;
+}
+
+export async function startHarness(): Promise<AgentJobHarness> {
+  const [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 2000 } })]);
+  const worker = await startTestWorker(env, { service: { url: sim.url, apiKey: sim.apiKey } });
+  return {
+    env,
+    client: env.client,
+    sim,
+    worker,
+    async close() {
+      await worker.stop();
+      await Promise.all([env.teardown(), sim.close()]);
+    },
+  };
+}
+
+/**
+ * Polling fast enough for tests. The dev server fires timers with about one second of precision, so
+ * intervals below 1 s would only blur the schedule.
+ */
+export const TEST_POLLING = {
+  initialInterval: '1s',
+  maxInterval: '1s',
+  backoffCoefficient: 1,
+  deadline: '2m',
+} as const satisfies PollingOptions;
+
+let projects = 0;
+
+/** A project id of its own per test: simulator counters and request logs are then per test. */
+export function uniqueProject(label: string): string {
+  projects += 1;
+  return `${label}-${process.pid}-${projects}`;
+}
+
+export async function startJob(
+  client: Client,
+  input: Omit<AgentJobInput, 'polling'> & { polling?: PollingOptions },
+  key = 'job',
+): Promise<AgentJobHandle> {
+  return startAgentJob(client, { polling: TEST_POLLING, ...input }, { key });
+}
+
+/** Waits until `probe` returns a value other than undefined (or false). */
+export async function eventually<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The ApplicationFailure a workflow failed with. */
+export async function workflowFailure(result: Promise<unknown>): Promise<ApplicationFailure> {
+  try {
+    await result;
+  } catch (error) {
+    assert.ok(error instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${inspect(error)}`);
+    assert.ok(
+      error.cause instanceof ApplicationFailure,
+      `expected an ApplicationFailure, got ${inspect(error.cause)}`,
+    );
+    return error.cause;
+  }
+  assert.fail('expected the workflow to fail');
+}
+
+type SimRequest = ReturnType<Simulator['requests']>[number];
+
+export function requestsOf(
+  sim: Simulator,
+  filter: { projectId?: string; route?: SimRequest['route'] },
+): SimRequest[] {
+  return sim
+    .requests()
+    .filter(
+      (r) =>
+        (filter.projectId === undefined || r.projectId === filter.projectId) &&
+        (filter.route === undefined || r.route === filter.route),
+    );
+}
+
+export function timeOf(request: SimRequest): number {
+  const at: unknown = request.at;
+  return typeof at === 'number' ? at : Date.parse(String(at));
+}
+
+/** The whole history as protobuf bytes (payloads included verbatim), to search for what must not be there. */
+export async function historyOf(handle: WorkflowHandle): Promise<Buffer> {
+  return historyBytes(await handle.fetchHistory());
+}
+
+/** Event type names of a history, e.g. 'EVENT_TYPE_TIMER_STARTED'. */
+export async function eventTypes(handle: WorkflowHandle): Promise<string[]> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).map(
+    (event) => proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'UNKNOWN',
+  );
+}
+
+/** The input a run handed to its successor (the first payload of its continued-as-new event). */
+export async function continuedAsNewInput<T>(handle: WorkflowHandle): Promise<T | undefined> {
+  const { events } = await handle.fetchHistory();
+  const data = events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.input?.payloads?.[0]?.data;
+  return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as T) : undefined;
+}

@@ -1,0 +1,111 @@
+import type { AgentJobResult } from '../../src/contract/agent-job';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { getAgentJobState } from '../../src/client/agent-jobs';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { startTemporal } from '../helpers/temporal';
+import { startTestWorker } from '../helpers/worker';
+import { startWorkerProcess } from '../helpers/worker-process';
+import { eventually, requestsOf, startJob, uniqueProject } from './agent-job-harness';
+
+// Slow, process-level tests: a worker killed with SIGKILL mid-job, and the Temporal server restarted on its
+// database mid-job. Each must end with exactly one job created at the service.
+
+let sim: Simulator;
+before(async () => {
+  sim = await startSimulator({ jobs: { durationMs: 10_000 } });
+});
+after(async () => {
+  await sim.close();
+});
+
+const service = () => ({ url: sim.url, apiKey: sim.apiKey });
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function pollsReached(env: TestWorkflowEnvironment, workflowId: string, polls: number): Promise<void> {
+  await eventually(
+    async () => {
+      const state = await getAgentJobState(env.client, workflowId);
+      if (state.polls < polls) return undefined;
+      // Kill between polls, not while a get-job is in flight (its retry would wait out the 30 s timeout).
+      const description = await env.client.workflow.getHandle(workflowId).describe();
+      return (description.raw.pendingActivities ?? []).length === 0 ? true : undefined;
+    },
+    `${polls} polls`,
+    60_000,
+  );
+}
+
+describe('agentJob: process failures', () => {
+  test('a worker killed with SIGKILL while polling: a new worker finishes the job, created once', async () => {
+    const env = await startTemporal();
+    try {
+      const projectId = uniqueProject('sigkill');
+      sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
+      const first = startWorkerProcess({ temporalAddress: env.address, service: service() });
+      await first.ready;
+      const handle = await startJob(env.client, { projectId, prompt: 'Survive a crash' });
+      await pollsReached(env, handle.workflowId, 2);
+
+      assert.equal(await first.kill('SIGKILL'), null, 'killed, not exited');
+      const second = await startTestWorker(env, { service: service() });
+      try {
+        const result = await handle.result();
+        assert.equal(result.status, 'completed');
+        assert.match(result.prLink ?? '', /^https?:\/\//);
+      } finally {
+        await second.stop();
+      }
+      assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1);
+      assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
+    } finally {
+      await env.teardown();
+    }
+  });
+
+  test('the Temporal server restarted on its database during a job: the job finishes, created once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-job-restart-'));
+    const dbFilename = path.join(dir, 'temporal.db');
+    const port = await freePort();
+    const projectId = uniqueProject('restart');
+    sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
+    try {
+      const before = await startTemporal({ dbFilename, port });
+      const handle = await startJob(before.client, { projectId, prompt: 'Survive a server restart' });
+      const workflowId = handle.workflowId;
+      const worker = await startTestWorker(before, { service: service() });
+      await pollsReached(before, workflowId, 2);
+      await worker.stop();
+      await before.teardown();
+
+      const restarted = await startTemporal({ dbFilename, port });
+      try {
+        const again = await startTestWorker(restarted, { service: service() });
+        try {
+          const result: AgentJobResult = await restarted.client.workflow.getHandle(workflowId).result();
+          assert.equal(result.status, 'completed');
+        } finally {
+          await again.stop();
+        }
+      } finally {
+        await restarted.teardown();
+      }
+      assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1);
+      assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
