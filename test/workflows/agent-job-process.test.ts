@@ -94,7 +94,7 @@ describe('agentJob: process failures', () => {
       try {
         const again = await startTestWorker(restarted, { service: service() });
         try {
-          const result: AgentJobResult = await restarted.client.workflow.getHandle(workflowId).result();
+          const result = (await restarted.client.workflow.getHandle(workflowId).result()) as AgentJobResult;
           assert.equal(result.status, 'completed');
         } finally {
           await again.stop();
