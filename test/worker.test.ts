@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -9,6 +8,7 @@ import { awaitAgentJob, startAgentJob } from '../src/client/agent-jobs';
 import { startSimulator, type Simulator } from '../src/simulator';
 import { startTemporal } from './helpers/temporal';
 import { startWorkerProcess } from './helpers/worker-process';
+import { freePort } from './helpers/ports';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
@@ -73,12 +73,3 @@ test('a bad configuration stops the worker at start-up with a message naming the
   assert.match(stderr, /DOCS_API_KEY: must have the form <prefix>_<secret>/);
   assert.ok(!stderr.includes('not-a-key'), 'the bad key is not echoed');
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { inspect } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { DocsApiClient } from '../../src/docs-api/client';
@@ -17,6 +16,7 @@ import {
   TimeoutError,
 } from '../../src/docs-api/errors';
 import { startSimulator, type Simulator } from '../../src/simulator';
+import { freePort } from '../helpers/ports';
 
 let sim: Simulator;
 let client: DocsApiClient;
@@ -227,7 +227,7 @@ describe('error classes', () => {
   });
 
   test('a refused connection is safe to retry', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const refused = new DocsApiClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: sim.apiKey });
     const error = await rejectsWith(refused.createJob('p', { prompt: 'x' }), NetworkError);
     assert.equal(error.code, 'ECONNREFUSED');
@@ -298,12 +298,3 @@ describe('malformed responses and schema drift', () => {
     assert.ok(wrongType.field && wrongType.field !== '(root)');
   });
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}

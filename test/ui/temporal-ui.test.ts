@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { chromium, type Browser } from 'playwright-core';
@@ -8,6 +7,7 @@ import { startAgentJob, awaitAgentJob } from '../../src/client/agent-jobs';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { startTemporal } from '../helpers/temporal';
 import { startTestWorker, type TestWorker } from '../helpers/worker';
+import { freePort } from '../helpers/ports';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_FLAGS = [
@@ -66,12 +66,3 @@ test('an operator finds a job by DocsProjectId in the Temporal UI and sees its s
   assert.ok(!text.includes(sim.apiKey), 'the API key never reaches the UI');
   await page.close();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
