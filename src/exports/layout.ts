@@ -6,7 +6,12 @@ export function fileSafe(value: string): string {
   return value.replace(/[^A-Za-z0-9._-]/g, '-');
 }
 
-export function exportDirectory(exportDir: string, projectId: string, dateFrom: string, dateTo: string): string {
+export function exportDirectory(
+  exportDir: string,
+  projectId: string,
+  dateFrom: string,
+  dateTo: string,
+): string {
   return path.join(exportDir, fileSafe(projectId), `${fileSafe(dateFrom)}_${fileSafe(dateTo)}`);
 }
 
