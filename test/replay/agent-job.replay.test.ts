@@ -24,6 +24,16 @@ function load(name: string): { text: string; events: RecordedEvent[] } {
   return { text, events: (JSON.parse(text) as { events: RecordedEvent[] }).events };
 }
 
+/**
+ * The recorded workflow id. Replay must use it: the poll jitter is derived from the workflow id (like any
+ * workflowInfo() field, it is part of the run's deterministic input), so a made-up id replays other timers.
+ */
+function workflowIdOf(history: ReturnType<typeof historyFromJson>): string {
+  const workflowId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId;
+  assert.ok(workflowId, 'the first event names the workflow id');
+  return workflowId;
+}
+
 const count = (events: RecordedEvent[], suffix: string) =>
   events.filter((event) => event.eventType.endsWith(suffix)).length;
 
@@ -40,22 +50,15 @@ describe('agentJob: replay of committed histories', () => {
     );
   });
 
-  // KNOWN BUG (open): agent-job-long.json, recorded with this same code, fails replay at event 29 (a timer
-  // where the history has the poll activity), right after a poll whose first attempt was retried. Kept running
-  // as a todo so the failure stays visible until the workflow is fixed; see the closing note of 2026-11-22.
-  const knownNondeterministic = new Set(['agent-job-long.json']);
   for (const name of files) {
-    const todo = knownNondeterministic.has(name)
-      ? 'known nondeterminism after a retried poll (open bug)'
-      : false;
-    test(`replays ${name} deterministically with the current workflow code`, { todo }, async () => {
+    test(`replays ${name} deterministically with the current workflow code`, async () => {
       installQuietRuntime();
       const history = historyFromJson(load(name).text);
       assert.ok(!/bearer|authorization/i.test(historyBytes(history).toString('latin1')), 'no credentials');
       await Worker.runReplayHistory(
         { workflowBundle: await workflowBundle() },
         history,
-        name.replace(/\.json$/, ''),
+        workflowIdOf(history),
       );
     });
   }

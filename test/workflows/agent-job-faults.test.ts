@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
+import { Worker } from '@temporalio/worker';
 import { getAgentJobState } from '../../src/client/agent-jobs';
 import { AgentJobFailureType, type AgentJobState } from '../../src/contract/agent-job';
+import { workflowBundle } from '../helpers/temporal';
 import {
   eventually,
   requestsOf,
@@ -30,7 +32,8 @@ describe('agentJob: transient errors while polling', () => {
     const projectId = uniqueProject('poll-429');
     h.sim.configureProject(projectId, { jobs: { durationMs: 1500, outcome: 'completed' } });
     h.sim.faults.add({ route: 'getJob', projectId, kind: 'rateLimit', retryAfter: { seconds: 2 }, times: 2 });
-    const result = await (await startJob(h.client, { projectId, prompt: 'Rate limited reads' })).result();
+    const handle = await startJob(h.client, { projectId, prompt: 'Rate limited reads' });
+    const result = await handle.result();
 
     const reads = requestsOf(h.sim, { projectId, route: 'getJob' });
     assert.equal(result.status, 'completed');
@@ -40,6 +43,12 @@ describe('agentJob: transient errors while polling', () => {
     );
     assert.equal(result.polls, reads.filter((r) => r.status === 200).length);
     for (const gap of gapsOf(reads.slice(0, 3).map(timeOf))) assert.ok(gap >= 1950, `waited ${gap} ms`);
+    // A worker that restarts replays such a run (retried first attempt) from history without divergence.
+    await Worker.runReplayHistory(
+      { workflowBundle: await workflowBundle() },
+      await handle.fetchHistory(),
+      handle.workflowId,
+    );
   });
 
   test('a burst of 5xx on get-job is retried by the activity and not counted as polls', async () => {
