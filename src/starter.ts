@@ -10,6 +10,7 @@ import {
   scheduleDescribe,
   scheduleSimple,
   scheduleUpdate,
+  scheduleUpdateSpec,
 } from './cli/export-commands';
 import { helpText, type FlagSpec } from './cli/flags';
 import {
@@ -52,7 +53,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'schedule update': {
     summary: 'change time, zone or export options',
-    spec: scheduleCreateSpec,
+    spec: scheduleUpdateSpec,
     run: scheduleUpdate,
   },
   'schedule describe': { summary: 'show a schedule', spec: projectOnly, run: scheduleDescribe },

@@ -147,7 +147,7 @@ describe('starter CLI', () => {
     assert.equal(csv.trim().split('\n').length, 61);
   });
 
-  test('schedule create, describe, pause, delete; describe of a missing schedule exits 3', async () => {
+  test('schedule create, describe, update, pause, delete; describe of a missing schedule exits 3', async () => {
     assert.equal(
       (await cli('schedule', 'create', '--project', 'cli-sched', '--at', '03:00', '--tz', 'Europe/Paris'))
         .code,
@@ -156,6 +156,19 @@ describe('starter CLI', () => {
     const described = await cli('schedule', 'describe', '--project', 'cli-sched', '--json');
     assert.equal(described.code, 0, described.stderr);
     assert.equal((JSON.parse(described.stdout) as { timeZone: string }).timeZone, 'Europe/Paris');
+    const updated = await cli('schedule', 'update', '--project', 'cli-sched', '--concurrency', '2');
+    assert.equal(updated.code, 0, updated.stderr);
+    const afterUpdate = JSON.parse(
+      (await cli('schedule', 'describe', '--project', 'cli-sched', '--json')).stdout,
+    ) as {
+      timeZone: string;
+      calendars: { hour: { start: number }[] }[];
+    };
+    assert.equal(afterUpdate.timeZone, 'Europe/Paris', 'a zone not given to update is kept');
+    assert.equal(afterUpdate.calendars[0]?.hour[0]?.start, 3, 'a time not given to update is kept');
+    const badUpdate = await cli('schedule', 'update', '--project', 'cli-sched', '--tz', 'Mars/Olympus');
+    assert.equal(badUpdate.code, 2);
+    assert.match(badUpdate.stderr, /timeZone: must be an IANA time zone/);
     assert.equal((await cli('schedule', 'pause', '--project', 'cli-sched')).code, 0);
     assert.equal(
       (

@@ -1,22 +1,23 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { once } from 'node:events';
 import { Context } from '@temporalio/activity';
-import { EXPORT_FORMATS, type ExportFormat, type VisitorTotals } from '../contract/visitors-export';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import {
+  VisitorsExportFailureType,
+  type ExportFormat,
+  type VisitorsExportManifest,
+  type VisitorTotals,
+} from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
-import type { VisitorRow } from '../docs-api/schemas';
-import { temporaryPathFor, writeFileAtomic } from '../exports/atomic-file';
-import { encoderFor } from '../exports/formats';
-import { exportDirectory, exportFileName, stagedPagePath, stagingDirectory } from '../exports/layout';
+import { finishExportDirectory } from '../exports/export-files';
+import { exportDirectory, exportFileName } from '../exports/layout';
+import { mergeStagedPages } from '../exports/merge';
+import { ExportStaging, pruneStaleStaging, StagingMissingError } from '../exports/staging';
 import { toApplicationFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
 
 export interface VisitorsExportActivityDeps {
   docsApi: DocsApiClient;
-  /** Root of exports and of the staging area; shared by all worker hosts in a multi-host deployment. */
+  /** Root of exports and of their staging area: one volume shared by every worker host (see docs). */
   exportDir: string;
 }
 
@@ -43,12 +44,14 @@ export interface MergeRequest {
   dateFrom: string;
   dateTo: string;
   pageSize: number;
-  /** Offsets 0, pageSize, ... up to and including the last page. */
+  /** Pages at offsets 0, pageSize, … up to and including the last one. */
   pages: number;
   /** Sum of the rows the page activities reported. */
   expectedRows: number;
   totals: VisitorTotals;
   format: ExportFormat;
+  /** Warnings found before the merge (totals mismatch…), recorded in the manifest too. */
+  warnings: string[];
   workflowId: string;
   runId: string;
 }
@@ -57,19 +60,22 @@ export interface MergeResult {
   files: string[];
   rows: number;
   sha256: string;
-  duplicatePaths: string[];
   duplicateCount: number;
+  /** Warnings of the merge itself (duplicates, row count mismatch); the manifest holds these and the request's. */
   warnings: string[];
 }
 
-const MAX_REPORTED_DUPLICATES = 20;
+/** Staging areas untouched this long belong to exports that were terminated: the next cleanup removes them. */
+const STALE_STAGING_MS = 7 * 24 * 3_600_000;
 
 export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsExportActivityDeps) {
   return {
-    /** Fetches one offset page and stages its rows on disk (idempotent: a retry rewrites the same file). */
+    /** Fetches one offset page and stages its rows (idempotent: a retry rewrites the same file). */
     async fetchVisitorsPage(request: PageRequest): Promise<PageSummary> {
+      const signal = Context.current().cancellationSignal;
       let page;
       try {
+        // Heartbeats let a worker that dies mid-request be noticed after heartbeatTimeout, not startToClose.
         page = await whileHeartbeating(() =>
           docsApi.getVisitors(
             request.projectId,
@@ -79,17 +85,20 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
               limit: request.limit,
               offset: request.offset,
             },
-            { signal: Context.current().cancellationSignal },
+            { signal },
           ),
         );
       } catch (error) {
+        // Reported as cancelled (not failed) when the workflow cancelled the page: past the end, or shut down.
+        if (signal.aborted) throw new CancelledFailure('page cancelled while its request was in flight');
         throw toApplicationFailure(error);
       }
-      const lines = page.visitors.map((row) => JSON.stringify(row)).join('\n');
-      await writeFileAtomic(
-        stagedPagePath(exportDir, request.exportKey, request.offset),
-        lines.length > 0 ? `${lines}\n` : '',
-      );
+      try {
+        await new ExportStaging(exportDir, request.exportKey).writePage(request.offset, page.visitors);
+      } catch (error) {
+        if (error instanceof StagingMissingError) throw stagingMissing(error.message);
+        throw error;
+      }
       return {
         offset: request.offset,
         rows: page.visitors.length,
@@ -99,104 +108,83 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
     },
 
     /**
-     * Merges the staged pages in offset order into the export file, then totals.json and manifest.json,
-     * each written atomically; removes the staging area when done.
+     * Merges the staged pages in offset order into the export file, then writes totals.json and manifest.json.
+     * Leaves the staging area in place, so that a retry (say, after the worker died before reporting) redoes the
+     * same merge; `removeVisitorsExportStaging` removes it afterwards.
      */
     async mergeVisitorsExport(request: MergeRequest): Promise<MergeResult> {
-      const targetDir = exportDirectory(exportDir, request.projectId, request.dateFrom, request.dateTo);
-      await fs.mkdir(targetDir, { recursive: true });
-      const target = path.join(targetDir, exportFileName(request.format));
-      const tmp = temporaryPathFor(target);
-      const hash = createHash('sha256');
-      const out = createWriteStream(tmp);
-      const write = async (chunk: string): Promise<void> => {
-        if (chunk === '') return;
-        hash.update(chunk);
-        if (!out.write(chunk)) await once(out, 'drain');
-      };
-      const encoder = encoderFor(request.format);
-      const seen = new Set<string>();
-      const duplicates: string[] = [];
-      let duplicateCount = 0;
-      let stagedRows = 0;
-      let written = 0;
-      try {
-        await write(encoder.start());
-        for (let page = 0; page < request.pages; page++) {
-          Context.current().heartbeat({ page });
-          const file = stagedPagePath(exportDir, request.exportKey, page * request.pageSize);
-          const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
-          for await (const line of lines) {
-            if (line === '') continue;
-            const row = JSON.parse(line) as VisitorRow;
-            stagedRows += 1;
-            if (seen.has(row.path)) {
-              duplicateCount += 1;
-              if (duplicates.length < MAX_REPORTED_DUPLICATES) duplicates.push(row.path);
-              continue;
-            }
-            seen.add(row.path);
-            await write(encoder.row(row, written));
-            written += 1;
-          }
-        }
-        await write(encoder.end());
-        out.end();
-        await once(out, 'finish');
-        await fs.rename(tmp, target);
-      } catch (error) {
-        out.destroy();
-        await fs.rm(tmp, { force: true });
-        throw error;
+      const staging = new ExportStaging(exportDir, request.exportKey);
+      const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
+      const missing = await staging.missingPages(offsets);
+      if (missing.length > 0) {
+        throw stagingMissing(
+          `${missing.length} staged page(s) not found under ${staging.directory} (offsets ${missing.slice(0, 5).join(', ')}): ` +
+            'EXPORT_DIR must be one volume shared by every worker host that runs this task queue',
+        );
       }
+      const directory = exportDirectory(exportDir, request.projectId, request.dateFrom, request.dateTo);
+      const file = exportFileName(request.format);
+      const merged = await mergeStagedPages({
+        staging,
+        offsets,
+        format: request.format,
+        target: path.join(directory, file),
+        onPage: (page) => Context.current().heartbeat({ page }),
+      });
 
       const warnings: string[] = [];
-      if (stagedRows !== request.expectedRows) {
+      if (merged.stagedRows !== request.expectedRows) {
         warnings.push(
-          `row count mismatch: pages reported ${request.expectedRows} rows, staged files hold ${stagedRows}`,
+          `row count mismatch: pages reported ${request.expectedRows} rows, staged files hold ${merged.stagedRows}`,
         );
       }
-      if (duplicateCount > 0) {
+      if (merged.duplicateCount > 0) {
         warnings.push(
-          `${duplicateCount} path(s) appeared on more than one page (first occurrence kept): ${duplicates.join(', ')}`,
+          `${merged.duplicateCount} row(s) repeated a path already seen (first occurrence kept): ${merged.duplicatePaths.join(', ')}`,
         );
       }
-      const sha256 = hash.digest('hex');
-      await removeOtherFormats(targetDir, request.format);
-      const totalsFile = path.join(targetDir, 'totals.json');
-      await writeFileAtomic(totalsFile, `${JSON.stringify(request.totals, null, 2)}\n`);
-      const manifestFile = path.join(targetDir, 'manifest.json');
-      const manifest = {
+      const manifest: VisitorsExportManifest = {
         projectId: request.projectId,
         range: { dateFrom: request.dateFrom, dateTo: request.dateTo, dateToExclusive: true },
-        file: path.basename(target),
+        file,
         format: request.format,
-        rows: written,
+        rows: merged.rows,
         pages: request.pages,
-        sha256,
+        sha256: merged.sha256,
         totals: request.totals,
-        warnings,
+        warnings: [...request.warnings, ...warnings],
         generatedAt: new Date().toISOString(),
         workflowId: request.workflowId,
         runId: request.runId,
       };
-      await writeFileAtomic(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-      await fs.rm(stagingDirectory(exportDir, request.exportKey), { recursive: true, force: true });
+      const files = await finishExportDirectory(directory, manifest);
       return {
-        files: [target, totalsFile, manifestFile],
-        rows: written,
-        sha256,
-        duplicatePaths: duplicates,
-        duplicateCount,
+        files: [files.exportFile, files.totalsFile, files.manifestFile],
+        rows: merged.rows,
+        sha256: merged.sha256,
+        duplicateCount: merged.duplicateCount,
         warnings,
       };
+    },
+
+    /** Creates the export's staging area before its first page (idempotent). */
+    async prepareVisitorsExportStaging(exportKey: string): Promise<void> {
+      await new ExportStaging(exportDir, exportKey).prepare();
+    },
+
+    /** Removes an export's staging area (idempotent), and any staging area abandoned long ago. */
+    async removeVisitorsExportStaging(exportKey: string): Promise<void> {
+      await new ExportStaging(exportDir, exportKey).remove();
+      await pruneStaleStaging(exportDir, STALE_STAGING_MS);
     },
   };
 }
 
-/** A re-run in another format replaces the export whole: the previous format's file goes. */
-async function removeOtherFormats(dir: string, keep: ExportFormat): Promise<void> {
-  for (const format of EXPORT_FORMATS) {
-    if (format !== keep) await fs.rm(path.join(dir, exportFileName(format)), { force: true });
-  }
+/** Non-retryable: another attempt on the same misconfigured hosts, or after cleanup, cannot find it either. */
+function stagingMissing(message: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: VisitorsExportFailureType.stagingMissing,
+    nonRetryable: true,
+    message,
+  });
 }

@@ -9,7 +9,7 @@ import {
   triggerVisitorsSchedule,
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
-  type VisitorsScheduleOptions,
+  type VisitorsScheduleChanges,
 } from '../client/schedules';
 import { EXPORT_FORMATS, type ExportFormat } from '../contract/visitors-export';
 import { parseApiDate } from '../contract/validation';
@@ -106,20 +106,32 @@ export const scheduleCreateSpec: FlagSpec = {
   concurrency: { type: 'string', description: 'pages in flight, 1..16' },
 };
 
-function scheduleOptionsOf(argv: string[]): { options: VisitorsScheduleOptions; json: boolean } {
-  const flags = parseFlags(argv, scheduleCreateSpec);
+export const scheduleUpdateSpec: FlagSpec = {
+  ...scheduleCreateSpec,
+  at: { type: 'string', description: 'time of day HH:MM (unchanged when not given)' },
+  tz: { type: 'string', description: 'IANA time zone (unchanged when not given)' },
+};
+
+/** The schedule settings given on the command line; a flag not given is left out. */
+function scheduleFlagsOf(
+  argv: string[],
+  spec: FlagSpec,
+): { changes: VisitorsScheduleChanges; json: boolean } {
+  const flags = parseFlags(argv, spec);
   const pageSize = intFlag(flags['page-size'], 'page-size');
   const concurrency = intFlag(flags.concurrency, 'concurrency');
   const format = formatFlag(flags.format);
-  const catchup = stringFlag(flags['catchup-window']);
+  const at = stringFlag(flags.at);
+  const timeZone = stringFlag(flags.tz);
+  const catchupWindow = stringFlag(flags['catchup-window']);
   return {
     json: flags.json === true,
-    options: {
+    changes: {
       projectId: stringFlag(flags.project) ?? '',
-      at: stringFlag(flags.at) ?? '',
-      timeZone: stringFlag(flags.tz) ?? 'UTC',
-      ...(catchup ? { catchupWindow: catchup } : {}),
-      ...(format ? { format } : {}),
+      ...(at === undefined ? {} : { at }),
+      ...(timeZone === undefined ? {} : { timeZone }),
+      ...(catchupWindow === undefined ? {} : { catchupWindow }),
+      ...(format === undefined ? {} : { format }),
       ...(pageSize === undefined ? {} : { pageSize }),
       ...(concurrency === undefined ? {} : { concurrency }),
     },
@@ -127,16 +139,21 @@ function scheduleOptionsOf(argv: string[]): { options: VisitorsScheduleOptions; 
 }
 
 export async function scheduleCreate(argv: string[], ctx: CommandContext): Promise<number> {
-  const { options, json } = scheduleOptionsOf(argv);
-  const handle = await createVisitorsSchedule(await ctx.client(), { ...options, taskQueue: ctx.taskQueue });
+  const { changes, json } = scheduleFlagsOf(argv, scheduleCreateSpec);
+  const handle = await createVisitorsSchedule(await ctx.client(), {
+    ...changes,
+    at: changes.at ?? '',
+    timeZone: changes.timeZone ?? 'UTC',
+    taskQueue: ctx.taskQueue,
+  });
   print(json, { scheduleId: handle.scheduleId }, `schedule id: ${handle.scheduleId}`);
   return ExitCode.ok;
 }
 
 export async function scheduleUpdate(argv: string[], ctx: CommandContext): Promise<number> {
-  const { options, json } = scheduleOptionsOf(argv);
-  await updateVisitorsSchedule(await ctx.client(), { ...options, taskQueue: ctx.taskQueue });
-  print(json, { updated: options.projectId }, 'updated');
+  const { changes, json } = scheduleFlagsOf(argv, scheduleUpdateSpec);
+  await updateVisitorsSchedule(await ctx.client(), { ...changes, taskQueue: ctx.taskQueue });
+  print(json, { updated: changes.projectId }, 'updated');
   return ExitCode.ok;
 }
 

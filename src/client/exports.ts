@@ -1,4 +1,4 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { getProgressQuery } from '../contract/messages';
 import {
   DEFAULT_TASK_QUEUE,
@@ -6,7 +6,7 @@ import {
   visitorsExportWorkflowId,
   WorkflowType,
 } from '../contract/names';
-import { parseOrThrow } from '../contract/validation';
+import { InputValidationError, parseOrThrow } from '../contract/validation';
 import {
   visitorsExportInputSchema,
   type ExportProgress,
@@ -17,35 +17,71 @@ import type { visitorsExport } from '../workflows/visitors-export';
 
 export type VisitorsExportHandle = WorkflowHandle<typeof visitorsExport>;
 
+/** A manual export names its range; only scheduled runs omit the dates. */
+export type ManualVisitorsExportInput = Omit<VisitorsExportInput, 'continuation' | 'dateFrom' | 'dateTo'> & {
+  dateFrom: string;
+  dateTo: string;
+};
+
 /**
  * Starts an export of an explicit range with the deterministic id `visitors-export/<projectId>/<from>_<to>`.
- * Input is validated first: a bad field throws InputValidationError naming it, and nothing is started.
+ * While that range is being exported, the running export is returned (its options win); once it has closed, a
+ * new run starts and replaces the range's files. Input is validated first: a bad field throws
+ * InputValidationError naming it, and Temporal is not contacted.
  */
 export async function startVisitorsExport(
   client: Client,
-  input: VisitorsExportInput & { dateFrom: string; dateTo: string },
+  input: ManualVisitorsExportInput,
   options: { taskQueue?: string } = {},
 ): Promise<VisitorsExportHandle> {
-  parseOrThrow(visitorsExportInputSchema, input, 'visitorsExport input');
-  return client.workflow.start<typeof visitorsExport>(WorkflowType.visitorsExport, {
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo),
-    // A re-run of a finished range is allowed and replaces its files; a running one is not started twice.
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    args: [input],
-    typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
-    staticSummary: `Visitors export ${input.projectId} ${input.dateFrom} → ${input.dateTo}`,
-  });
+  validateManualInput(input);
+  const workflowId = visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo);
+  try {
+    return await client.workflow.start<typeof visitorsExport>(WorkflowType.visitorsExport, {
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      workflowId,
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [input],
+      typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
+      staticSummary: `Visitors export ${input.projectId} ${input.dateFrom} → ${input.dateTo}`,
+    });
+  } catch (error) {
+    // Raised by servers that do not support the conflict policy: the running export is the one to follow.
+    if (error instanceof WorkflowExecutionAlreadyStartedError) {
+      return client.workflow.getHandle<typeof visitorsExport>(workflowId);
+    }
+    throw error;
+  }
 }
 
+/** Starts (or joins) the export of a range and waits for its result. */
 export async function runVisitorsExport(
   client: Client,
-  input: VisitorsExportInput & { dateFrom: string; dateTo: string },
+  input: ManualVisitorsExportInput,
   options: { taskQueue?: string } = {},
 ): Promise<VisitorsExportResult> {
   return (await startVisitorsExport(client, input, options)).result();
 }
 
+/** `{ pagesDone, rowsDone, inFlight, done }` of a running or closed export (following continue-as-new). */
 export async function getExportProgress(client: Client, workflowId: string): Promise<ExportProgress> {
   return client.workflow.getHandle(workflowId).query(getProgressQuery);
+}
+
+function validateManualInput(input: ManualVisitorsExportInput): void {
+  const issues: { field: string; rule: string }[] = [];
+  for (const field of ['dateFrom', 'dateTo'] as const) {
+    if (typeof input[field] !== 'string' || input[field] === '') {
+      issues.push({ field, rule: 'is required for an export started by hand' });
+    }
+  }
+  if ('continuation' in input) issues.push({ field: 'continuation', rule: 'is set by the workflow itself' });
+  try {
+    parseOrThrow(visitorsExportInputSchema, input, 'visitorsExport input');
+  } catch (error) {
+    if (!(error instanceof InputValidationError)) throw error;
+    issues.push(...error.issues.filter((issue) => !issues.some((known) => known.field === issue.field)));
+  }
+  if (issues.length > 0) throw new InputValidationError(issues, 'visitorsExport input');
 }

@@ -24,21 +24,24 @@ export interface VisitorsExportInput {
   retryOnTotalsMismatch?: boolean;
   /** Export events after which the workflow continues as new (default 1,000); tests lower it. */
   continueAsNewAfterEvents?: number;
-  /** Internal: progress carried across continue-as-new. */
+  /** Set by the workflow itself when it continues as new; clients must not pass it. */
   continuation?: VisitorsExportContinuation;
 }
 
 /** Plain JSON carried through continue-as-new: counts only, the rows stay staged on disk. */
 export interface VisitorsExportContinuation {
+  /** Names the staging area of this export attempt (stable across continue-as-new). */
   exportKey: string;
   dateFrom: string;
   dateTo: string;
-  nextOffset: number;
+  /** Pages counted so far, in offset order: the next run starts at offset pagesDone * pageSize. */
   pagesDone: number;
   rowsDone: number;
   totals: VisitorTotals | null;
   totalsMismatch: boolean;
+  /** 1, or 2 when the whole export runs again after pages disagreed on totals. */
   attempt: number;
+  warnings: string[];
 }
 
 export interface VisitorTotals {
@@ -58,12 +61,44 @@ export interface VisitorsExportResult {
   warnings: string[];
 }
 
+/** Failure types the workflow ends with (ApplicationFailure.type), for callers that match on them. */
+export const VisitorsExportFailureType = {
+  /** A field of the input breaks a rule; nothing was requested. Non-retryable. */
+  invalidInput: 'InvalidInput',
+  /** A page the export needs failed for good (a 4xx, or retries exhausted); `cause` is the service's error. */
+  pageFailed: 'VisitorsExportPageFailed',
+  /** A page or the merge could not find the export's staging area: EXPORT_DIR is not shared by every host. */
+  stagingMissing: 'ExportStagingMissing',
+} as const;
+
+/** Content of `manifest.json`, written last beside the export file. */
+export interface VisitorsExportManifest {
+  projectId: string;
+  range: { dateFrom: string; dateTo: string; dateToExclusive: true };
+  file: string;
+  format: ExportFormat;
+  rows: number;
+  pages: number;
+  /** sha256 (hex) of the export file's bytes. */
+  sha256: string;
+  totals: VisitorTotals;
+  warnings: string[];
+  generatedAt: string;
+  workflowId: string;
+  runId: string;
+}
+
 export interface ExportProgress {
   pagesDone: number;
   rowsDone: number;
   inFlight: number;
   done: boolean;
 }
+
+/** An IANA zone name that this runtime's Intl knows (the workflow sandbox uses the same V8 data). */
+export const timeZoneSchema = z
+  .string({ error: 'must be a string' })
+  .refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Paris"');
 
 export const visitorsExportInputSchema = z
   .object({
@@ -83,10 +118,7 @@ export const visitorsExportInputSchema = z
       .max(MAX_CONCURRENCY, `must be at most ${MAX_CONCURRENCY}`)
       .optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-    timeZone: z
-      .string({ error: 'must be a string' })
-      .refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Paris"')
-      .optional(),
+    timeZone: timeZoneSchema.optional(),
     retryOnTotalsMismatch: z.boolean({ error: 'must be true or false' }).optional(),
     continueAsNewAfterEvents: z
       .number({ error: 'must be a number' })
@@ -95,15 +127,15 @@ export const visitorsExportInputSchema = z
       .optional(),
     continuation: z
       .object({
-        exportKey: z.string(),
-        dateFrom: z.string(),
-        dateTo: z.string(),
-        nextOffset: z.number().int().min(0),
+        exportKey: z.string().min(1),
+        dateFrom: apiDateSchema,
+        dateTo: apiDateSchema,
         pagesDone: z.number().int().min(0),
         rowsDone: z.number().int().min(0),
         totals: z.object({ human: z.number(), ai: z.number(), total: z.number() }).nullable(),
         totalsMismatch: z.boolean(),
-        attempt: z.number().int().min(1),
+        attempt: z.number().int().min(1).max(2),
+        warnings: z.array(z.string()),
       })
       .optional(),
   })

@@ -1,26 +1,25 @@
-import { z } from 'zod';
 import { fnv1a, seededRandom } from './hash';
-import type { FaultRule, RouteName } from './types';
+import { parseFaultRule } from './schemas';
+import type { FaultController, FaultKind, FaultRule, RouteName } from './types';
 
-export const faultRuleSchema = z
-  .object({
-    route: z.enum(['createJob', 'getJob', 'sendMessage', 'getVisitors', '*']),
-    projectId: z.string().optional(),
-    kind: z.enum(['latency', 'status', 'rateLimit', 'hang', 'reset', 'malformed', 'drift']),
-    latencyMs: z.number().int().min(0).optional(),
-    status: z.number().int().min(100).max(599).optional(),
-    retryAfter: z
-      .union([z.object({ seconds: z.number().min(0) }), z.object({ httpDateInSeconds: z.number().min(0) })])
-      .optional(),
-    afterProcessing: z.boolean().optional(),
-    malformed: z.enum(['not-json', 'html-200', 'no-content-type', 'truncated-json']).optional(),
-    drift: z
-      .enum(['unknown-status', 'missing-id', 'extra-fields', 'wrong-types', 'archivedAt-omitted'])
-      .optional(),
-    times: z.number().int().min(1).optional(),
-    probability: z.number().min(0).max(1).optional(),
-  })
-  .strict();
+/**
+ * When a kind acts on a request: 'delay' before anything else, 'disrupt' instead of (or after) the service's
+ * answer, 'shape' on a 2xx answer. One rule per stage applies to a request, so a latency rule composes with a
+ * status or drift rule.
+ */
+export type FaultStage = 'delay' | 'disrupt' | 'shape';
+
+const STAGE_OF: Record<FaultKind, FaultStage> = {
+  latency: 'delay',
+  status: 'disrupt',
+  rateLimit: 'disrupt',
+  hang: 'disrupt',
+  reset: 'disrupt',
+  malformed: 'shape',
+  drift: 'shape',
+};
+
+const RANDOM_SEED = fnv1a('docs-sim-faults');
 
 interface ActiveRule {
   id: string;
@@ -28,15 +27,16 @@ interface ActiveRule {
   remaining: number;
 }
 
-/** Faults injected on demand, matched in the order they were added. */
-export class FaultController {
+/** Faults injected on demand; within a stage the earliest added matching rule wins. */
+export class FaultRules implements FaultController {
   #rules: ActiveRule[] = [];
   #nextId = 0;
-  #random = seededRandom(fnv1a('faults'));
+  #random = seededRandom(RANDOM_SEED);
 
   add(rule: FaultRule): string {
+    const parsed = parseFaultRule(rule);
     const id = `fault_${++this.#nextId}`;
-    this.#rules.push({ id, rule: { ...rule }, remaining: rule.times ?? Infinity });
+    this.#rules.push({ id, rule: parsed, remaining: parsed.times ?? Infinity });
     return id;
   }
 
@@ -46,19 +46,39 @@ export class FaultController {
 
   clear(): void {
     this.#rules = [];
-    this.#random = seededRandom(fnv1a('faults'));
+    this.#random = seededRandom(RANDOM_SEED);
   }
 
   list(): FaultRule[] {
-    return this.#rules.map((r) => ({ ...r.rule }));
+    return this.#rules.map((r) => structuredClone(r.rule));
   }
 
-  /** The fault that applies to this request, consuming one of its `times`. */
-  take(route: RouteName, projectId: string | undefined): FaultRule | undefined {
+  /** The rules with their ids and how many applications remain (null: unlimited). */
+  entries(): { id: string; remaining: number | null; rule: FaultRule }[] {
+    return this.#rules.map((r) => ({
+      id: r.id,
+      remaining: Number.isFinite(r.remaining) ? r.remaining : null,
+      rule: structuredClone(r.rule),
+    }));
+  }
+
+  has(id: string): boolean {
+    return this.#rules.some((r) => r.id === id);
+  }
+
+  /** The rule of this stage that applies to the request, consuming one of its `times`. */
+  take(
+    stage: FaultStage,
+    route: RouteName,
+    projectId: string,
+    applicable: (rule: FaultRule) => boolean = () => true,
+  ): FaultRule | undefined {
     for (const active of this.#rules) {
       const { rule } = active;
+      if (STAGE_OF[rule.kind] !== stage) continue;
       if (rule.route !== '*' && rule.route !== route) continue;
       if (rule.projectId !== undefined && rule.projectId !== projectId) continue;
+      if (!applicable(rule)) continue;
       if (rule.probability !== undefined && this.#random() >= rule.probability) continue;
       active.remaining -= 1;
       if (active.remaining <= 0) this.remove(active.id);

@@ -1,4 +1,4 @@
-/** FNV-1a 32-bit: a fast, deterministic hash for the synthetic data set and seeded fault draws. */
+/** FNV-1a 32-bit: a fast, deterministic hash of a string. */
 export function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -6,6 +6,17 @@ export function fnv1a(text: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash >>> 0;
+}
+
+/** The murmur3 finaliser: spreads every input bit over the 32-bit result. */
+export function mix32(value: number): number {
+  let h = value >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */

@@ -1,3 +1,16 @@
-export { startSimulator, type Simulator } from './server';
-export type { FaultController } from './faults';
-export type * from './types';
+export { startSimulator } from './server';
+export type {
+  FaultController,
+  FaultKind,
+  FaultRule,
+  JobBehaviour,
+  JobOutcome,
+  JobStatus,
+  ProjectConfig,
+  RequestLogEntry,
+  RouteName,
+  SimJobSnapshot,
+  Simulator,
+  SimulatorOptions,
+  SimulatorStats,
+} from './types';

@@ -1,22 +1,41 @@
-import type { JobBehaviour, SimJobSnapshot } from './types';
+import { randomBytes } from 'node:crypto';
+import type { JobOutcome, JobStatus, SimJobSnapshot } from './types';
 
-interface JobRecord {
-  id: string;
-  projectId: string;
-  prompt: string;
-  createdAt: number;
-  behaviour: JobBehaviour;
-  /** Until when the job is active; after it, `outcome` applies. */
-  activeUntil: number;
-  /** Set by completeJob: the terminal transition happened now, with this outcome. */
-  forced?: { outcome: JobBehaviour['outcome']; at: number };
-  prNumber: number;
-  messages: { prompt: string; at: number }[];
+export const SOURCE_ORG = 'sim-org';
+export const MODEL = 'sim-agent-1';
+
+export interface ResolvedBehaviour {
+  durationMs: number;
+  outcome: JobOutcome;
+  archiveAfterMs: number;
 }
 
-export interface JobView {
+export interface Job {
+  readonly id: string;
+  readonly projectId: string;
+  readonly prompt: string;
+  readonly createdAt: number;
+  /** Captured at creation: configuring the project later does not change running jobs. */
+  readonly behaviour: ResolvedBehaviour;
+  /** Until when the job is active; after it, the outcome applies. */
+  activeUntil: number;
+  /** Set by completeJob: the terminal transition happened at `at`, with this outcome. */
+  forced?: { outcome: JobOutcome; at: number };
+  /** Each repository numbers its pull requests; a follow-up pushes to the same one. */
+  readonly prNumber: number;
+  readonly messages: { prompt: string; at: number }[];
+}
+
+export interface JobState {
+  status: JobStatus;
+  prLink: string | null;
+  archivedAt: number | null;
+}
+
+/** The job object of the interface (section 2.1). */
+export interface JobBody {
   id: string;
-  status: string;
+  status: JobStatus;
   source: { repository: string; ref: string };
   model: string;
   prLink: string | null;
@@ -24,84 +43,82 @@ export interface JobView {
   archivedAt: string | null;
 }
 
-/** Agent jobs with a lazily evaluated state machine: the status is derived from the clock on every read. */
+/** Agent jobs whose status is derived from the clock on every read, so no timers run. */
 export class JobStore {
-  readonly #jobs = new Map<string, JobRecord>();
-  #sequence = 0;
-  #prNumbers = 0;
+  readonly #jobs = new Map<string, Job>();
+  readonly #prNumbers = new Map<string, number>();
 
   constructor(private readonly clock: () => number) {}
 
-  create(projectId: string, prompt: string, behaviour: JobBehaviour): JobRecord {
+  create(projectId: string, prompt: string, behaviour: ResolvedBehaviour): Job {
     const now = this.clock();
-    const id = `job_${(++this.#sequence).toString(36).padStart(6, '0')}${(now % 1679616).toString(36)}`;
-    const job: JobRecord = {
-      id,
+    const prNumber = (this.#prNumbers.get(projectId) ?? 0) + 1;
+    this.#prNumbers.set(projectId, prNumber);
+    const job: Job = {
+      id: `job_${randomBytes(8).toString('hex')}`,
       projectId,
       prompt,
       createdAt: now,
       behaviour,
       activeUntil: now + behaviour.durationMs,
-      prNumber: ++this.#prNumbers,
+      prNumber,
       messages: [],
     };
-    this.#jobs.set(id, job);
+    this.#jobs.set(job.id, job);
     return job;
   }
 
-  find(projectId: string, id: string): JobRecord | undefined {
+  /** The job, if it exists in this project. */
+  find(projectId: string, id: string): Job | undefined {
     const job = this.#jobs.get(id);
-    return job && job.projectId === projectId ? job : undefined;
+    return job?.projectId === projectId ? job : undefined;
   }
 
-  get(id: string): JobRecord | undefined {
-    return this.#jobs.get(id);
-  }
-
-  /** Records a message: an active job stays active longer; a completed job becomes active again. */
-  addMessage(job: JobRecord, prompt: string): void {
+  /** Records a message: the job is active for another full duration, whether it was active or completed. */
+  addMessage(job: Job, prompt: string): void {
     const now = this.clock();
     job.messages.push({ prompt, at: now });
     delete job.forced;
     job.activeUntil = now + job.behaviour.durationMs;
-    job.prNumber = job.prNumber || ++this.#prNumbers;
   }
 
-  complete(id: string, outcome?: JobBehaviour['outcome']): void {
+  /** Forces the terminal transition now; false for an unknown job. */
+  complete(id: string, outcome?: JobOutcome): boolean {
     const job = this.#jobs.get(id);
-    if (!job) throw new Error(`no job ${id}`);
+    if (!job) return false;
     job.forced = { outcome: outcome ?? job.behaviour.outcome, at: this.clock() };
+    return true;
   }
 
-  status(job: JobRecord): { status: string; archivedAt: number | null; prLink: string | null } {
+  state(job: Job): JobState {
     const now = this.clock();
-    const endedAt = job.forced?.at ?? job.activeUntil;
-    if (!job.forced && now < job.activeUntil) return { status: 'active', archivedAt: null, prLink: null };
+    if (!job.forced && now < job.activeUntil) return { status: 'active', prLink: null, archivedAt: null };
     const outcome = job.forced?.outcome ?? job.behaviour.outcome;
-    const prLink = `https://github.com/sim-org/${job.projectId}-docs/pull/${job.prNumber}`;
+    const endedAt = job.forced?.at ?? job.activeUntil;
+    const prLink = `https://github.com/${repository(job.projectId)}/pull/${job.prNumber}`;
     switch (outcome) {
       case 'completed':
-        return { status: 'completed', archivedAt: null, prLink };
+        return { status: 'completed', prLink, archivedAt: null };
       case 'completed-no-edits':
-        return { status: 'completed', archivedAt: null, prLink: null };
+        return { status: 'completed', prLink: null, archivedAt: null };
       case 'failed':
-        return { status: 'failed', archivedAt: null, prLink: null };
+        return { status: 'failed', prLink: null, archivedAt: null };
       case 'archived': {
-        const archivedAt = endedAt + (job.forced ? 0 : job.behaviour.archiveAfterMs);
+        const archivedAt = job.forced ? endedAt : endedAt + job.behaviour.archiveAfterMs;
         return now < archivedAt
-          ? { status: 'completed', archivedAt: null, prLink }
-          : { status: 'archived', archivedAt, prLink };
+          ? { status: 'completed', prLink, archivedAt: null }
+          : { status: 'archived', prLink, archivedAt };
       }
     }
   }
 
-  view(job: JobRecord): JobView {
-    const { status, archivedAt, prLink } = this.status(job);
+  body(job: Job): JobBody {
+    const { status, prLink, archivedAt } = this.state(job);
     return {
       id: job.id,
       status,
-      source: { repository: `sim-org/${job.projectId}-docs`, ref: 'main' },
-      model: 'sim-agent-1',
+      source: { repository: repository(job.projectId), ref: 'main' },
+      model: MODEL,
       prLink,
       createdAt: new Date(job.createdAt).toISOString(),
       archivedAt: archivedAt === null ? null : new Date(archivedAt).toISOString(),
@@ -111,14 +128,14 @@ export class JobStore {
   snapshot(id: string): SimJobSnapshot | undefined {
     const job = this.#jobs.get(id);
     if (!job) return undefined;
-    const view = this.view(job);
+    const body = this.body(job);
     return {
       id: job.id,
       projectId: job.projectId,
-      status: view.status,
-      prLink: view.prLink,
-      createdAt: view.createdAt,
-      archivedAt: view.archivedAt,
+      status: body.status,
+      prLink: body.prLink,
+      createdAt: body.createdAt,
+      archivedAt: body.archivedAt,
       prompt: job.prompt,
       messages: job.messages.map((m) => ({ ...m })),
     };
@@ -126,5 +143,10 @@ export class JobStore {
 
   clear(): void {
     this.#jobs.clear();
+    this.#prNumbers.clear();
   }
+}
+
+function repository(projectId: string): string {
+  return `${SOURCE_ORG}/${projectId}-docs`;
 }

@@ -1,64 +1,51 @@
-import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import { maskKey, parseCli, USAGE } from './cli';
 import { startSimulator } from './server';
 
-const flagsSchema = z.object({
-  port: z.coerce.number({ error: '--port must be a number' }).int().min(0).max(65535),
-  host: z.string().min(1),
-  paths: z.coerce.number({ error: '--paths must be a number' }).int().min(0),
-  'job-duration-ms': z.coerce.number({ error: '--job-duration-ms must be a number' }).int().min(0),
-  outcome: z.enum(['completed', 'completed-no-edits', 'failed', 'archived'], {
-    error: '--outcome must be completed, completed-no-edits, failed or archived',
-  }),
-  'print-key': z.boolean(),
-});
-
+/** The standalone simulator: `tsx src/simulator/main.ts [--port 4010] …` (see USAGE); exit code 2 for bad flags. */
 async function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        port: { type: 'string', default: '4010' },
-        host: { type: 'string', default: '127.0.0.1' },
-        paths: { type: 'string', default: '120' },
-        'job-duration-ms': { type: 'string', default: '20000' },
-        outcome: { type: 'string', default: 'completed' },
-        'print-key': { type: 'boolean', default: false },
-      },
-    }));
-  } catch (error) {
-    fail(error instanceof Error ? error.message : String(error));
+  const parsed = parseCli(process.argv.slice(2), process.env);
+  if (!parsed.ok) {
+    console.error(`simulator: ${parsed.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
   }
-  const parsed = flagsSchema.safeParse(values);
-  if (!parsed.success) fail(parsed.error.issues.map((i) => i.message).join('; '));
-  const flags = parsed.data;
-  const envKey = process.env.DOCS_API_KEY;
-  if (envKey !== undefined && !/^[A-Za-z0-9]+_\S+$/.test(envKey))
-    fail('DOCS_API_KEY must have the form <prefix>_<secret>');
+  const config = parsed.config;
+  if (config.help) {
+    console.log(USAGE);
+    return;
+  }
   const sim = await startSimulator({
-    port: flags.port,
-    host: flags.host,
-    ...(envKey ? { apiKey: envKey } : {}),
-    jobs: { durationMs: flags['job-duration-ms'], outcome: flags.outcome },
-    analytics: { paths: flags.paths },
+    host: config.host,
+    port: config.port,
+    ...(config.apiKey !== undefined ? { apiKey: config.apiKey } : {}),
+    jobs: { durationMs: config.jobDurationMs, outcome: config.outcome },
+    analytics: { paths: config.paths },
   });
-  if (!envKey) {
-    const prefix = sim.apiKey.split('_')[0] ?? 'sim';
+  if (config.apiKey === undefined) {
     console.log(
-      flags['print-key']
-        ? `generated API key: ${sim.apiKey}`
-        : `generated API key ${prefix}_**** (--print-key shows it)`,
+      config.printKey
+        ? `DOCS_API_KEY is not set: generated API key ${sim.apiKey}`
+        : `DOCS_API_KEY is not set: generated API key ${maskKey(sim.apiKey)} (--print-key prints it)`,
     );
+  } else {
+    console.log(`accepting the API key from DOCS_API_KEY (${maskKey(config.apiKey)})`);
   }
   console.log(`simulator listening on ${sim.url}`);
-  const stop = (): void => void sim.close().then(() => process.exit(0));
+
+  const stop = (signal: NodeJS.Signals): void => {
+    console.log(`simulator: ${signal}, stopping`);
+    // A second signal while closing stops at once.
+    process.once(signal, () => process.exit(130));
+    void sim.close().then(() => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    });
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
 
-function fail(message: string): never {
-  console.error(`simulator: ${message}`);
-  process.exit(2);
-}
-
-void main();
+main().catch((error: unknown) => {
+  console.error(`simulator: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

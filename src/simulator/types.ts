@@ -1,77 +1,133 @@
 export type RouteName = 'createJob' | 'getJob' | 'sendMessage' | 'getVisitors';
 export type JobOutcome = 'completed' | 'completed-no-edits' | 'failed' | 'archived';
+export type JobStatus = 'active' | 'completed' | 'failed' | 'archived';
 
 export interface JobBehaviour {
-  /** How long a job (or a job re-activated by a message) stays active. */
+  /** How long a job (or a job re-activated by a message) stays active. Default 2000. */
   durationMs: number;
+  /** Default 'completed'. */
   outcome: JobOutcome;
-  /** For outcome 'archived': shown completed for this long before archived (0 = archived straight away). */
-  archiveAfterMs: number;
+  /** For outcome 'archived': completed first, archived this long after completion (0 = archived straight from active). */
+  archiveAfterMs?: number;
 }
 
 export interface ProjectConfig {
   jobs?: Partial<JobBehaviour>;
+  /** Number of paths of the project's analytics data set (0 to 1,000,000). */
   visitorPaths?: number;
 }
 
 export interface SimulatorOptions {
+  /** Default '127.0.0.1'. */
   host?: string;
+  /** Default 0 (ephemeral). */
   port?: number;
+  /** The accepted admin key, `<letters/digits>_<secret>`; default a random 'sim_<32 hex>'. */
   apiKey?: string;
+  /** Defaults for every project. */
   jobs?: Partial<JobBehaviour>;
+  /** Default 120 paths per project; the seed makes a different (still deterministic) data set. */
   analytics?: { paths?: number; seed?: string };
+  /** Per project, in a rolling hour; defaults 100 and 100, as the service documents. */
   rateLimit?: { createPerHour?: number; messagePerHour?: number };
+  /** ms since the epoch; default Date.now. Drives job transitions, rate limits, log times and the default date range. */
   clock?: () => number;
-  /** Request log entries kept (oldest dropped first). */
+  /** Request log entries kept, oldest dropped first; default 200,000. */
   maxLogEntries?: number;
 }
 
+export type FaultKind = 'latency' | 'status' | 'rateLimit' | 'hang' | 'reset' | 'malformed' | 'drift';
+
 export interface FaultRule {
   route: RouteName | '*';
+  /** Only requests for this project. */
   projectId?: string;
-  kind: 'latency' | 'status' | 'rateLimit' | 'hang' | 'reset' | 'malformed' | 'drift';
+  kind: FaultKind;
+  /** 'latency' (required): delay, then answer normally. */
   latencyMs?: number;
+  /** 'status' (required): 400..599, answered with a JSON error body. */
   status?: number;
+  /** 'rateLimit' (default 1 second) and optionally 'status': Retry-After as seconds or as an HTTP date that far ahead. */
   retryAfter?: { seconds: number } | { httpDateInSeconds: number };
-  /** The service acts (job created, message recorded) before the fault. */
+  /** 'status', 'reset', 'hang': the service acted (job created, message recorded) before failing. Default false. */
   afterProcessing?: boolean;
+  /** 'malformed' (required): applied to 2xx answers only. */
   malformed?: 'not-json' | 'html-200' | 'no-content-type' | 'truncated-json';
+  /** 'drift' (required): schema drift in an otherwise 2xx answer. */
   drift?: 'unknown-status' | 'missing-id' | 'extra-fields' | 'wrong-types' | 'archivedAt-omitted';
+  /** Apply to the next N matching requests; default unlimited until removed. */
   times?: number;
+  /** 0..1, drawn from a seeded deterministic generator (re-seeded by clear and reset). */
   probability?: number;
 }
 
+export interface FaultController {
+  /** Validates the rule (throws a TypeError naming the field) and returns its id. */
+  add(rule: FaultRule): string;
+  remove(id: string): void;
+  clear(): void;
+  list(): FaultRule[];
+}
+
 export interface SimulatorStats {
+  /** Requests that reached an operation's path with its method, whatever the answer. */
   requests: Record<RouteName, number>;
   jobsCreated: number;
   jobsCreatedByProject: Record<string, number>;
   messagesAccepted: number;
+  /** Answers of the service routes (not of /__sim/ routes), by status, plus 'reset' and 'hang'. */
   responsesByStatus: Record<string, number>;
 }
 
 export interface RequestLogEntry {
+  /** 1, 2, … in arrival order (restarts after reset). */
   seq: number;
+  /** The x-request-id the answer carries (or would have carried, for a reset or hang). */
+  requestId: string;
+  /** Arrival time, ms since the epoch, from the simulator's clock. */
   at: number;
   route: RouteName | 'control' | 'unknown';
   method: string;
+  /** The path as received (still percent-encoded). */
   path: string;
   query: Record<string, string>;
   projectId?: string;
   jobId?: string;
   prompt?: string;
+  /** The status sent; 0 while the answer is still pending (e.g. during injected latency). */
   status: number | 'reset' | 'hang';
-  fault?: FaultRule['kind'];
+  fault?: FaultKind;
+  /** The service acted: job created or read, message recorded, analytics page computed. */
   processed: boolean;
+  /** A valid key was presented (always true for /__sim/ routes, which need none). */
   authOk: boolean;
 }
 
 export interface SimJobSnapshot {
   id: string;
   projectId: string;
-  status: string;
+  status: JobStatus;
   prLink: string | null;
   createdAt: string;
   archivedAt: string | null;
   prompt: string;
   messages: { prompt: string; at: number }[];
+}
+
+export interface Simulator {
+  /** e.g. http://127.0.0.1:41234 (no trailing slash). */
+  readonly url: string;
+  readonly apiKey: string;
+  /** Validates (throws a TypeError naming the field) and merges into the project's configuration. */
+  configureProject(projectId: string, cfg: ProjectConfig): void;
+  readonly faults: FaultController;
+  /** Forces the terminal transition now; throws for an unknown job. */
+  completeJob(jobId: string, outcome?: JobOutcome): void;
+  stats(): SimulatorStats;
+  requests(): readonly RequestLogEntry[];
+  job(jobId: string): SimJobSnapshot | undefined;
+  /** Clears jobs, faults, counters, log, rate-limit windows and project configuration. */
+  reset(): void;
+  /** Stops listening and destroys open and hanging connections; idempotent. */
+  close(): Promise<void>;
 }

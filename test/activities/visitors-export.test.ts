@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import {
   createVisitorsExportActivities,
@@ -11,8 +12,9 @@ import {
   type MergeResult,
   type PageSummary,
 } from '../../src/activities/visitors-export';
+import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { DocsApiClient } from '../../src/docs-api/client';
-import { stagedPagePath } from '../../src/exports/layout';
+import { stagedPagePath, stagingDirectory } from '../../src/exports/layout';
 import { startSimulator, type Simulator } from '../../src/simulator';
 
 let sim: Simulator;
@@ -28,6 +30,10 @@ beforeEach(async () => {
   exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'export-activities-'));
   activities = createVisitorsExportActivities({ docsApi, exportDir });
 });
+afterEach(async () => {
+  sim.reset();
+  await fs.rm(exportDir, { recursive: true, force: true });
+});
 after(async () => {
   await docsApi.close();
   await sim.close();
@@ -36,11 +42,11 @@ after(async () => {
 const range = { projectId: 'acme', dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 async function stagePages(exportKey: string, pageSize: number, pages: number): Promise<PageSummary[]> {
-  const env = new MockActivityEnvironment();
+  await new MockActivityEnvironment().run(activities.prepareVisitorsExportStaging, exportKey);
   const summaries: PageSummary[] = [];
   for (let page = 0; page < pages; page++) {
     summaries.push(
-      await env.run(activities.fetchVisitorsPage, {
+      await new MockActivityEnvironment().run(activities.fetchVisitorsPage, {
         exportKey,
         ...range,
         offset: page * pageSize,
@@ -65,82 +71,233 @@ function mergeRequest(
     expectedRows: summaries.reduce((sum, s) => sum + s.rows, 0),
     totals: summaries[0]?.totals ?? { human: 0, ai: 0, total: 0 },
     format,
+    warnings: [],
     workflowId: 'wf-1',
     runId: 'run-1',
   };
 }
 
-describe('visitors export activities', () => {
-  test('a page stages its rows on disk and returns counts only', async () => {
+function merge(request: MergeRequest): Promise<MergeResult> {
+  return new MockActivityEnvironment().run(activities.mergeVisitorsExport, request);
+}
+
+async function readManifest(result: MergeResult): Promise<VisitorsExportManifest> {
+  return JSON.parse(await fs.readFile(result.files[2] ?? '', 'utf8')) as VisitorsExportManifest;
+}
+
+function pathsOf(content: string, format: MergeRequest['format']): string[] {
+  if (format === 'json') return (JSON.parse(content) as { path: string }[]).map((row) => row.path);
+  const lines = content.trim().split('\n');
+  if (format === 'csv') return lines.slice(1).map((line) => line.split(',')[0] ?? '');
+  return lines.map((line) => (JSON.parse(line) as { path: string }).path);
+}
+
+describe('fetchVisitorsPage', () => {
+  test('stages its rows on disk and returns counts only', async () => {
     const [summary] = await stagePages('k1', 10, 1);
     assert.deepEqual(Object.keys(summary ?? {}).sort(), ['hasMore', 'offset', 'rows', 'totals']);
     assert.equal(summary?.rows, 10);
+    assert.equal(summary?.hasMore, true);
     const staged = await fs.readFile(stagedPagePath(exportDir, 'k1', 0), 'utf8');
     assert.equal(staged.trim().split('\n').length, 10);
   });
 
+  test('a page fetched twice (a retry) leaves one whole staged file and no temporary file', async () => {
+    await stagePages('again', 10, 1);
+    const first = await fs.readFile(stagedPagePath(exportDir, 'again', 0), 'utf8');
+    await stagePages('again', 10, 1);
+    assert.equal(await fs.readFile(stagedPagePath(exportDir, 'again', 0), 'utf8'), first);
+    assert.deepEqual(await fs.readdir(stagingDirectory(exportDir, 'again')), ['page-000000000000.ndjson']);
+  });
+
+  test('a page that ends after its export was cleaned up fails and leaves no stray file', async () => {
+    await assert.rejects(
+      new MockActivityEnvironment().run(activities.fetchVisitorsPage, {
+        exportKey: 'cleaned',
+        ...range,
+        offset: 0,
+        limit: 10,
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.type, 'ExportStagingMissing');
+        assert.equal(error.nonRetryable, true);
+        assert.match(
+          error.message,
+          /does not exist: the export was cleaned up, or EXPORT_DIR is not one volume/,
+        );
+        return true;
+      },
+    );
+    assert.deepEqual(await fs.readdir(exportDir), []);
+  });
+
+  test('a page cancelled while its request is in flight reports cancellation and stages nothing', async () => {
+    await new MockActivityEnvironment().run(activities.prepareVisitorsExportStaging, 'cancelled');
+    sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 5000 });
+    const env = new MockActivityEnvironment();
+    const page = env.run(activities.fetchVisitorsPage, {
+      exportKey: 'cancelled',
+      ...range,
+      offset: 0,
+      limit: 10,
+    });
+    setTimeout(() => env.cancel(), 200);
+    await assert.rejects(page, CancelledFailure);
+    assert.deepEqual(await fs.readdir(stagingDirectory(exportDir, 'cancelled')), []);
+  });
+
+  test('a 4xx becomes a non-retryable failure typed with the error class; nothing is staged', async () => {
+    sim.faults.add({ route: 'getVisitors', kind: 'status', status: 403 });
+    await assert.rejects(stagePages('denied', 10, 1), (error: unknown) => {
+      assert.ok(error instanceof ApplicationFailure);
+      assert.equal(error.type, 'AuthError');
+      assert.equal(error.nonRetryable, true);
+      return true;
+    });
+    assert.deepEqual(await fs.readdir(stagingDirectory(exportDir, 'denied')), []);
+  });
+
+  test('a 429 is retryable and carries Retry-After as the next retry delay', async () => {
+    sim.faults.add({ route: 'getVisitors', kind: 'rateLimit', retryAfter: { seconds: 7 } });
+    await assert.rejects(stagePages('limited', 10, 1), (error: unknown) => {
+      assert.ok(error instanceof ApplicationFailure);
+      assert.equal(error.type, 'RateLimitedError');
+      assert.equal(error.nonRetryable, false);
+      assert.equal(error.nextRetryDelay, 7000);
+      return true;
+    });
+  });
+});
+
+describe('mergeVisitorsExport', () => {
   for (const format of ['csv', 'ndjson', 'json'] as const) {
-    test(`merge writes ${format} in offset order with totals and a manifest whose sha256 matches`, async () => {
+    test(`writes ${format} in offset order with totals.json and a manifest whose sha256 matches`, async () => {
       const summaries = await stagePages(`k-${format}`, 10, 3);
-      const result: MergeResult = await new MockActivityEnvironment().run(
-        activities.mergeVisitorsExport,
-        mergeRequest(`k-${format}`, summaries, 10, format),
-      );
+      const result = await merge(mergeRequest(`k-${format}`, summaries, 10, format));
       assert.equal(result.rows, 25);
       assert.deepEqual(result.warnings, []);
-      const [file, totalsFile, manifestFile] = result.files as [string, string, string];
+      const [file, totalsFile] = result.files as [string, string, string];
+      assert.equal(file, path.join(exportDir, 'acme', '2026-11-01_2026-11-02', `visitors.${format}`));
       const content = await fs.readFile(file, 'utf8');
       assert.equal(createHash('sha256').update(content).digest('hex'), result.sha256);
-      const manifest = JSON.parse(await fs.readFile(manifestFile, 'utf8')) as Record<string, unknown>;
+      const manifest = await readManifest(result);
       assert.equal(manifest.sha256, result.sha256);
       assert.equal(manifest.rows, 25);
+      assert.equal(manifest.pages, 3);
+      assert.equal(manifest.file, `visitors.${format}`);
+      assert.deepEqual(manifest.range, { ...pick(range, 'dateFrom', 'dateTo'), dateToExclusive: true });
+      assert.equal(manifest.workflowId, 'wf-1');
+      assert.ok(!Number.isNaN(Date.parse(manifest.generatedAt)));
       assert.deepEqual(JSON.parse(await fs.readFile(totalsFile, 'utf8')), summaries[0]?.totals);
-      const paths =
-        format === 'csv'
-          ? content
-              .trim()
-              .split('\n')
-              .slice(1)
-              .map((line) => line.split(',')[0])
-          : format === 'ndjson'
-            ? content
-                .trim()
-                .split('\n')
-                .map((line) => (JSON.parse(line) as { path: string }).path)
-            : (JSON.parse(content) as { path: string }[]).map((row) => row.path);
+      const paths = pathsOf(content, format);
+      assert.equal(paths.length, 25);
       assert.deepEqual(paths, [...paths].sort(), 'rows in offset order');
-      await assert.rejects(fs.access(path.join(exportDir, '.staging', `k-${format}`)), 'staging removed');
+      assert.deepEqual(
+        (await fs.readdir(path.dirname(file))).sort(),
+        ['manifest.json', 'totals.json', `visitors.${format}`],
+        'no temporary file is left',
+      );
     });
   }
 
-  test('a path seen on two pages is reported once and kept once; a row count mismatch is reported', async () => {
+  test('a path seen twice is kept once (first occurrence) and reported; rows are counted against pages', async () => {
     const summaries = await stagePages('dup', 10, 3);
     const firstRow = (await fs.readFile(stagedPagePath(exportDir, 'dup', 0), 'utf8')).split('\n')[0];
     await fs.appendFile(stagedPagePath(exportDir, 'dup', 10), `${firstRow}\n`);
-    const result: MergeResult = await new MockActivityEnvironment().run(
-      activities.mergeVisitorsExport,
-      mergeRequest('dup', summaries, 10, 'csv'),
-    );
+    const result = await merge({
+      ...mergeRequest('dup', summaries, 10, 'csv'),
+      warnings: ['from the pages'],
+    });
     assert.equal(result.rows, 25);
     assert.equal(result.duplicateCount, 1);
-    assert.match(
-      result.warnings.join('\n'),
-      /row count mismatch: pages reported 25 rows, staged files hold 26/,
-    );
-    assert.match(result.warnings.join('\n'), /1 path\(s\) appeared on more than one page/);
+    const warnings = result.warnings.join('\n');
+    assert.match(warnings, /row count mismatch: pages reported 25 rows, staged files hold 26/);
+    assert.match(warnings, /1 row\(s\) repeated a path already seen \(first occurrence kept\): \/\w+\/page-/);
+    assert.deepEqual((await readManifest(result)).warnings, ['from the pages', ...result.warnings]);
   });
 
-  test('a CSV field with a comma or quote is quoted', async () => {
-    await fs.mkdir(path.dirname(stagedPagePath(exportDir, 'q', 0)), { recursive: true });
+  test('a CSV field with a comma or a quote is quoted (RFC 4180)', async () => {
+    await fs.mkdir(stagingDirectory(exportDir, 'q'), { recursive: true });
     await fs.writeFile(
       stagedPagePath(exportDir, 'q', 0),
       `${JSON.stringify({ path: '/a,"b"', human: 1, ai: 0, total: 1 })}\n`,
     );
-    const result: MergeResult = await new MockActivityEnvironment().run(activities.mergeVisitorsExport, {
-      ...mergeRequest('q', [], 10, 'csv'),
-      pages: 1,
-      expectedRows: 1,
-    });
+    const result = await merge({ ...mergeRequest('q', [], 10, 'csv'), pages: 1, expectedRows: 1 });
     assert.equal(await fs.readFile(result.files[0] ?? '', 'utf8'), 'path,human,ai,total\n"/a,""b""",1,0,1\n');
   });
+
+  test('0 rows: csv has its header, json an empty array, ndjson nothing', async () => {
+    for (const [format, expected] of [
+      ['csv', 'path,human,ai,total\n'],
+      ['json', '[\n]\n'],
+      ['ndjson', ''],
+    ] as const) {
+      await fs.mkdir(stagingDirectory(exportDir, `e-${format}`), { recursive: true });
+      await fs.writeFile(stagedPagePath(exportDir, `e-${format}`, 0), '');
+      const result = await merge({ ...mergeRequest(`e-${format}`, [], 250, format), pages: 1 });
+      assert.equal(await fs.readFile(result.files[0] ?? '', 'utf8'), expected);
+    }
+  });
+
+  test('a missing staged page fails non-retryably, naming the shared-volume requirement', async () => {
+    const summaries = await stagePages('gone', 10, 2);
+    await fs.rm(stagedPagePath(exportDir, 'gone', 10));
+    await assert.rejects(merge(mergeRequest('gone', summaries, 10, 'csv')), (error: unknown) => {
+      assert.ok(error instanceof ApplicationFailure);
+      assert.equal(error.type, 'ExportStagingMissing');
+      assert.equal(error.nonRetryable, true);
+      assert.match(error.message, /offsets 10.*EXPORT_DIR must be one volume shared by every worker host/);
+      return true;
+    });
+    await assert.rejects(fs.access(path.join(exportDir, 'acme')), 'nothing is written');
+  });
+
+  test('a merge redone after it succeeded (lost completion) gives the same file; a new format replaces the old', async () => {
+    const summaries = await stagePages('redo', 10, 3);
+    const first = await merge(mergeRequest('redo', summaries, 10, 'json'));
+    const again = await merge(mergeRequest('redo', summaries, 10, 'json'));
+    assert.equal(again.sha256, first.sha256);
+    await merge(mergeRequest('redo', summaries, 10, 'csv'));
+    assert.deepEqual((await fs.readdir(path.dirname(first.files[0] ?? ''))).sort(), [
+      'manifest.json',
+      'totals.json',
+      'visitors.csv',
+    ]);
+  });
+
+  test('date-times make file-system-safe directory names that keep offsets apart', async () => {
+    const at = (dateFrom: string, dateTo: string) => ({
+      ...mergeRequest('dt', [], 10, 'csv'),
+      dateFrom,
+      dateTo,
+    });
+    await fs.mkdir(stagingDirectory(exportDir, 'dt'), { recursive: true });
+    await fs.writeFile(stagedPagePath(exportDir, 'dt', 0), '');
+    const plus = await merge({ ...at('2026-11-01T00:00:00+02:00', '2026-11-02T00:00:00+02:00'), pages: 1 });
+    const minus = await merge({ ...at('2026-11-01T00:00:00-02:00', '2026-11-02T00:00:00-02:00'), pages: 1 });
+    assert.equal(
+      path.basename(path.dirname(plus.files[0] ?? '')),
+      '2026-11-01T00-00-00+02-00_2026-11-02T00-00-00+02-00',
+    );
+    assert.notEqual(path.dirname(plus.files[0] ?? ''), path.dirname(minus.files[0] ?? ''));
+  });
 });
+
+describe('removeVisitorsExportStaging', () => {
+  test('removes the export staging area (idempotent) and staging areas abandoned over a week ago', async () => {
+    await stagePages('done', 10, 1);
+    await stagePages('abandoned', 10, 1);
+    await stagePages('recent', 10, 1);
+    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000);
+    await fs.utimes(stagingDirectory(exportDir, 'abandoned'), eightDaysAgo, eightDaysAgo);
+    const env = new MockActivityEnvironment();
+    await env.run(activities.removeVisitorsExportStaging, 'done');
+    await env.run(activities.removeVisitorsExportStaging, 'done');
+    assert.deepEqual(await fs.readdir(path.join(exportDir, '.staging')), ['recent']);
+  });
+});
+
+function pick<T extends object, K extends keyof T>(value: T, ...keys: K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((key) => [key, value[key]])) as Pick<T, K>;
+}

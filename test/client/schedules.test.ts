@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
+import type { ScheduleDescription } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   backfillVisitorsSchedule,
@@ -20,7 +21,8 @@ import {
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/contract/names';
 import { startSimulator, type Simulator } from '../../src/simulator';
-import { startTemporal, temporalCliPath } from '../helpers/temporal';
+import { Worker } from '@temporalio/worker';
+import { startTemporal, temporalCliPath, workflowBundle } from '../helpers/temporal';
 import { startTestWorker, type TestWorker } from '../helpers/worker';
 
 const exec = promisify(execFile);
@@ -61,48 +63,83 @@ async function completedRanges(scheduleId: string, count: number): Promise<strin
   assert.fail(`schedule ${scheduleId} did not complete ${count} runs`);
 }
 
+/** `<yesterday>_<today>` of the local calendar in `timeZone` now (computed here without the workflow's code). */
+function previousLocalDay(timeZone: string): string {
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone }).format(new Date());
+  const yesterday = new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  return `${yesterday}_${today}`;
+}
+
+function timeOf(described: ScheduleDescription): [number | undefined, number | undefined] {
+  const calendar = described.spec.calendars?.[0];
+  return [calendar?.hour?.[0]?.start, calendar?.minute?.[0]?.start];
+}
+
+function actionInput(described: ScheduleDescription): unknown {
+  return described.action.type === 'startWorkflow' ? described.action.args?.[0] : undefined;
+}
+
 async function exportedRanges(projectId: string): Promise<string[]> {
   return (await fs.readdir(path.join(exportDir, projectId))).sort();
 }
 
 describe('nightly visitors export schedule', () => {
-  test('create, describe, pause, unpause, update, delete', async () => {
+  test('create, describe, pause, unpause, update (only what changes), delete', async () => {
     await createVisitorsSchedule(env.client, {
       projectId: 'lifecycle',
       at: '02:30',
       timeZone: 'Europe/Paris',
+      catchupWindow: '2 hours',
     });
     let described = await describeVisitorsSchedule(env.client, 'lifecycle');
+    assert.equal(described.scheduleId, 'visitors-export-nightly/lifecycle');
     assert.equal(described.spec.timezone, 'Europe/Paris');
+    assert.deepEqual(timeOf(described), [2, 30]);
     assert.equal(described.policies.overlap, 'SKIP');
-    assert.equal(described.policies.catchupWindow, 86_400_000);
+    assert.equal(described.policies.catchupWindow, 7_200_000);
+    assert.equal(described.action.type, 'startWorkflow');
     assert.equal(
       described.action.type === 'startWorkflow' && described.action.workflowType,
       WorkflowType.visitorsExport,
     );
+    assert.deepEqual(actionInput(described), { projectId: 'lifecycle', timeZone: 'Europe/Paris' });
+    assert.ok(described.info.nextActionTimes.length > 0);
+
     await pauseVisitorsSchedule(env.client, 'lifecycle', 'maintenance');
     described = await describeVisitorsSchedule(env.client, 'lifecycle');
     assert.equal(described.state.paused, true);
     assert.equal(described.state.note, 'maintenance');
     await unpauseVisitorsSchedule(env.client, 'lifecycle');
-    await updateVisitorsSchedule(env.client, {
-      projectId: 'lifecycle',
-      at: '04:15',
-      timeZone: 'UTC',
-      format: 'json',
-    });
+
+    await updateVisitorsSchedule(env.client, { projectId: 'lifecycle', at: '04:15' });
     described = await describeVisitorsSchedule(env.client, 'lifecycle');
     assert.equal(described.state.paused, false);
+    assert.deepEqual(timeOf(described), [4, 15]);
+    assert.equal(described.spec.timezone, 'Europe/Paris', 'unchanged settings are kept');
+    assert.equal(described.policies.catchupWindow, 7_200_000);
+
+    await updateVisitorsSchedule(env.client, { projectId: 'lifecycle', timeZone: 'UTC', format: 'json' });
+    described = await describeVisitorsSchedule(env.client, 'lifecycle');
     assert.equal(described.spec.timezone, 'UTC');
-    assert.deepEqual(
-      described.spec.calendars?.[0]?.hour?.map((r) => r.start),
-      [4],
-    );
+    assert.deepEqual(timeOf(described), [4, 15]);
+    assert.deepEqual(actionInput(described), { projectId: 'lifecycle', timeZone: 'UTC', format: 'json' });
+
     await deleteVisitorsSchedule(env.client, 'lifecycle');
     await assert.rejects(describeVisitorsSchedule(env.client, 'lifecycle'), ScheduleNotFoundError);
   });
 
+  test('the catch-up window defaults to 1 day', async () => {
+    await createVisitorsSchedule(env.client, { projectId: 'defaults', at: '03:00', timeZone: 'UTC' });
+    const described = await describeVisitorsSchedule(env.client, 'defaults');
+    assert.equal(described.policies.catchupWindow, 86_400_000);
+    await deleteVisitorsSchedule(env.client, 'defaults');
+  });
+
   test('bad options are rejected before anything is created', async () => {
+    await assert.rejects(
+      updateVisitorsSchedule(env.client, { projectId: 'bad', concurrency: 17 }),
+      /concurrency: must be at most 16/,
+    );
     await assert.rejects(
       createVisitorsSchedule(env.client, { projectId: 'bad', at: '25:00', timeZone: 'UTC' }),
       (error: unknown) =>
@@ -116,14 +153,17 @@ describe('nightly visitors export schedule', () => {
   });
 
   test('trigger exports the previous day of now in the schedule zone', async () => {
-    await createVisitorsSchedule(env.client, { projectId: 'triggered', at: '02:00', timeZone: 'UTC' });
+    // UTC+14: for most of the UTC day, the local date is already the next one.
+    const zone = 'Pacific/Kiritimati';
+    await createVisitorsSchedule(env.client, { projectId: 'triggered', at: '02:00', timeZone: zone });
+    const before = previousLocalDay(zone);
     await triggerVisitorsSchedule(env.client, 'triggered');
-    const today = new Date().toISOString().slice(0, 10);
-    const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
-    assert.deepEqual(await completedRanges('visitors-export-nightly/triggered', 1), [
-      `${yesterday}_${today}`,
-    ]);
-    assert.deepEqual(await exportedRanges('triggered'), [`${yesterday}_${today}`]);
+    const [range] = await completedRanges('visitors-export-nightly/triggered', 1);
+    assert.ok(
+      range === before || range === previousLocalDay(zone),
+      `${range} is the previous day in ${zone}`,
+    );
+    assert.deepEqual(await exportedRanges('triggered'), [range]);
     await deleteVisitorsSchedule(env.client, 'triggered');
   });
 
@@ -139,11 +179,26 @@ describe('nightly visitors export schedule', () => {
       end: new Date('2026-11-12T00:00:00Z'),
     });
     const expected = ['2026-11-09_2026-11-10', '2026-11-10_2026-11-11', '2026-11-11_2026-11-12'];
-    assert.deepEqual(await completedRanges('visitors-export-nightly/backfilled', 3), expected);
+    const scheduleId = 'visitors-export-nightly/backfilled';
+    assert.deepEqual(await completedRanges(scheduleId, 3), expected);
     assert.deepEqual(await exportedRanges('backfilled'), expected);
     for (const range of expected) {
       const csv = await fs.readFile(path.join(exportDir, 'backfilled', range, 'visitors.csv'), 'utf8');
       assert.equal(csv.trim().split('\n').length, 31);
+    }
+    const requested = sim
+      .requests()
+      .filter((r) => r.route === 'getVisitors' && r.projectId === 'backfilled')
+      .map((r) => `${r.query.dateFrom}_${r.query.dateTo}`);
+    assert.deepEqual(
+      [...new Set(requested)].sort(),
+      expected,
+      'the service was asked for exactly these days',
+    );
+    // The ranges above were derived inside the sandbox (V8 Intl); the runs also replay cleanly there.
+    for await (const run of env.client.workflow.list({ query: `TemporalScheduledById = '${scheduleId}'` })) {
+      const history = await env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, run.workflowId);
     }
     await deleteVisitorsSchedule(env.client, 'backfilled');
   });
@@ -157,13 +212,17 @@ describe('nightly visitors export schedule', () => {
       'create',
       ...common,
       '--schedule-id',
-      'cli-nightly',
+      'visitors-export-nightly/cli',
       '--calendar',
       '{"hour":"1","minute":"0"}',
       '--time-zone',
       'Pacific/Auckland',
       '--overlap-policy',
       'Skip',
+      '--catchup-window',
+      '24h',
+      '--search-attribute',
+      'DocsProjectId="cli"',
       '--workflow-id',
       'visitors-export-nightly/cli/run',
       '--type',
@@ -178,7 +237,7 @@ describe('nightly visitors export schedule', () => {
       'backfill',
       ...common,
       '--schedule-id',
-      'cli-nightly',
+      'visitors-export-nightly/cli',
       '--start-time',
       '2026-11-09T00:00:00Z',
       '--end-time',
@@ -187,7 +246,48 @@ describe('nightly visitors export schedule', () => {
       'AllowAll',
     ]);
     const expected = ['2026-11-09_2026-11-10', '2026-11-10_2026-11-11'];
-    assert.deepEqual(await completedRanges('cli-nightly', 2), expected);
+    assert.deepEqual(await completedRanges('visitors-export-nightly/cli', 2), expected);
     assert.deepEqual(await exportedRanges('cli'), expected);
+
+    // The client module manages it like its own: an update keeps the zone and the input it did not change.
+    await updateVisitorsSchedule(env.client, { projectId: 'cli', at: '02:00' });
+    const described = await describeVisitorsSchedule(env.client, 'cli');
+    assert.equal(described.spec.timezone, 'Pacific/Auckland');
+    assert.deepEqual(timeOf(described), [2, 0]);
+    assert.deepEqual(actionInput(described), { projectId: 'cli', timeZone: 'Pacific/Auckland' });
+    assert.equal(described.policies.overlap, 'SKIP');
+    await deleteVisitorsSchedule(env.client, 'cli');
+  });
+
+  test('a CLI schedule whose input has no timeZone exports the previous UTC day and says so', async () => {
+    const cli = temporalCliPath();
+    assert.ok(cli, 'the temporal CLI is needed for this test');
+    const common = ['--address', env.address, '--namespace', 'default', '--schedule-id', 'no-zone'];
+    await exec(cli, [
+      'schedule',
+      'create',
+      ...common,
+      '--cron',
+      '0 1 * * *',
+      '--workflow-id',
+      'no-zone/run',
+      '--type',
+      WorkflowType.visitorsExport,
+      '--task-queue',
+      DEFAULT_TASK_QUEUE,
+      '--input',
+      JSON.stringify({ projectId: 'no-zone' }),
+    ]);
+    const before = previousLocalDay('UTC');
+    await exec(cli, ['schedule', 'trigger', ...common]);
+    const [range] = await completedRanges('no-zone', 1);
+    assert.ok(range === before || range === previousLocalDay('UTC'), `${range} is the previous UTC day`);
+    let workflowId = '';
+    for await (const run of env.client.workflow.list({ query: `TemporalScheduledById = 'no-zone'` })) {
+      workflowId = run.workflowId;
+    }
+    const result = (await env.client.workflow.getHandle(workflowId).result()) as { warnings: string[] };
+    assert.equal(result.warnings.length, 1);
+    assert.match(result.warnings[0] ?? '', /scheduled run without timeZone in its input: .* taken in UTC/);
   });
 });

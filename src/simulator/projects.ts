@@ -1,0 +1,43 @@
+import type { ResolvedBehaviour } from './jobs';
+import { parseProjectConfig } from './schemas';
+import type { ProjectConfig } from './types';
+
+export interface ProjectView {
+  projectId: string;
+  jobs: ResolvedBehaviour;
+  visitorPaths: number;
+}
+
+/** Per-project job behaviour and data-set size, over the simulator-wide defaults. */
+export class Projects {
+  #configs = new Map<string, ProjectConfig>();
+
+  constructor(private readonly defaults: { jobs: ResolvedBehaviour; visitorPaths: number }) {}
+
+  /** Validates (throws a TypeError naming the field) and merges into what was configured before. */
+  configure(projectId: string, cfg: ProjectConfig): ProjectView {
+    const parsed = parseProjectConfig(cfg);
+    const current = this.#configs.get(projectId) ?? {};
+    const merged: ProjectConfig = { ...current };
+    if (parsed.jobs !== undefined) merged.jobs = { ...current.jobs, ...parsed.jobs };
+    if (parsed.visitorPaths !== undefined) merged.visitorPaths = parsed.visitorPaths;
+    this.#configs.set(projectId, merged);
+    return this.view(projectId);
+  }
+
+  behaviour(projectId: string): ResolvedBehaviour {
+    return { ...this.defaults.jobs, ...this.#configs.get(projectId)?.jobs };
+  }
+
+  visitorPaths(projectId: string): number {
+    return this.#configs.get(projectId)?.visitorPaths ?? this.defaults.visitorPaths;
+  }
+
+  view(projectId: string): ProjectView {
+    return { projectId, jobs: this.behaviour(projectId), visitorPaths: this.visitorPaths(projectId) };
+  }
+
+  clear(): void {
+    this.#configs = new Map();
+  }
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import type { FaultKind, FaultRule, JobOutcome, ProjectConfig } from './types';
+
+/** Keys have the form `<letters/digits>_<non-empty>`; the prefix is not fixed (the real service's is `mint_`). */
+export const API_KEY_PATTERN = /^[A-Za-z0-9]+_\S+$/;
+export const MAX_VISITOR_PATHS = 1_000_000;
+
+export const jobOutcomeSchema = z.enum(['completed', 'completed-no-edits', 'failed', 'archived'] satisfies [
+  JobOutcome,
+  ...JobOutcome[],
+]);
+
+export const jobBehaviourPatchSchema = z
+  .object({
+    durationMs: z.number().int().min(0),
+    outcome: jobOutcomeSchema,
+    archiveAfterMs: z.number().int().min(0),
+  })
+  .partial()
+  .strict();
+
+export const visitorPathsSchema = z.number().int().min(0).max(MAX_VISITOR_PATHS);
+
+export const projectConfigSchema = z
+  .object({ jobs: jobBehaviourPatchSchema.optional(), visitorPaths: visitorPathsSchema.optional() })
+  .strict();
+
+export const completeJobSchema = z.object({ outcome: jobOutcomeSchema.optional() }).strict();
+
+export const promptBodySchema = z.object(
+  { prompt: z.string({ error: 'prompt must be a string' }).min(1, 'prompt must not be empty') },
+  { error: 'the body must be a JSON object with a prompt' },
+);
+
+const FAULT_KINDS = [
+  'latency',
+  'status',
+  'rateLimit',
+  'hang',
+  'reset',
+  'malformed',
+  'drift',
+] as const satisfies [FaultKind, ...FaultKind[]];
+
+/** The optional fields each kind takes; any other kind-specific field is a mistake worth reporting. */
+const FIELDS_OF_KIND: Record<FaultKind, readonly string[]> = {
+  latency: ['latencyMs'],
+  status: ['status', 'retryAfter', 'afterProcessing'],
+  rateLimit: ['retryAfter'],
+  hang: ['afterProcessing'],
+  reset: ['afterProcessing'],
+  malformed: ['malformed'],
+  drift: ['drift'],
+};
+const REQUIRED_OF_KIND: Partial<Record<FaultKind, string>> = {
+  latency: 'latencyMs',
+  status: 'status',
+  malformed: 'malformed',
+  drift: 'drift',
+};
+const KIND_SPECIFIC = ['latencyMs', 'status', 'retryAfter', 'afterProcessing', 'malformed', 'drift'] as const;
+
+export const faultRuleSchema = z
+  .object({
+    route: z.enum(['createJob', 'getJob', 'sendMessage', 'getVisitors', '*']),
+    projectId: z.string().min(1).optional(),
+    kind: z.enum(FAULT_KINDS),
+    latencyMs: z.number().int().min(0).max(600_000).optional(),
+    status: z.number().int().min(400).max(599).optional(),
+    retryAfter: z
+      .union([
+        z.object({ seconds: z.number().int().min(0) }).strict(),
+        z.object({ httpDateInSeconds: z.number().int().min(0) }).strict(),
+      ])
+      .optional(),
+    afterProcessing: z.boolean().optional(),
+    malformed: z.enum(['not-json', 'html-200', 'no-content-type', 'truncated-json']).optional(),
+    drift: z
+      .enum(['unknown-status', 'missing-id', 'extra-fields', 'wrong-types', 'archivedAt-omitted'])
+      .optional(),
+    times: z.number().int().min(1).optional(),
+    probability: z.number().min(0).max(1).optional(),
+  })
+  .strict()
+  .superRefine((rule, ctx) => {
+    for (const field of KIND_SPECIFIC) {
+      if (rule[field] !== undefined && !FIELDS_OF_KIND[rule.kind].includes(field)) {
+        ctx.addIssue({ code: 'custom', path: [field], message: `does not apply to kind '${rule.kind}'` });
+      }
+    }
+    const required = REQUIRED_OF_KIND[rule.kind];
+    if (required !== undefined && rule[required as keyof typeof rule] === undefined) {
+      ctx.addIssue({ code: 'custom', path: [required], message: `is required for kind '${rule.kind}'` });
+    }
+  });
+
+export interface Invalid {
+  field: string;
+  message: string;
+}
+
+/** The first issue, as the dotted field it concerns and a message that starts with that field. */
+export function firstIssue(error: z.ZodError, fallbackField: string): Invalid {
+  const issue = error.issues[0];
+  if (!issue) return { field: fallbackField, message: `${fallbackField} is invalid` };
+  const path = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys') {
+    const field = [...path, issue.keys[0] ?? ''].join('.');
+    return { field, message: `${field} is not a known field` };
+  }
+  const field = path.join('.') || fallbackField;
+  return { field, message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}` };
+}
+
+export function parseOrThrow<T>(schema: z.ZodType<unknown>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data as T;
+  const { message } = firstIssue(parsed.error, what);
+  throw new TypeError(`invalid ${what}: ${message}`);
+}
+
+export function parseFaultRule(value: unknown): FaultRule {
+  return parseOrThrow<FaultRule>(faultRuleSchema, value, 'fault rule');
+}
+
+export function parseProjectConfig(value: unknown): ProjectConfig {
+  return parseOrThrow<ProjectConfig>(projectConfigSchema, value, 'project configuration');
+}

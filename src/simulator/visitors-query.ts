@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { DAY_MS } from './analytics';
+import { firstIssue, type Invalid } from './schemas';
+
+/** With no dates, the range is the last 30 full UTC days: from 30 days before today 00:00 UTC up to it. */
+export const DEFAULT_RANGE_DAYS = 30;
+
+export interface VisitorsQuery {
+  limit: number;
+  offset: number;
+  fromMs: number;
+  /** Exclusive. */
+  toMs: number;
+}
+
+function integer(name: string, min: number, max: number): z.ZodType<number, string> {
+  const message =
+    max === Number.MAX_SAFE_INTEGER
+      ? `${name} must be an integer >= ${min}`
+      : `${name} must be an integer from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d{1,16}$/, message)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, message);
+}
+
+function date(name: string): z.ZodType<number, string> {
+  return z
+    .union([z.iso.date(), z.iso.datetime({ offset: true, local: true })], {
+      error: `${name} must be an ISO 8601 date-time or YYYY-MM-DD`,
+    })
+    .transform(toEpochMs);
+}
+
+const querySchema = z.object({
+  limit: integer('limit', 1, 250).optional(),
+  offset: integer('offset', 0, Number.MAX_SAFE_INTEGER).optional(),
+  dateFrom: date('dateFrom').optional(),
+  dateTo: date('dateTo').optional(),
+});
+
+/** Validates the query of the visitors operation; unknown parameters are ignored. */
+export function parseVisitorsQuery(
+  params: URLSearchParams,
+  now: number,
+): { ok: true; query: VisitorsQuery } | ({ ok: false } & Invalid) {
+  const parsed = querySchema.safeParse(Object.fromEntries(params));
+  if (!parsed.success) return { ok: false, ...firstIssue(parsed.error, 'query') };
+  const { limit = 50, offset = 0, dateFrom, dateTo } = parsed.data;
+  const toMs = dateTo ?? Math.floor(now / DAY_MS) * DAY_MS;
+  const fromMs = dateFrom ?? toMs - DEFAULT_RANGE_DAYS * DAY_MS;
+  if (fromMs >= toMs) {
+    return dateTo === undefined
+      ? { ok: false, field: 'dateFrom', message: 'dateFrom must be before dateTo (default: today 00:00 UTC)' }
+      : { ok: false, field: 'dateTo', message: 'dateTo must be after dateFrom' };
+  }
+  return { ok: true, query: { limit, offset, fromMs, toMs } };
+}
+
+function toEpochMs(value: string): number {
+  if (value.length === 10) return Date.parse(`${value}T00:00:00Z`);
+  // A date-time without an offset is read as UTC, as the service's timestamps are.
+  return Date.parse(/(?:Z|[+-]\d{2}:\d{2})$/i.test(value) ? value : `${value}Z`);
+}

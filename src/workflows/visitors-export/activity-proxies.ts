@@ -1,0 +1,43 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { createVisitorsExportActivities } from '../../activities/visitors-export';
+
+type ExportActivities = ReturnType<typeof createVisitorsExportActivities>;
+
+/**
+ * A page is an idempotent GET staged under a fixed name: retried freely (1 s doubling to 30 s; Retry-After wins
+ * through nextRetryDelay). 4xx failures are non-retryable already. The page heartbeats while its request is in
+ * flight, so a dead worker is noticed after 15 s and a cancelled page stops at once.
+ */
+export const { fetchVisitorsPage } = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '60 seconds',
+  heartbeatTimeout: '15 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 20,
+  },
+});
+
+/** The merge streams every staged page once; it heartbeats per page and may be redone whole. */
+export const { mergeVisitorsExport } = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+  },
+});
+
+export const { prepareVisitorsExportStaging, removeVisitorsExportStaging } =
+  proxyActivities<ExportActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: {
+      initialInterval: '2 seconds',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 5,
+    },
+  });

@@ -1,0 +1,23 @@
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { VisitorsExportFailureType } from '../../contract/visitors-export';
+
+export function invalidInput(message: string, issues?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    message,
+    type: VisitorsExportFailureType.invalidInput,
+    nonRetryable: true,
+    ...(issues === undefined ? {} : { details: [issues] }),
+  });
+}
+
+/** A page the export needs failed for good: names the offset, keeps the service's error as the cause. */
+export function pageFailed(offset: number, error: unknown): ApplicationFailure {
+  const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return ApplicationFailure.create({
+    message: `visitors page at offset ${offset} failed: ${message}`,
+    type: VisitorsExportFailureType.pageFailed,
+    nonRetryable: true,
+    ...(cause instanceof Error ? { cause } : {}),
+  });
+}

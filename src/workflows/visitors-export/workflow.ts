@@ -1,0 +1,220 @@
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  log,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { PageSummary } from '../../activities/visitors-export';
+import { DocsProjectIdKey } from '../../contract/names';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_PAGE_SIZE,
+  type VisitorsExportContinuation,
+  type VisitorsExportInput,
+  type VisitorsExportResult,
+  type VisitorTotals,
+} from '../../contract/visitors-export';
+import {
+  fetchVisitorsPage,
+  mergeVisitorsExport,
+  prepareVisitorsExportStaging,
+  removeVisitorsExportStaging,
+} from './activity-proxies';
+import { resolveRange, validateInput } from './input';
+import { PageWindow } from './page-window';
+import { ProgressReporter } from './progress';
+
+/** A page costs about 6 events: 1,000 events is about 150 pages per run, far below the 2,000-event bound. */
+const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 1000;
+/** Half of the 2 MB bound: rows never enter history, so this is a safety net, not the usual trigger. */
+const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
+const MAX_WARNINGS = 20;
+
+/**
+ * Exports a project's unique visitors for a date range: fans out over offset pages, stages their rows on disk,
+ * merges them in offset order into one file with totals.json and manifest.json. Only counts enter history;
+ * long exports continue as new, carrying counts and the next offset.
+ */
+export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
+  const input = validateInput(rawInput);
+  const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
+  const format = input.format ?? 'csv';
+  const state = input.continuation ?? firstRunState(input);
+  const { projectId } = input;
+  if (workflowInfo().typedSearchAttributes.get(DocsProjectIdKey) !== projectId) {
+    upsertSearchAttributes([{ key: DocsProjectIdKey, value: projectId }]);
+  }
+  const progress = new ProgressReporter(
+    `**Visitors export** ${projectId} · ${state.dateFrom} → ${state.dateTo} (exclusive)` +
+      (state.attempt > 1 ? ' · second attempt' : ''),
+    { pagesDone: state.pagesDone, rowsDone: state.rowsDone },
+  );
+
+  const eventLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+  const window: PageWindow = new PageWindow({
+    firstOffset: state.pagesDone * pageSize,
+    pageSize,
+    concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
+    fetchPage: (offset) =>
+      fetchVisitorsPage({
+        exportKey: state.exportKey,
+        projectId,
+        dateFrom: state.dateFrom,
+        dateTo: state.dateTo,
+        offset,
+        limit: pageSize,
+      }),
+    shouldPause: () => continueAsNewDue(eventLimit),
+    onPage: (page) => countPage(state, page, pageSize),
+    onChange: () =>
+      progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight: window.inFlight }),
+  });
+  const outcome = await removingStagingOnFailure(state.exportKey, async () => {
+    await prepareVisitorsExportStaging(state.exportKey);
+    return window.run();
+  });
+
+  if (outcome.kind === 'paused') {
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: state });
+  }
+  if (state.totalsMismatch && input.retryOnTotalsMismatch === true && state.attempt === 1) {
+    log.warn('Pages disagreed on the site-wide totals: running the whole export once more', { projectId });
+    await removeStaging(state.exportKey);
+    return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: secondAttempt(state) });
+  }
+
+  const totals = state.totals ?? { human: 0, ai: 0, total: 0 };
+  const warnings = [...state.warnings, ...totalsWarnings(state, totals)];
+  const info = workflowInfo();
+  const merged = await removingStagingOnFailure(state.exportKey, () =>
+    mergeVisitorsExport({
+      exportKey: state.exportKey,
+      projectId,
+      dateFrom: state.dateFrom,
+      dateTo: state.dateTo,
+      pageSize,
+      pages: state.pagesDone,
+      expectedRows: state.rowsDone,
+      totals,
+      format,
+      warnings,
+      workflowId: info.workflowId,
+      runId: info.runId,
+    }),
+  );
+  await removeStaging(state.exportKey);
+  progress.update({ inFlight: 0, done: true });
+  await condition(allHandlersFinished);
+  return {
+    projectId,
+    dateFrom: state.dateFrom,
+    dateTo: state.dateTo,
+    totals,
+    rows: merged.rows,
+    pages: state.pagesDone,
+    files: merged.files,
+    warnings: [...warnings, ...merged.warnings],
+  };
+}
+
+function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
+  const { dateFrom, dateTo, warning } = resolveRange(input);
+  const info = workflowInfo();
+  return {
+    // Stable across continue-as-new, distinct for every new run of the same range.
+    exportKey: `${info.workflowId}/${info.firstExecutionRunId}`,
+    dateFrom,
+    dateTo,
+    pagesDone: 0,
+    rowsDone: 0,
+    totals: null,
+    totalsMismatch: false,
+    attempt: 1,
+    warnings: warning === undefined ? [] : [warning],
+  };
+}
+
+function secondAttempt(first: VisitorsExportContinuation): VisitorsExportContinuation {
+  return {
+    ...first,
+    exportKey: `${first.exportKey}/attempt-2`,
+    pagesDone: 0,
+    rowsDone: 0,
+    totals: null,
+    totalsMismatch: false,
+    attempt: 2,
+    warnings: [
+      ...first.warnings.filter((w) => w.startsWith('scheduled run')),
+      'pages disagreed on the site-wide totals in the first attempt: the whole export was run again',
+    ],
+  };
+}
+
+function continueAsNewDue(eventLimit: number): boolean {
+  const info = workflowInfo();
+  return (
+    info.continueAsNewSuggested ||
+    info.historyLength >= eventLimit ||
+    info.historySize >= CONTINUE_AS_NEW_AFTER_BYTES
+  );
+}
+
+function countPage(state: VisitorsExportContinuation, page: PageSummary, pageSize: number): void {
+  state.pagesDone += 1;
+  state.rowsDone += page.rows;
+  if (state.totals === null) state.totals = page.totals;
+  else if (!sameTotals(state.totals, page.totals)) state.totalsMismatch = true;
+  if (page.hasMore && page.rows === 0) {
+    warn(state, `page at offset ${page.offset} was empty but said hasMore: the export stops there`);
+  } else if (page.hasMore && page.rows < pageSize) {
+    warn(
+      state,
+      `page at offset ${page.offset} had ${page.rows} of ${pageSize} rows but said hasMore: rows may be missing`,
+    );
+  }
+}
+
+function totalsWarnings(state: VisitorsExportContinuation, totals: VisitorTotals): string[] {
+  const warnings: string[] = [];
+  if (state.totalsMismatch) {
+    warnings.push("site-wide totals differed between pages: totals.json holds the first page's");
+  }
+  if (totals.total < Math.max(totals.human, totals.ai) || totals.total > totals.human + totals.ai) {
+    warnings.push(`totals break max(human, ai) <= total <= human + ai: ${JSON.stringify(totals)}`);
+  }
+  return warnings;
+}
+
+function warn(state: VisitorsExportContinuation, warning: string): void {
+  if (state.warnings.length < MAX_WARNINGS) state.warnings.push(warning);
+}
+
+function sameTotals(a: VisitorTotals, b: VisitorTotals): boolean {
+  return a.human === b.human && a.ai === b.ai && a.total === b.total;
+}
+
+/** A failed or cancelled export removes its staged pages before it ends. */
+async function removingStagingOnFailure<T>(exportKey: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    await removeStaging(exportKey);
+    throw error;
+  }
+}
+
+/**
+ * Cleanup never fails an export, nor is it skipped when the export is being cancelled; what it leaves behind
+ * is pruned after a week by a later cleanup.
+ */
+async function removeStaging(exportKey: string): Promise<void> {
+  try {
+    await CancellationScope.nonCancellable(() => removeVisitorsExportStaging(exportKey));
+  } catch (error) {
+    log.warn('Could not remove the staged pages', { exportKey, error });
+  }
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  getExportProgress,
+  runVisitorsExport,
+  startVisitorsExport,
+  type ManualVisitorsExportInput,
+} from '../../src/client/exports';
+import { InputValidationError } from '../../src/contract/validation';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { freePort } from '../helpers/ports';
+import { startTemporal } from '../helpers/temporal';
+import { startTestWorker, type TestWorker } from '../helpers/worker';
+
+let env: TestWorkflowEnvironment;
+let sim: Simulator;
+let worker: TestWorker;
+let exportDir: string;
+
+before(async () => {
+  env = await startTemporal();
+  sim = await startSimulator();
+  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'client-exports-'));
+  worker = await startTestWorker(env, { service: sim, exportDir });
+});
+after(async () => {
+  await worker.stop();
+  await sim.close();
+  await env.teardown();
+  await fs.rm(exportDir, { recursive: true, force: true });
+});
+afterEach(() => sim.reset());
+
+const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
+
+describe('client: visitors exports', () => {
+  test('runVisitorsExport: deterministic workflow id, result, files on disk', async () => {
+    sim.configureProject('acme', { visitorPaths: 600 });
+    const result = await runVisitorsExport(env.client, { projectId: 'acme', ...RANGE, format: 'ndjson' });
+    assert.equal(result.rows, 600);
+    assert.equal(result.pages, 3);
+    const dir = path.join(exportDir, 'acme', '2026-11-01_2026-11-02');
+    assert.deepEqual(result.files, [
+      path.join(dir, 'visitors.ndjson'),
+      path.join(dir, 'totals.json'),
+      path.join(dir, 'manifest.json'),
+    ]);
+    const manifest = JSON.parse(await fs.readFile(path.join(dir, 'manifest.json'), 'utf8')) as {
+      workflowId: string;
+    };
+    assert.equal(manifest.workflowId, 'visitors-export/acme/2026-11-01_2026-11-02');
+    assert.deepEqual(await getExportProgress(env.client, manifest.workflowId), {
+      pagesDone: 3,
+      rowsDone: 600,
+      inFlight: 0,
+      done: true,
+    });
+  });
+
+  test('starting a range that is being exported joins the running export; a later start runs it again', async () => {
+    sim.configureProject('joined', { visitorPaths: 1000 });
+    sim.faults.add({ route: 'getVisitors', projectId: 'joined', kind: 'latency', latencyMs: 200 });
+    const input: ManualVisitorsExportInput = { projectId: 'joined', ...RANGE, pageSize: 100, concurrency: 2 };
+    const first = await startVisitorsExport(env.client, input);
+    const second = await startVisitorsExport(env.client, input);
+    const firstRunId = (await first.describe()).runId;
+    assert.equal((await second.describe()).runId, firstRunId, 'one export per range at a time');
+    let progress = await getExportProgress(env.client, first.workflowId);
+    while (progress.pagesDone === 0) {
+      await sleep(50);
+      progress = await getExportProgress(env.client, first.workflowId);
+    }
+    assert.equal(progress.done, false);
+    assert.equal((await first.result()).rows, 1000);
+    const requestsOfOneExport = sim.requests().length;
+    assert.ok(requestsOfOneExport <= 11, `one export's requests: ${requestsOfOneExport}`);
+
+    const third = await startVisitorsExport(env.client, input);
+    assert.notEqual((await third.describe()).runId, firstRunId, 'a closed range runs again');
+    assert.equal((await third.result()).rows, 1000);
+  });
+
+  test('bad input is rejected before Temporal is contacted, every bad field named', async () => {
+    const unreachable = new Client({
+      connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }),
+    });
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [
+        { dateFrom: '2026-11-01' },
+        /dateTo: is required for an export started by hand; projectId: is required/,
+      ],
+      [
+        { projectId: 'p', ...RANGE, pageSize: 500, concurrency: 0 },
+        /pageSize: must be at most 250; concurrency: must be at least 1/,
+      ],
+      [{ projectId: 'p', dateFrom: RANGE.dateTo, dateTo: RANGE.dateFrom }, /dateTo: must be after dateFrom/],
+      [{ projectId: 'p', ...RANGE, format: 'xlsx' }, /format: must be one of csv, ndjson, json/],
+      [
+        { projectId: 'p', ...RANGE, continuation: { exportKey: 'x' } },
+        /continuation: is set by the workflow itself/,
+      ],
+    ];
+    for (const [input, message] of cases) {
+      await assert.rejects(
+        startVisitorsExport(unreachable, input as unknown as ManualVisitorsExportInput),
+        (error: unknown) => error instanceof InputValidationError && message.test(error.message),
+        `rejects ${JSON.stringify(input)} with ${message}`,
+      );
+    }
+    assert.equal(sim.requests().length, 0);
+  });
+});

@@ -1,0 +1,503 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { api, asError, asJob, call, manualClock } from './http-client';
+
+const clock = manualClock();
+let sim: Simulator;
+let ops: ReturnType<typeof api>;
+
+before(async () => {
+  sim = await startSimulator({ clock: clock.now, jobs: { durationMs: 1000 } });
+  ops = api(sim);
+});
+after(() => sim.close());
+afterEach(() => sim.reset());
+
+describe('authentication', () => {
+  test('no key, a wrong key or another scheme: 401, and the presented key is never echoed', async () => {
+    const wrong = 'mint_wrongsecretvalue123';
+    const answers = [
+      await call(sim, 'POST', '/v2/agent/p1/job', { body: { prompt: 'x' }, key: null }),
+      await call(sim, 'GET', '/v2/agent/p1/job/job_1', { key: wrong }),
+      await call(sim, 'GET', '/v1/analytics/p1/visitors', { key: `${sim.apiKey}x` }),
+    ];
+    for (const answer of answers) {
+      assert.equal(answer.status, 401);
+      assert.equal(asError(answer).code, 'unauthorized');
+      assert.match(String(answer.headers['content-type']), /^application\/json/);
+      assert.ok(!answer.text.includes('wrongsecretvalue123'));
+      assert.ok(!answer.text.includes(sim.apiKey));
+    }
+    const log = JSON.stringify(sim.requests());
+    assert.ok(!log.includes('wrongsecretvalue123') && !log.includes(sim.apiKey.slice(4)));
+    assert.deepEqual(
+      sim.requests().map((r) => [r.route, r.status, r.authOk, r.processed]),
+      [
+        ['createJob', 401, false, false],
+        ['getJob', 401, false, false],
+        ['getVisitors', 401, false, false],
+      ],
+    );
+    assert.equal(sim.stats().jobsCreated, 0);
+    assert.equal(sim.stats().responsesByStatus['401'], 3);
+  });
+
+  test('the Bearer scheme is case-insensitive', async () => {
+    const answer = await call(sim, 'GET', '/v1/analytics/p1/visitors', { key: null });
+    assert.equal(answer.status, 401);
+    const ok = await request(`${sim.url}/v1/analytics/p1/visitors?limit=1`, {
+      headers: { authorization: `bearer ${sim.apiKey}` },
+    });
+    await ok.body.dump();
+    assert.equal(ok.statusCode, 200);
+  });
+});
+
+describe('routing and headers', () => {
+  test('every answer has a monotonic x-request-id and JSON bodies are typed', async () => {
+    const ids: number[] = [];
+    for (const path of ['/v1/analytics/p1/visitors', '/nope', '/v2/agent/p1/job/unknown']) {
+      const answer = await call(sim, 'GET', path);
+      assert.match(String(answer.headers['content-type']), /^application\/json/);
+      ids.push(Number(/^req_(\d+)$/.exec(String(answer.headers['x-request-id']))?.[1]));
+    }
+    assert.ok(
+      ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > (ids[i - 1] ?? 0))),
+      String(ids),
+    );
+    assert.deepEqual(
+      sim.requests().map((r) => r.requestId),
+      ids.map((id) => `req_${id}`),
+    );
+  });
+
+  test('unknown route: 404 JSON; wrong method: 405 with Allow', async () => {
+    const unknown = await call(sim, 'GET', '/v3/agent/p1/job');
+    assert.equal(unknown.status, 404);
+    assert.equal(asError(unknown).code, 'not_found');
+    const trailing = await call(sim, 'POST', '/v2/agent/p1/job/', { body: { prompt: 'x' } });
+    assert.equal(trailing.status, 404);
+    const wrongMethod = await call(sim, 'DELETE', '/v2/agent/p1/job');
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.allow, 'POST');
+    const getOnCreate = await call(sim, 'PUT', '/v1/analytics/p1/visitors');
+    assert.equal(getOnCreate.status, 405);
+    assert.equal(getOnCreate.headers.allow, 'GET');
+    assert.deepEqual(
+      sim.requests().map((r) => r.route),
+      ['unknown', 'unknown', 'unknown', 'unknown'],
+    );
+    assert.deepEqual(sim.stats().requests, { createJob: 0, getJob: 0, sendMessage: 0, getVisitors: 0 });
+  });
+});
+
+describe('happy path', () => {
+  test('create 201, get 200, message 200: the job object, and an x-request-id on every answer', async () => {
+    const created = await ops.createJob('p1', { prompt: 'Document the webhooks' });
+    assert.equal(created.status, 201);
+    const job = asJob(created);
+    assert.equal(job.status, 'active');
+    const read = await ops.getJob('p1', job.id);
+    assert.equal(read.status, 200);
+    assert.deepEqual(asJob(read), job);
+    const followed = await ops.sendMessage('p1', job.id, { prompt: 'Add an example' });
+    assert.equal(followed.status, 200);
+    assert.equal(asJob(followed).id, job.id);
+    assert.equal(asJob(followed).status, 'active');
+    const refused = await ops.getJob('p1', 'job_missing');
+    const unauthorized = await call(sim, 'GET', `/v2/agent/p1/job/${job.id}`, { key: null });
+    const answers = [created, read, followed, refused, unauthorized];
+    const ids = answers.map((a) => String(a.headers['x-request-id']));
+    for (const id of ids) assert.match(id, /^req_\d+$/);
+    assert.equal(new Set(ids).size, answers.length, 'request ids are unique');
+    assert.deepEqual(
+      sim.requests().map((r) => [r.requestId, r.route, r.status]),
+      [
+        [ids[0], 'createJob', 201],
+        [ids[1], 'getJob', 200],
+        [ids[2], 'sendMessage', 200],
+        [ids[3], 'getJob', 404],
+        [ids[4], 'getJob', 401],
+      ],
+    );
+    assert.deepEqual(
+      sim.job(job.id)?.messages.map((m) => m.prompt),
+      ['Add an example'],
+    );
+    assert.equal(sim.stats().messagesAccepted, 1);
+    assert.deepEqual(sim.stats().requests, { createJob: 1, getJob: 3, sendMessage: 1, getVisitors: 0 });
+  });
+});
+
+describe('state transitions in real time (durationMs 50)', () => {
+  let live: Simulator;
+  let liveOps: ReturnType<typeof api>;
+  before(async () => {
+    live = await startSimulator({ jobs: { durationMs: 50 } });
+    liveOps = api(live);
+  });
+  after(() => live.close());
+  afterEach(() => live.reset());
+
+  /** Polls the job until it leaves `from` (2 s at most). */
+  async function settle(projectId: string, jobId: string, from = 'active') {
+    const deadline = Date.now() + 2000;
+    for (;;) {
+      const answer = await liveOps.getJob(projectId, jobId);
+      assert.equal(answer.status, 200);
+      const job = asJob(answer);
+      if (job.status !== from || Date.now() > deadline) return job;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  test('completed with a PR link', async () => {
+    const job = asJob(await liveOps.createJob('p1'));
+    assert.equal(job.status, 'active');
+    assert.equal(job.prLink, null);
+    const done = await settle('p1', job.id);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.prLink, 'https://github.com/sim-org/p1-docs/pull/1');
+    assert.equal(done.archivedAt, null);
+    assert.equal(live.job(job.id)?.status, 'completed');
+  });
+
+  test('completed without edits: prLink null', async () => {
+    live.configureProject('quiet', { jobs: { outcome: 'completed-no-edits' } });
+    const job = asJob(await liveOps.createJob('quiet'));
+    const done = await settle('quiet', job.id);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.prLink, null);
+  });
+
+  test('failed, then a message is refused with 409 and not recorded', async () => {
+    live.configureProject('broken', { jobs: { outcome: 'failed' } });
+    const job = asJob(await liveOps.createJob('broken'));
+    const failed = await settle('broken', job.id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.prLink, null);
+    const refused = await liveOps.sendMessage('broken', job.id);
+    assert.equal(refused.status, 409);
+    assert.equal(asError(refused).code, 'conflict');
+    assert.deepEqual(live.job(job.id)?.messages, []);
+    assert.equal(live.stats().messagesAccepted, 0);
+  });
+
+  test('archived with archiveAfterMs: completed first, then archived with archivedAt; 409 for a message', async () => {
+    live.configureProject('old', { jobs: { outcome: 'archived', archiveAfterMs: 400 } });
+    const job = asJob(await liveOps.createJob('old'));
+    const completed = await settle('old', job.id);
+    assert.equal(completed.status, 'completed');
+    assert.equal(completed.archivedAt, null);
+    const archived = await settle('old', job.id, 'completed');
+    assert.equal(archived.status, 'archived');
+    assert.ok(archived.archivedAt);
+    const archivedAt = Date.parse(archived.archivedAt);
+    assert.ok(archivedAt - Date.parse(archived.createdAt) >= 450, `${archived.createdAt} .. ${archivedAt}`);
+    assert.ok(archivedAt <= Date.now());
+    assert.equal(live.job(job.id)?.archivedAt, archived.archivedAt);
+    assert.equal((await liveOps.sendMessage('old', job.id)).status, 409);
+  });
+
+  test('archived straight from active (archiveAfterMs 0): archivedAt set', async () => {
+    live.configureProject('gone', { jobs: { outcome: 'archived' } });
+    const job = asJob(await liveOps.createJob('gone'));
+    const archived = await settle('gone', job.id);
+    assert.equal(archived.status, 'archived');
+    assert.equal(typeof archived.archivedAt, 'string');
+    assert.ok(!Number.isNaN(Date.parse(archived.archivedAt ?? '')));
+  });
+
+  test('a message re-activates a completed job, which then completes again', async () => {
+    const job = asJob(await liveOps.createJob('p1'));
+    const first = await settle('p1', job.id);
+    assert.equal(first.status, 'completed');
+    const reopened = await liveOps.sendMessage('p1', job.id, { prompt: 'One more page' });
+    assert.equal(reopened.status, 200);
+    assert.equal(asJob(reopened).status, 'active');
+    assert.equal(asJob(reopened).prLink, null);
+    const again = await settle('p1', job.id);
+    assert.equal(again.status, 'completed');
+    assert.equal(again.prLink, first.prLink);
+    assert.deepEqual(
+      live.job(job.id)?.messages.map((m) => m.prompt),
+      ['One more page'],
+    );
+  });
+
+  test('completeJob ends a long job at once', async () => {
+    live.configureProject('slow', { jobs: { durationMs: 3_600_000 } });
+    const job = asJob(await liveOps.createJob('slow'));
+    assert.equal(asJob(await liveOps.getJob('slow', job.id)).status, 'active');
+    live.completeJob(job.id);
+    assert.equal(asJob(await liveOps.getJob('slow', job.id)).status, 'completed');
+    const other = asJob(await liveOps.createJob('slow'));
+    live.completeJob(other.id, 'archived');
+    const archived = asJob(await liveOps.getJob('slow', other.id));
+    assert.equal(archived.status, 'archived');
+    assert.equal(typeof archived.archivedAt, 'string');
+  });
+});
+
+describe('job state machine', () => {
+  test('create answers 201 with the job object; get follows it to completed with a PR link', async () => {
+    const created = await ops.createJob('p1', { prompt: 'Document the API' });
+    assert.equal(created.status, 201);
+    const job = asJob(created);
+    assert.match(job.id, /^job_\w+$/);
+    assert.deepEqual(job, {
+      id: job.id,
+      status: 'active',
+      source: { repository: 'sim-org/p1-docs', ref: 'main' },
+      model: 'sim-agent-1',
+      prLink: null,
+      createdAt: new Date(clock.now()).toISOString(),
+      archivedAt: null,
+    });
+    clock.advance(999);
+    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'active');
+    clock.advance(1);
+    const done = asJob(await ops.getJob('p1', job.id));
+    assert.equal(done.status, 'completed');
+    assert.match(done.prLink ?? '', /^https:\/\/github\.com\/sim-org\/p1-docs\/pull\/\d+$/);
+    assert.equal(done.archivedAt, null);
+    assert.equal(sim.stats().jobsCreated, 1);
+    assert.deepEqual(sim.stats().jobsCreatedByProject, { p1: 1 });
+    assert.equal(sim.job(job.id)?.prompt, 'Document the API');
+    const [create] = sim.requests();
+    assert.equal(create?.jobId, job.id);
+    assert.equal(create?.prompt, 'Document the API');
+    assert.equal(create?.processed, true);
+  });
+
+  test('pull requests are numbered per repository', async () => {
+    const a = asJob(await ops.createJob('p1'));
+    const b = asJob(await ops.createJob('p1'));
+    const c = asJob(await ops.createJob('p2'));
+    clock.advance(1000);
+    const links = await Promise.all([ops.getJob('p1', a.id), ops.getJob('p1', b.id), ops.getJob('p2', c.id)]);
+    assert.deepEqual(
+      links.map((l) => asJob(l).prLink),
+      [
+        'https://github.com/sim-org/p1-docs/pull/1',
+        'https://github.com/sim-org/p1-docs/pull/2',
+        'https://github.com/sim-org/p2-docs/pull/1',
+      ],
+    );
+  });
+
+  test('completed without edits: no PR link', async () => {
+    sim.configureProject('quiet', { jobs: { outcome: 'completed-no-edits' } });
+    const job = asJob(await ops.createJob('quiet'));
+    clock.advance(1000);
+    const done = asJob(await ops.getJob('quiet', job.id));
+    assert.equal(done.status, 'completed');
+    assert.equal(done.prLink, null);
+  });
+
+  test('failed: no PR link, and a message is refused with 409', async () => {
+    sim.configureProject('broken', { jobs: { outcome: 'failed', durationMs: 50 } });
+    const job = asJob(await ops.createJob('broken'));
+    clock.advance(50);
+    const failed = asJob(await ops.getJob('broken', job.id));
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.prLink, null);
+    const refused = await ops.sendMessage('broken', job.id);
+    assert.equal(refused.status, 409);
+    assert.equal(asError(refused).code, 'conflict');
+    assert.equal(sim.stats().messagesAccepted, 0);
+    assert.deepEqual(sim.job(job.id)?.messages, []);
+  });
+
+  test('archived straight from active, archivedAt set; messages refused with 409', async () => {
+    sim.configureProject('old', { jobs: { outcome: 'archived' } });
+    const job = asJob(await ops.createJob('old'));
+    const end = clock.now() + 1000;
+    clock.advance(1000);
+    const archived = asJob(await ops.getJob('old', job.id));
+    assert.equal(archived.status, 'archived');
+    assert.equal(archived.archivedAt, new Date(end).toISOString());
+    assert.equal((await ops.sendMessage('old', job.id)).status, 409);
+  });
+
+  test('archived after a completed period when archiveAfterMs > 0', async () => {
+    sim.configureProject('later', { jobs: { outcome: 'archived', archiveAfterMs: 500 } });
+    const job = asJob(await ops.createJob('later'));
+    clock.advance(1000);
+    const completed = asJob(await ops.getJob('later', job.id));
+    assert.equal(completed.status, 'completed');
+    assert.match(completed.prLink ?? '', /\/pull\/\d+$/);
+    assert.equal(completed.archivedAt, null);
+    clock.advance(499);
+    assert.equal(asJob(await ops.getJob('later', job.id)).status, 'completed');
+    clock.advance(1);
+    const archived = asJob(await ops.getJob('later', job.id));
+    assert.equal(archived.status, 'archived');
+    assert.equal(archived.archivedAt, new Date(clock.now()).toISOString());
+  });
+
+  test('a message to an active job is recorded in order and extends the active period', async () => {
+    const job = asJob(await ops.createJob('p1'));
+    clock.advance(600);
+    const first = await ops.sendMessage('p1', job.id, { prompt: 'first' });
+    assert.equal(first.status, 200);
+    assert.equal(asJob(first).status, 'active');
+    clock.advance(100);
+    await ops.sendMessage('p1', job.id, { prompt: 'second' });
+    clock.advance(999);
+    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'active');
+    clock.advance(1);
+    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'completed');
+    assert.deepEqual(sim.job(job.id)?.messages, [
+      { prompt: 'first', at: clock.now() - 1100 },
+      { prompt: 'second', at: clock.now() - 1000 },
+    ]);
+    assert.equal(sim.stats().messagesAccepted, 2);
+  });
+
+  test('a message to a completed job makes it active again, then completed with the same PR', async () => {
+    const job = asJob(await ops.createJob('p1'));
+    clock.advance(1000);
+    const done = asJob(await ops.getJob('p1', job.id));
+    assert.equal(done.status, 'completed');
+    const reopened = asJob(await ops.sendMessage('p1', job.id, { prompt: 'One more thing' }));
+    assert.equal(reopened.status, 'active');
+    assert.equal(reopened.prLink, null);
+    clock.advance(1000);
+    const again = asJob(await ops.getJob('p1', job.id));
+    assert.equal(again.status, 'completed');
+    assert.equal(again.prLink, done.prLink);
+  });
+
+  test('completeJob forces the terminal transition now; unknown ids throw', async () => {
+    const job = asJob(await ops.createJob('p1'));
+    sim.completeJob(job.id, 'failed');
+    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'failed');
+    const other = asJob(await ops.createJob('p1'));
+    sim.completeJob(other.id);
+    assert.equal(asJob(await ops.getJob('p1', other.id)).status, 'completed');
+    assert.equal(sim.job(other.id)?.status, 'completed');
+    assert.throws(() => sim.completeJob('job_nope'), /job_nope/);
+  });
+
+  test('404 for an unknown job, and for a job of another project', async () => {
+    const job = asJob(await ops.createJob('p1'));
+    for (const answer of [
+      await ops.getJob('p1', 'job_missing'),
+      await ops.sendMessage('p1', 'job_missing'),
+      await ops.getJob('p2', job.id),
+      await ops.sendMessage('p2', job.id),
+    ]) {
+      assert.equal(answer.status, 404);
+      assert.equal(asError(answer).code, 'not_found');
+    }
+    assert.equal(sim.stats().messagesAccepted, 0);
+  });
+});
+
+describe('request validation', () => {
+  test('create and message: 400 naming prompt; invalid JSON: 400; nothing created or recorded', async () => {
+    const job = asJob(await ops.createJob('p1'));
+    const bad: [unknown, string][] = [
+      [{}, 'prompt'],
+      [{ prompt: '' }, 'prompt'],
+      [{ prompt: 5 }, 'prompt'],
+      [['prompt'], 'prompt'],
+      [null, 'prompt'],
+    ];
+    for (const [body, field] of bad) {
+      for (const answer of [await ops.createJob('p1', body), await ops.sendMessage('p1', job.id, body)]) {
+        assert.equal(answer.status, 400, JSON.stringify(body));
+        assert.equal(asError(answer).code, 'invalid_request');
+        assert.equal(asError(answer).field, field);
+      }
+    }
+    for (const path of ['/v2/agent/p1/job', `/v2/agent/p1/job/${job.id}/message`]) {
+      const noBody = await call(sim, 'POST', path);
+      assert.equal(noBody.status, 400);
+      assert.equal(asError(noBody).field, 'prompt');
+      const notJson = await call(sim, 'POST', path, { raw: '{"prompt": "x"' });
+      assert.equal(notJson.status, 400);
+      assert.equal(asError(notJson).code, 'invalid_request');
+      assert.equal(asError(notJson).field, 'body');
+    }
+    assert.equal(sim.stats().jobsCreated, 1);
+    assert.equal(sim.stats().messagesAccepted, 0);
+  });
+});
+
+describe('rate limits', () => {
+  test('create and message: 429 with Retry-After past the hourly limit, per project, rolling', async () => {
+    const limited = await startSimulator({
+      clock: clock.now,
+      rateLimit: { createPerHour: 3, messagePerHour: 2 },
+    });
+    try {
+      const l = api(limited);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const created = await l.createJob('p1');
+        assert.equal(created.status, 201);
+        ids.push(asJob(created).id);
+        clock.advance(60_000);
+      }
+      const refused = await l.createJob('p1');
+      assert.equal(refused.status, 429);
+      assert.equal(asError(refused).code, 'rate_limited');
+      assert.equal(refused.headers['retry-after'], String(3600 - 180));
+      assert.equal((await l.createJob('p2')).status, 201, 'another project has its own budget');
+
+      const jobId = ids[0] ?? '';
+      assert.equal((await l.sendMessage('p1', jobId)).status, 200);
+      assert.equal((await l.sendMessage('p1', jobId)).status, 200);
+      const tooMany = await l.sendMessage('p1', jobId);
+      assert.equal(tooMany.status, 429);
+      assert.equal(tooMany.headers['retry-after'], '3600');
+
+      clock.advance(3600_000 - 180_000);
+      assert.equal((await l.createJob('p1')).status, 201, 'the oldest create left the window');
+      assert.equal((await l.createJob('p1')).status, 429);
+      assert.deepEqual(limited.stats().jobsCreatedByProject, { p1: 4, p2: 1 });
+      assert.equal(limited.stats().messagesAccepted, 2);
+      assert.equal(limited.stats().responsesByStatus['429'], 3);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('createPerHour 2: the third create answers 429 with a numeric Retry-After and creates nothing', async () => {
+    const limited = await startSimulator({ rateLimit: { createPerHour: 2 } });
+    try {
+      const l = api(limited);
+      assert.equal((await l.createJob('p1')).status, 201);
+      assert.equal((await l.createJob('p1')).status, 201);
+      const third = await l.createJob('p1');
+      assert.equal(third.status, 429);
+      assert.equal(asError(third).code, 'rate_limited');
+      const retryAfter = String(third.headers['retry-after']);
+      assert.match(retryAfter, /^\d+$/);
+      assert.ok(Number(retryAfter) > 0 && Number(retryAfter) <= 3600, retryAfter);
+      assert.equal(limited.stats().jobsCreated, 2);
+      assert.equal(limited.stats().responsesByStatus['429'], 1);
+      assert.deepEqual(
+        limited.requests().map((r) => [r.status, r.processed]),
+        [
+          [201, true],
+          [201, true],
+          [429, false],
+        ],
+      );
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('the defaults are 100 per hour per project', async () => {
+    for (let i = 0; i < 100; i++) assert.equal((await ops.createJob('busy')).status, 201);
+    const refused = await ops.createJob('busy');
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+  });
+});
