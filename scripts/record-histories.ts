@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentJob, getAgentJobState } from '../src/client/agent-jobs';
+import { startVisitorsExport } from '../src/client/exports';
 import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
 import { startSimulator, type Simulator } from '../src/simulator';
 import { startTemporal } from '../test/helpers/temporal';
@@ -9,7 +10,7 @@ import { startTestWorker } from '../test/helpers/worker';
 import { historyBytes, historyToJson } from '../test/replay/history-json';
 
 /**
- * Records the agentJob histories that test/replay replays: `npx tsx scripts/record-histories.ts`.
+ * Records the histories that test/replay replays: `npx tsx scripts/record-histories.ts [agent-job|visitors-export]`.
  * Re-record only when a workflow change is meant to change its commands (and patch running workflows).
  */
 const OUT_DIR = path.resolve(__dirname, '../test/replay/histories');
@@ -102,12 +103,48 @@ async function recordContinueAsNew(
   await save('agent-job-continued-run', client.workflow.getHandle(handle.workflowId, firstRunId), sim);
 }
 
+/** An export of 24 pages that continues as new once, with a 503 and a 429 on pages; both runs are kept. */
+async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
+  const projectId = 'replay-export';
+  sim.configureProject(projectId, { visitorPaths: 1_200 });
+  sim.faults.add({ route: 'getVisitors', projectId, kind: 'status', status: 503, times: 1 });
+  sim.faults.add({
+    route: 'getVisitors',
+    projectId,
+    kind: 'rateLimit',
+    retryAfter: { seconds: 1 },
+    times: 1,
+  });
+  const handle = await startVisitorsExport(client, {
+    projectId,
+    dateFrom: '2026-11-01',
+    dateTo: '2026-11-02',
+    pageSize: 50,
+    concurrency: 4,
+    continueAsNewAfterEvents: 100,
+  });
+  const firstRunId = (await handle.describe()).runId;
+  const result = await handle.result();
+  if (result.rows !== 1_200) throw new Error(`the export wrote ${result.rows} rows, not 1200`);
+  await save('visitors-export-continued-run', client.workflow.getHandle(handle.workflowId, firstRunId), sim);
+  await save('visitors-export-last-run', client.workflow.getHandle(handle.workflowId), sim);
+}
+
 async function main(): Promise<void> {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 2000 } })]);
   const worker = await startTestWorker(env, { service: { url: sim.url, apiKey: sim.apiKey } });
   try {
-    await Promise.all([recordLongJob(env.client, sim), recordContinueAsNew(env.client, sim)]);
+    const recorders = {
+      'agent-job': [recordLongJob, recordContinueAsNew],
+      'visitors-export': [recordExport],
+    };
+    const only = process.argv[2];
+    if (only !== undefined && !(only in recorders)) {
+      throw new Error(`usage: record-histories.ts [${Object.keys(recorders).join('|')}]`);
+    }
+    const chosen = Object.entries(recorders).filter(([name]) => only === undefined || name === only);
+    await Promise.all(chosen.flatMap(([, record]) => record.map((r) => r(env.client, sim))));
   } finally {
     await worker.stop();
     await Promise.all([env.teardown(), sim.close()]);

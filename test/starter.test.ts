@@ -1,32 +1,26 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startSimulator, type Simulator } from '../src/simulator';
-import { startTemporal } from './helpers/temporal';
-import { startTestWorker, type TestWorker } from './helpers/worker';
+import type { Simulator } from '../src/simulator';
+import { startStack, type TestStack } from './helpers/stack';
 
 const STARTER = path.resolve(__dirname, '../src/starter.ts');
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
-let worker: TestWorker;
+let stack: TestStack;
 let exportDir: string;
 
 before(async () => {
-  env = await startTemporal();
-  sim = await startSimulator({ analytics: { paths: 60 }, jobs: { durationMs: 300 } });
-  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'starter-'));
-  worker = await startTestWorker(env, { service: sim, exportDir });
+  stack = await startStack({
+    name: 'starter',
+    simulator: { analytics: { paths: 60 }, jobs: { durationMs: 300 } },
+  });
+  ({ env, sim, exportDir } = stack);
 });
-after(async () => {
-  await worker.stop();
-  await sim.close();
-  await env.teardown();
-  await fs.rm(exportDir, { recursive: true, force: true });
-});
+after(() => stack.stop());
 
 interface CliRun {
   code: number;

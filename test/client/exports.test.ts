@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,28 +12,20 @@ import {
   type ManualVisitorsExportInput,
 } from '../../src/client/exports';
 import { InputValidationError } from '../../src/contract/validation';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import type { Simulator } from '../../src/simulator';
 import { freePort } from '../helpers/ports';
-import { startTemporal } from '../helpers/temporal';
-import { startTestWorker, type TestWorker } from '../helpers/worker';
+import { startStack, type TestStack } from '../helpers/stack';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
-let worker: TestWorker;
+let stack: TestStack;
 let exportDir: string;
 
 before(async () => {
-  env = await startTemporal();
-  sim = await startSimulator();
-  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'client-exports-'));
-  worker = await startTestWorker(env, { service: sim, exportDir });
+  stack = await startStack({ name: 'client-exports' });
+  ({ env, sim, exportDir } = stack);
 });
-after(async () => {
-  await worker.stop();
-  await sim.close();
-  await env.teardown();
-  await fs.rm(exportDir, { recursive: true, force: true });
-});
+after(() => stack.stop());
 afterEach(() => sim.reset());
 
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };

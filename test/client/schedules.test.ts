@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
@@ -20,29 +19,22 @@ import {
 } from '../../src/client/schedules';
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/contract/names';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import type { Simulator } from '../../src/simulator';
 import { Worker } from '@temporalio/worker';
-import { startTemporal, temporalCliPath, workflowBundle } from '../helpers/temporal';
-import { startTestWorker, type TestWorker } from '../helpers/worker';
+import { startStack, type TestStack } from '../helpers/stack';
+import { temporalCliPath, workflowBundle } from '../helpers/temporal';
 
 const exec = promisify(execFile);
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
-let worker: TestWorker;
+let stack: TestStack;
 let exportDir: string;
 
 before(async () => {
-  env = await startTemporal();
-  sim = await startSimulator({ analytics: { paths: 30 } });
-  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'schedules-'));
-  worker = await startTestWorker(env, { service: sim, exportDir });
+  stack = await startStack({ name: 'schedules', simulator: { analytics: { paths: 30 } } });
+  ({ env, sim, exportDir } = stack);
 });
-after(async () => {
-  await worker.stop();
-  await sim.close();
-  await env.teardown();
-  await fs.rm(exportDir, { recursive: true, force: true });
-});
+after(() => stack.stop());
 
 /** Waits until the schedule has `count` completed runs and returns their results' ranges. */
 async function completedRanges(scheduleId: string, count: number): Promise<string[]> {

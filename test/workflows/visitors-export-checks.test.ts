@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,10 +17,9 @@ import type { VisitorsQuery } from '../../src/docs-api/arguments';
 import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
 import { ServerError } from '../../src/docs-api/errors';
 import type { VisitorsPage } from '../../src/docs-api/schemas';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import type { Simulator } from '../../src/simulator';
 import { visitorsExport } from '../../src/workflows';
-import { startTemporal } from '../helpers/temporal';
-import { startTestWorker, type TestWorker } from '../helpers/worker';
+import { startStack, type TestStack } from '../helpers/stack';
 
 /** Alters the simulator's answers per project, to produce what a faithful server rarely does on cue. */
 type PageScript = (
@@ -44,25 +42,25 @@ class ScriptedDocsApi extends DocsApiClient {
   }
 }
 
+let stack: TestStack;
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
 let docsApi: ScriptedDocsApi;
-let worker: TestWorker;
 let exportDir: string;
 
 before(async () => {
-  env = await startTemporal();
-  sim = await startSimulator();
-  docsApi = new ScriptedDocsApi({ baseUrl: sim.url, apiKey: sim.apiKey });
-  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'visitors-export-checks-'));
-  worker = await startTestWorker(env, { service: sim, exportDir, extraDeps: { docsApi } });
+  stack = await startStack({
+    name: 'visitors-export-checks',
+    worker: (started) => {
+      docsApi = new ScriptedDocsApi({ baseUrl: started.url, apiKey: started.apiKey });
+      return { extraDeps: { docsApi } };
+    },
+  });
+  ({ env, sim, exportDir } = stack);
 });
 after(async () => {
-  await worker.stop();
+  await stack.stop();
   await docsApi.close();
-  await sim.close();
-  await env.teardown();
-  await fs.rm(exportDir, { recursive: true, force: true });
 });
 afterEach(() => {
   sim.reset();

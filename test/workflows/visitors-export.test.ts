@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -14,30 +13,23 @@ import type {
   VisitorsExportManifest,
   VisitorsExportResult,
 } from '../../src/contract/visitors-export';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import type { Simulator } from '../../src/simulator';
 import { visitorsExport } from '../../src/workflows';
 import { Worker } from '@temporalio/worker';
-import { startTemporal, workflowBundle } from '../helpers/temporal';
-import { startTestWorker, type TestWorker } from '../helpers/worker';
+import { startStack, type TestStack } from '../helpers/stack';
+import { workflowBundle } from '../helpers/temporal';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
-let worker: TestWorker;
+let stack: TestStack;
 let exportDir: string;
 let runs = 0;
 
 before(async () => {
-  env = await startTemporal();
-  sim = await startSimulator();
-  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'visitors-export-'));
-  worker = await startTestWorker(env, { service: sim, exportDir });
+  stack = await startStack({ name: 'visitors-export' });
+  ({ env, sim, exportDir } = stack);
 });
-after(async () => {
-  await worker.stop();
-  await sim.close();
-  await env.teardown();
-  await fs.rm(exportDir, { recursive: true, force: true });
-});
+after(() => stack.stop());
 afterEach(() => sim.reset());
 
 function start(input: VisitorsExportInput) {

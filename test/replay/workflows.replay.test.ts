@@ -12,7 +12,7 @@ import { historyBytes, historyFromJson } from './history-json';
 const HISTORIES_DIR = path.join(__dirname, 'histories');
 const files = fs
   .readdirSync(HISTORIES_DIR)
-  .filter((name) => name.startsWith('agent-job') && name.endsWith('.json'))
+  .filter((name) => name.endsWith('.json'))
   .sort();
 
 interface RecordedEvent {
@@ -37,17 +37,32 @@ function workflowIdOf(history: ReturnType<typeof historyFromJson>): string {
 const count = (events: RecordedEvent[], suffix: string) =>
   events.filter((event) => event.eventType.endsWith(suffix)).length;
 
-describe('agentJob: replay of committed histories', () => {
-  test('the committed histories include a long job and a continued-as-new run', () => {
+describe('replay of committed histories', () => {
+  test('agentJob: a long job and a continued-as-new run', () => {
     assert.ok(files.includes('agent-job-long.json'), `histories: ${files.join(', ')}`);
     const long = load('agent-job-long.json').events;
     assert.ok(count(long, 'TIMER_FIRED') >= 20, 'a long job: many polls');
     assert.ok(count(long, 'SIGNALED') >= 3, 'with follow-ups by signal');
     assert.ok(count(long, 'UPDATE_COMPLETED') >= 1, 'and by update');
-    assert.ok(
-      files.some((name) => count(load(name).events, 'CONTINUED_AS_NEW') === 1),
-      'a continued-as-new run',
+    assert.equal(count(load('agent-job-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
+  });
+
+  test('visitorsExport: a run that continued as new with retried pages, and the run that merged', () => {
+    const continued = load('visitors-export-continued-run.json').events;
+    assert.equal(count(continued, 'CONTINUED_AS_NEW'), 1);
+    assert.ok(count(continued, 'ACTIVITY_TASK_COMPLETED') >= 10, 'pages fetched before continuing');
+    const last = load('visitors-export-last-run.json').events;
+    assert.equal(count(last, 'WORKFLOW_EXECUTION_COMPLETED'), 1);
+    const activityTypes = new Set(
+      (
+        last as (RecordedEvent & {
+          activityTaskScheduledEventAttributes?: { activityType?: { name?: string } };
+        })[]
+      )
+        .map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name)
+        .filter((name) => name !== undefined),
     );
+    assert.ok(activityTypes.has('mergeVisitorsExport'), `activities: ${[...activityTypes].join(', ')}`);
   });
 
   for (const name of files) {
@@ -62,4 +77,17 @@ describe('agentJob: replay of committed histories', () => {
       );
     });
   }
+
+  test('a history the current code would not produce fails replay (the guard can fail)', async () => {
+    installQuietRuntime();
+    const history = historyFromJson(load('visitors-export-last-run.json').text);
+    const scheduled = history.events?.find((event) => event.activityTaskScheduledEventAttributes);
+    const activityType = scheduled?.activityTaskScheduledEventAttributes?.activityType;
+    assert.ok(activityType, 'the history schedules an activity');
+    activityType.name = 'renamedActivity';
+    await assert.rejects(
+      Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowIdOf(history)),
+      (error: Error) => error.name === 'DeterminismViolationError',
+    );
+  });
 });
