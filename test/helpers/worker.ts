@@ -35,12 +35,14 @@ export async function startTestWorker(
     apiKey: options.service.apiKey,
     timeouts: { connectMs: 2000, headersMs: 5000, bodyMs: 5000 },
   });
+  const ownsExportDir = options.exportDir === undefined;
+  const exportDir = options.exportDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'docs-exports-')));
   const worker = await createWorker({
     connection: env.nativeConnection,
     taskQueue: DEFAULT_TASK_QUEUE,
     activities: createActivities({
       docsApi,
-      exportDir: options.exportDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'docs-exports-'))),
+      exportDir,
       ...options.extraDeps,
     }),
     workflowBundle: await workflowBundle(),
@@ -54,6 +56,7 @@ export async function startTestWorker(
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await docsApi.close();
+      if (ownsExportDir) await fs.rm(exportDir, { recursive: true, force: true });
     },
   };
 }
