@@ -26,6 +26,8 @@ import {
 } from './cli/job-commands';
 import { ExitCode, UsageError } from './cli/usage-error';
 import { connectClient, taskQueueFromEnv } from './client/connect';
+import { ENCRYPTED_ENCODING } from './codec/aes-gcm-codec';
+import { PAYLOAD_CODEC_KEYS_VAR } from './codec/keys';
 import { InputValidationError } from './contract/validation';
 
 interface Command {
@@ -117,6 +119,12 @@ function reportError(name: string, error: unknown): number {
   }
   if (error instanceof ScheduleAlreadyRunning) {
     process.stderr.write(`${PROGRAM} ${name}: the schedule already exists\n`);
+    return ExitCode.failed;
+  }
+  if (message.includes(ENCRYPTED_ENCODING)) {
+    process.stderr.write(
+      `${PROGRAM} ${name}: ${message}\nThe workflow's payloads are encrypted: set ${PAYLOAD_CODEC_KEYS_VAR} to read them.\n`,
+    );
     return ExitCode.failed;
   }
   if (/connect|UNAVAILABLE|ECONNREFUSED|deadline/i.test(message)) {

@@ -8,9 +8,11 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
+import { dataConverterFromEnv } from './codec/data-converter';
 
 export { createActivities };
 
@@ -25,6 +27,8 @@ export interface CreateWorkerOptions {
   activities: Activities;
   /** Prebuilt bundle (production, tests); bundled from WORKFLOWS_PATH when absent. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Payload encryption (see dataConverterFromEnv); Temporal's default JSON when absent. */
+  dataConverter?: DataConverter;
   tuning?: Pick<
     WorkerOptions,
     | 'maxConcurrentActivityTaskExecutions'
@@ -45,6 +49,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH }),
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...options.tuning,
   });
 }
@@ -67,6 +72,7 @@ function productionBundle(config: WorkerConfig): WorkerOptions['workflowBundle']
 /** Production entry point: configuration from the environment, graceful shutdown on SIGINT/SIGTERM. */
 export async function main(): Promise<void> {
   const config = loadWorkerConfig();
+  const dataConverter = dataConverterFromEnv();
   Runtime.install({
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
@@ -85,6 +91,7 @@ export async function main(): Promise<void> {
     taskQueue: config.taskQueue,
     activities: createActivities(deps),
     ...(bundle ? { workflowBundle: bundle } : {}),
+    ...(dataConverter ? { dataConverter } : {}),
     tuning: {
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks,
@@ -97,6 +104,7 @@ export async function main(): Promise<void> {
     namespace: namespace ?? 'default',
     docsApiBaseUrl: config.docsApiBaseUrl,
     workflowBundle: bundle ? 'prebuilt' : 'bundled at start',
+    payloadEncryption: dataConverter ? 'AES-256-GCM' : 'off',
   });
   try {
     await worker.run();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import type { Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import {
   agentJobFailureOf,
   awaitAgentJob,
@@ -160,6 +160,8 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
         `${description.status.name}\n${describeResult(result)}`,
       );
     } catch (error) {
+      // A job that failed is a status to show; anything else (e.g. a payload the CLI cannot decode) is an error.
+      if (!(error instanceof WorkflowFailedError)) throw error;
       const failure = agentJobFailureOf(error);
       print(
         json,

@@ -4,3 +4,6 @@ export * from './connect';
 export * from './agent-jobs';
 export * from './exports';
 export * from './schedules';
+export { dataConverterFromEnv } from '../codec/data-converter';
+export { AesGcmPayloadCodec, PayloadDecryptError } from '../codec/aes-gcm-codec';
+export { loadCodecKeys, CodecKeyError, PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';

@@ -19,6 +19,8 @@ export interface DevServerOptions {
   port?: number;
   ui?: boolean;
   uiPort?: number;
+  /** The codec server the Web UI calls to show decoded payloads. */
+  uiCodecEndpoint?: string;
 }
 
 /** A real Temporal dev server (the official CLI) with the contract's search attributes registered. */
@@ -33,7 +35,11 @@ export async function startTemporal(options: DevServerOptions = {}): Promise<Tes
       ...(options.port === undefined ? {} : { port: options.port }),
       ...(options.ui === undefined ? {} : { ui: options.ui }),
       ...(options.uiPort === undefined ? {} : { uiPort: options.uiPort }),
-      extraArgs: ['--log-level', 'error'],
+      extraArgs: [
+        '--log-level',
+        'error',
+        ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
+      ],
     },
   });
 }

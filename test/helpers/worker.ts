@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { DataConverter } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../src/activities';
 import { DEFAULT_TASK_QUEUE } from '../../src/contract/names';
@@ -23,6 +24,8 @@ export interface TestWorkerOptions {
   exportDir?: string;
   extraDeps?: Partial<ActivityDeps>;
   tuning?: Parameters<typeof createWorker>[0]['tuning'];
+  /** Payload encryption, as the worker's PAYLOAD_CODEC_KEYS would configure it. */
+  dataConverter?: DataConverter;
 }
 
 /** A real worker on the real dev server, with the real activities talking HTTP to the service. */
@@ -47,6 +50,7 @@ export async function startTestWorker(
     }),
     workflowBundle: await workflowBundle(),
     ...(options.tuning ? { tuning: options.tuning } : {}),
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
   });
   const running = worker.run();
   return {

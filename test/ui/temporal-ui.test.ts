@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startAgentJob, awaitAgentJob } from '../../src/client/agent-jobs';
 import { startSimulator, type Simulator } from '../../src/simulator';
 import { startTemporal } from '../helpers/temporal';
 import { startTestWorker, type TestWorker } from '../helpers/worker';
 import { freePort } from '../helpers/ports';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
+import { launchChromium } from '../helpers/browser';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
@@ -26,12 +16,11 @@ let browser: Browser;
 let uiPort: number;
 
 before(async () => {
-  assert.ok(fs.existsSync(CHROMIUM), `Chromium is needed at ${CHROMIUM} (Debian package chromium)`);
   uiPort = await freePort();
   env = await startTemporal({ ui: true, uiPort });
   sim = await startSimulator({ jobs: { durationMs: 500 } });
   worker = await startTestWorker(env, { service: sim });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser.close();

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+/** The environment variable holding the payload keys: `<id>:<base64 of 32 bytes>`, comma-separated, newest first. */
+export const PAYLOAD_CODEC_KEYS_VAR = 'PAYLOAD_CODEC_KEYS';
+
+export interface CodecKey {
+  id: string;
+  /** 32 bytes, for AES-256-GCM. */
+  key: Buffer;
+}
+
+/** The key that encrypts (the first) and every key that may still decrypt (all of them). */
+export interface CodecKeyRing {
+  active: CodecKey;
+  byId: ReadonlyMap<string, CodecKey>;
+}
+
+export class CodecKeyError extends Error {
+  override readonly name = 'CodecKeyError';
+}
+
+const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+const entrySchema = z.string().transform((entry, ctx): CodecKey => {
+  const colon = entry.indexOf(':');
+  const id = colon < 0 ? '' : entry.slice(0, colon).trim();
+  const encoded = colon < 0 ? '' : entry.slice(colon + 1).trim();
+  // Messages name the entry by position and id only: the key material must never reach a log.
+  if (!KEY_ID.test(id)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be <id>:<base64 key>, the id of 1-64 letters, digits, ".", "_" or "-"',
+    });
+    return z.NEVER;
+  }
+  const key = BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
+  if (key.length !== 32) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `key "${id}" must be 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)`,
+    });
+    return z.NEVER;
+  }
+  return { id, key };
+});
+
+const keysSchema = z
+  .string()
+  .transform((value) => value.split(',').filter((entry) => entry.trim() !== ''))
+  .pipe(z.array(entrySchema).min(1, 'must name at least one key'))
+  .superRefine((keys, ctx) => {
+    const seen = new Set<string>();
+    for (const { id } of keys) {
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `key id "${id}" appears twice` });
+      seen.add(id);
+    }
+  });
+
+/** Parses the key ring, or returns undefined when encryption is not configured (the variable unset or empty). */
+export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env): CodecKeyRing | undefined {
+  const raw = env[PAYLOAD_CODEC_KEYS_VAR];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const parsed = keysSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` (entry ${Number(issue.path[0]) + 1})` : '';
+    throw new CodecKeyError(`${PAYLOAD_CODEC_KEYS_VAR}${where}: ${issue?.message ?? 'is invalid'}`);
+  }
+  const [active] = parsed.data;
+  if (!active) throw new CodecKeyError(`${PAYLOAD_CODEC_KEYS_VAR}: must name at least one key`);
+  return { active, byId: new Map(parsed.data.map((key) => [key.id, key])) };
+}

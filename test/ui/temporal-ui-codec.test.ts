@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { once } from 'node:events';
+import type http from 'node:http';
+import { after, before, test } from 'node:test';
+import { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Browser } from 'playwright-core';
+import { awaitAgentJob, startAgentJob } from '../../src/client/agent-jobs';
+import { AesGcmPayloadCodec } from '../../src/codec/aes-gcm-codec';
+import { createCodecServer } from '../../src/codec/codec-server';
+import { loadCodecKeys } from '../../src/codec/keys';
+import { startSimulator, type Simulator } from '../../src/simulator';
+import { launchChromium } from '../helpers/browser';
+import { freePort } from '../helpers/ports';
+import { startTemporal } from '../helpers/temporal';
+import { startTestWorker, type TestWorker } from '../helpers/worker';
+
+let env: TestWorkflowEnvironment;
+let sim: Simulator;
+let worker: TestWorker;
+let browser: Browser;
+let codecServer: http.Server;
+let uiPort: number;
+let codec: PayloadCodec;
+const decodeOrigins: string[] = [];
+
+before(async () => {
+  const keys = loadCodecKeys({ PAYLOAD_CODEC_KEYS: `ui:${crypto.randomBytes(32).toString('base64')}` });
+  assert.ok(keys);
+  codec = new AesGcmPayloadCodec(keys);
+  const [codecPort, port] = await Promise.all([freePort(), freePort()]);
+  uiPort = port;
+  codecServer = createCodecServer({
+    codec,
+    corsOrigins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`],
+  });
+  codecServer.on('request', (req: http.IncomingMessage) => {
+    if (req.method === 'POST' && req.url?.split('?')[0]?.endsWith('/decode'))
+      decodeOrigins.push(req.headers.origin ?? '');
+  });
+  codecServer.listen(codecPort, '127.0.0.1');
+  await once(codecServer, 'listening');
+  env = await startTemporal({ ui: true, uiPort, uiCodecEndpoint: `http://127.0.0.1:${codecPort}` });
+  sim = await startSimulator({ jobs: { durationMs: 500 } });
+  worker = await startTestWorker(env, { service: sim, dataConverter: { payloadCodecs: [codec] } });
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser.close();
+  await worker.stop();
+  await sim.close();
+  await env.teardown();
+  codecServer.close();
+});
+
+test('an operator sees an encrypted job decoded in the Temporal UI through the codec server', async () => {
+  const client = new Client({ connection: env.connection, dataConverter: { payloadCodecs: [codec] } });
+  const prompt = `Explain the confidential migration ${crypto.randomUUID()}`;
+  const handle = await startAgentJob(
+    client,
+    { projectId: 'ui-codec', prompt, polling: { initialInterval: '200ms' } },
+    { key: 'encrypted' },
+  );
+  const result = await awaitAgentJob(client, handle.workflowId);
+  assert.ok(result.prLink);
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.goto(
+    `http://127.0.0.1:${uiPort}/namespaces/default/workflows/${encodeURIComponent(handle.workflowId)}`,
+  );
+  await page.getByText(result.prLink).first().waitFor({ timeout: 20_000 });
+  const text = await page.locator('body').innerText();
+  assert.ok(text.includes(prompt.split(' ').pop() ?? prompt), 'the decoded prompt is shown');
+  assert.ok(decodeOrigins.length > 0, 'the UI asked the codec server to decode');
+  assert.ok(decodeOrigins.every((origin) => origin === `http://127.0.0.1:${uiPort}`));
+  await page.close();
+});
