@@ -1,0 +1,54 @@
+import os from 'node:os';
+import { temporalCliVersion } from '../test/helpers/temporal';
+import type { CampaignReport } from './campaign';
+
+const table = (rows: [string, string | number][]) =>
+  ['| | |', '|---|---|', ...rows.map(([name, value]) => `| ${name} | ${value} |`)].join('\n');
+
+const tally = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, n]) => `${name}: ${n}`)
+    .join(', ') || '-';
+
+/** The "Latest run" section of docs/reliability.md. */
+export function latestRunSection(report: CampaignReport, command: string): string {
+  const { options, service, verdict, secrets } = report;
+  const cpus = os.cpus();
+  return [
+    '## Latest run',
+    '',
+    `\`${command}\` on ${new Date().toISOString().slice(0, 10)}: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ` +
+      `${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${temporalCliVersion()}.`,
+    '',
+    table([
+      ['agent jobs', `${report.jobs} over ${options.jobProjects} projects`],
+      ['follow-ups sent', `${report.followUpsSent} (signals and updates alternately)`],
+      ['exports', `${report.exports} (${verdict.exportRows} rows in all)`],
+      ['worker SIGKILLs', `${report.workerKills} at t+${options.workerKillsAt.join(', t+')} s`],
+      ['Temporal server restarts', `${report.serverRestarts} at t+${options.serverRestartAt} s`],
+      ['worker exits nobody asked for', report.unexpectedWorkerExits],
+      ['requests to the service', tally(service.requests)],
+      ['answers by status', tally(service.responsesByStatus)],
+      ['wall time until every workflow closed', `${report.wallSeconds.toFixed(1)} s`],
+      ['jobs by ending', tally(verdict.jobs)],
+      [
+        'jobs created at the service',
+        `${verdict.createsAtService} (${report.jobs} jobs, ${verdict.createsOutcomeUnknown} creates reported outcome unknown)`,
+      ],
+      ['follow-ups by status', tally(verdict.followUps)],
+      ['exports whole (rows and sha256 checked)', `${verdict.exportsWhole} of ${report.exports}`],
+      [
+        'histories scanned for the API key',
+        `${secrets.histories} (${(secrets.historyBytes / 1024).toFixed(0)} KiB)`,
+      ],
+      [
+        'files, log bytes, CLI outputs, error messages scanned',
+        `${secrets.files}, ${secrets.logBytes}, ${secrets.cliOutputs}, ${secrets.errorMessages}`,
+      ],
+      ['API key found', secrets.leaks.length === 0 ? 'nowhere' : secrets.leaks.join('; ')],
+      ['violations', verdict.violations.length === 0 ? 'none' : verdict.violations.join('; ')],
+    ]),
+    '',
+  ].join('\n');
+}

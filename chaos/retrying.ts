@@ -1,0 +1,30 @@
+import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { InputValidationError } from '../src/contract/validation';
+
+/** Answers that are the outcome itself; anything else (Temporal unreachable during a restart) is tried again. */
+function isFinal(error: unknown): boolean {
+  return (
+    error instanceof WorkflowFailedError ||
+    error instanceof WorkflowUpdateFailedError ||
+    error instanceof WorkflowNotFoundError ||
+    error instanceof InputValidationError
+  );
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A client call made the way a careful caller makes it across a Temporal server restart: tried again every
+ * second until `deadline`. Only calls that are idempotent (start with a fixed id, update with an id, queries)
+ * or deduplicated by the workflow (follow-up signals carry a messageId) are wrapped.
+ */
+export async function retrying<T>(call: () => Promise<T>, deadline: number): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (isFinal(error) || Date.now() > deadline) throw error;
+      await sleep(1000);
+    }
+  }
+}

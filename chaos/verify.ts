@@ -1,0 +1,197 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import type { Client } from '@temporalio/client';
+import { agentJobFailureOf } from '../src/client/agent-jobs';
+import { AgentJobFailureType, type AgentJobResult, type FollowUpRecord } from '../src/contract/agent-job';
+import type { VisitorsExportManifest, VisitorsExportResult } from '../src/contract/visitors-export';
+import type { RequestLogEntry, Simulator } from '../src/simulator';
+import { retrying } from './retrying';
+import type { ExportSpec, JobSpec, SentFollowUp } from './workload';
+
+export interface Verdict {
+  jobs: Record<string, number>;
+  followUps: Record<string, number>;
+  createsAtService: number;
+  createsOutcomeUnknown: number;
+  exportRows: number;
+  exportsWhole: number;
+  failureMessages: string[];
+  violations: string[];
+}
+
+interface JobEnd {
+  /** COMPLETED, FAILED, or why the end could not be read. */
+  workflow: string;
+  status?: string;
+  prLink?: string | null;
+  failureType?: string;
+  failureMessage?: string;
+  followUps: FollowUpRecord[];
+}
+
+/** Waits for a job's workflow to close (following continue-as-new) and reads how it ended. */
+async function jobEnd(client: Client, workflowId: string, deadline: number): Promise<JobEnd> {
+  try {
+    const result = await retrying(
+      () => client.workflow.getHandle<() => Promise<AgentJobResult>>(workflowId).result(),
+      deadline,
+    );
+    return {
+      workflow: 'COMPLETED',
+      status: result.status,
+      prLink: result.prLink,
+      followUps: result.followUps,
+    };
+  } catch (error) {
+    const failure = agentJobFailureOf(error);
+    if (!failure) return { workflow: `unreadable: ${String(error)}`, followUps: [] };
+    const details = failure.details as { followUps?: FollowUpRecord[]; status?: string } | undefined;
+    return {
+      workflow: 'FAILED',
+      ...(details?.status === undefined ? {} : { status: details.status }),
+      failureType: failure.type,
+      failureMessage: failure.message,
+      followUps: details?.followUps ?? [],
+    };
+  }
+}
+
+const processedWith = (log: readonly RequestLogEntry[], route: string, prompt: string) =>
+  log.filter((r) => r.route === route && r.prompt === prompt && r.processed).length;
+const faultedWith = (log: readonly RequestLogEntry[], route: string, prompt: string) =>
+  log.some((r) => r.route === route && r.prompt === prompt && r.status !== 200 && r.status !== 201);
+
+export async function verifyJobs(
+  client: Client,
+  sim: Simulator,
+  jobs: JobSpec[],
+  sent: SentFollowUp[],
+  deadline: number,
+  verdict: Verdict,
+): Promise<void> {
+  const ends = await Promise.all(jobs.map((job) => jobEnd(client, job.workflowId, deadline)));
+  const log = sim.requests();
+  jobs.forEach((job, index) => {
+    const end = ends[index] as JobEnd;
+    const creates = processedWith(log, 'createJob', job.prompt);
+    verdict.createsAtService += creates;
+    const where = `${job.workflowId} (${job.outcome})`;
+    if (end.failureType === AgentJobFailureType.createOutcomeUnknown) {
+      verdict.createsOutcomeUnknown += 1;
+      count(verdict.jobs, 'create outcome unknown (reported)');
+      if (creates > 1) verdict.violations.push(`${where}: ${creates} jobs created`);
+      if (!faultedWith(log, 'createJob', job.prompt)) {
+        verdict.violations.push(`${where}: outcome unknown reported without a fault on its create`);
+      }
+    } else {
+      const expected = expectedEnd(job.outcome);
+      const actual = `${end.workflow} ${end.failureType ?? end.status ?? ''}`.trim();
+      count(verdict.jobs, actual);
+      if (actual !== expected) verdict.violations.push(`${where}: ended ${actual}, expected ${expected}`);
+      if (creates !== 1) verdict.violations.push(`${where}: ${creates} jobs created at the service`);
+      if (job.outcome === 'completed' && !end.prLink) verdict.violations.push(`${where}: no PR link`);
+    }
+    if (end.failureMessage) verdict.failureMessages.push(end.failureMessage);
+    checkFollowUps(job, end, sent, log, verdict);
+  });
+}
+
+function expectedEnd(outcome: JobSpec['outcome']): string {
+  if (outcome === 'failed') return `FAILED ${AgentJobFailureType.jobFailed}`;
+  return `COMPLETED ${outcome === 'archived' ? 'archived' : 'completed'}`;
+}
+
+function checkFollowUps(
+  job: JobSpec,
+  end: JobEnd,
+  sent: SentFollowUp[],
+  log: readonly RequestLogEntry[],
+  verdict: Verdict,
+): void {
+  for (const followUp of sent.filter((s) => s.job === job)) {
+    const where = `${job.workflowId} ${followUp.spec.messageId} (${followUp.spec.via})`;
+    const records = end.followUps.filter((r) => r.messageId === followUp.spec.messageId);
+    const atService = processedWith(log, 'sendMessage', followUp.spec.prompt);
+    if (!followUp.accepted) {
+      count(verdict.followUps, 'not accepted by the workflow (caller told)');
+      if (records.length > 0 || atService > 0)
+        verdict.violations.push(`${where}: refused yet recorded or sent`);
+      continue;
+    }
+    const [record] = records;
+    if (!record || records.length > 1) {
+      verdict.violations.push(`${where}: accepted but recorded ${records.length} times`);
+      continue;
+    }
+    count(
+      verdict.followUps,
+      record.status === 'pending' ? 'not sent: the job ended first (reported)' : record.status,
+    );
+    const allowed =
+      record.status === 'delivered'
+        ? atService === 1
+        : record.status === 'outcome_unknown'
+          ? atService <= 1 && faultedWith(log, 'sendMessage', followUp.spec.prompt)
+          : atService === 0;
+    if (!allowed) verdict.violations.push(`${where}: ${record.status} but received ${atService} times`);
+    if (
+      followUp.updateOutcome !== undefined &&
+      (followUp.updateOutcome === 'delivered') !== (record.status === 'delivered')
+    ) {
+      verdict.violations.push(
+        `${where}: the update answered "${followUp.updateOutcome}" but the record says ${record.status}`,
+      );
+    }
+  }
+}
+
+export async function verifyExports(
+  client: Client,
+  exports: ExportSpec[],
+  deadline: number,
+  verdict: Verdict,
+): Promise<void> {
+  for (const spec of exports) {
+    const where = spec.workflowId;
+    let result: VisitorsExportResult;
+    try {
+      result = await retrying(
+        () => client.workflow.getHandle<() => Promise<VisitorsExportResult>>(spec.workflowId).result(),
+        deadline,
+      );
+    } catch (error) {
+      verdict.violations.push(`${where}: did not complete: ${String(error)}`);
+      continue;
+    }
+    verdict.exportRows += result.rows;
+    const file = result.files.find((f) => /visitors\.(csv|ndjson|json)$/.test(f));
+    const manifestFile = result.files.find((f) => f.endsWith('manifest.json'));
+    if (!file || !manifestFile) {
+      verdict.violations.push(`${where}: files missing from the result: ${result.files.join(', ')}`);
+      continue;
+    }
+    const [bytes, manifestText] = await Promise.all([fs.readFile(file), fs.readFile(manifestFile, 'utf8')]);
+    const manifest = JSON.parse(manifestText) as VisitorsExportManifest;
+    const rows = rowsIn(bytes.toString('utf8'), spec.format);
+    const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
+    if (result.rows !== spec.rows || rows !== spec.rows || manifest.rows !== spec.rows) {
+      verdict.violations.push(
+        `${where}: ${spec.rows} rows expected; result ${result.rows}, file ${rows}, manifest ${manifest.rows}`,
+      );
+    } else if (sha256 !== manifest.sha256) {
+      verdict.violations.push(`${where}: the file's sha256 differs from the manifest's`);
+    } else {
+      verdict.exportsWhole += 1;
+    }
+  }
+}
+
+function rowsIn(text: string, format: ExportSpec['format']): number {
+  if (format === 'json') return (JSON.parse(text) as unknown[]).length;
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  return format === 'csv' ? lines.length - 1 : lines.length;
+}
+
+function count(tally: Record<string, number>, key: string): void {
+  tally[key] = (tally[key] ?? 0) + 1;
+}
