@@ -96,7 +96,7 @@ export async function runCampaign(
       failureMessages: [],
       violations: [],
     };
-    await verifyJobs(client, sim, jobs, sent, deadline, verdict);
+    await verifyJobs(client, sim, { jobs, sent, killTimes: supervisor.killTimes }, deadline, verdict);
     await verifyExports(client, exports, deadline, verdict);
     const wallSeconds = (Date.now() - startedAt) / 1000;
     const cliOutputs = await Promise.all([
@@ -129,7 +129,7 @@ export async function runCampaign(
       jobs: jobs.length,
       followUpsSent: sent.length,
       exports: exports.length,
-      workerKills: supervisor.kills,
+      workerKills: supervisor.killTimes.length,
       unexpectedWorkerExits: supervisor.unexpectedExits,
       serverRestarts,
       service: sim.stats(),

@@ -61,14 +61,22 @@ const processedWith = (log: readonly RequestLogEntry[], route: string, prompt: s
 const faultedWith = (log: readonly RequestLogEntry[], route: string, prompt: string) =>
   log.some((r) => r.route === route && r.prompt === prompt && r.status !== 200 && r.status !== 201);
 
+/**
+ * An unknown outcome needs a cause: a fault the simulator injected on that very request, or a worker killed
+ * after the call began (an activity killed mid-request cannot know whether the service acted).
+ */
+function unknownExplained(faulted: boolean, since: number | undefined, killTimes: number[]): boolean {
+  return faulted || killTimes.some((killedAt) => since === undefined || killedAt >= since);
+}
+
 export async function verifyJobs(
   client: Client,
   sim: Simulator,
-  jobs: JobSpec[],
-  sent: SentFollowUp[],
+  run: { jobs: JobSpec[]; sent: SentFollowUp[]; killTimes: number[] },
   deadline: number,
   verdict: Verdict,
 ): Promise<void> {
+  const { jobs, sent, killTimes } = run;
   const ends = await Promise.all(jobs.map((job) => jobEnd(client, job.workflowId, deadline)));
   const log = sim.requests();
   jobs.forEach((job, index) => {
@@ -80,8 +88,8 @@ export async function verifyJobs(
       verdict.createsOutcomeUnknown += 1;
       count(verdict.jobs, 'create outcome unknown (reported)');
       if (creates > 1) verdict.violations.push(`${where}: ${creates} jobs created`);
-      if (!faultedWith(log, 'createJob', job.prompt)) {
-        verdict.violations.push(`${where}: outcome unknown reported without a fault on its create`);
+      if (!unknownExplained(faultedWith(log, 'createJob', job.prompt), job.startedAt, killTimes)) {
+        verdict.violations.push(`${where}: outcome unknown without a fault on its create or a worker kill`);
       }
     } else {
       const expected = expectedEnd(job.outcome);
@@ -92,7 +100,7 @@ export async function verifyJobs(
       if (job.outcome === 'completed' && !end.prLink) verdict.violations.push(`${where}: no PR link`);
     }
     if (end.failureMessage) verdict.failureMessages.push(end.failureMessage);
-    checkFollowUps(job, end, sent, log, verdict);
+    checkFollowUps(job, end, sent, log, killTimes, verdict);
   });
 }
 
@@ -106,6 +114,7 @@ function checkFollowUps(
   end: JobEnd,
   sent: SentFollowUp[],
   log: readonly RequestLogEntry[],
+  killTimes: number[],
   verdict: Verdict,
 ): void {
   for (const followUp of sent.filter((s) => s.job === job)) {
@@ -131,8 +140,16 @@ function checkFollowUps(
       record.status === 'delivered'
         ? atService === 1
         : record.status === 'outcome_unknown'
-          ? atService <= 1 && faultedWith(log, 'sendMessage', followUp.spec.prompt)
+          ? atService <= 1 &&
+            unknownExplained(
+              faultedWith(log, 'sendMessage', followUp.spec.prompt),
+              followUp.sentAt,
+              killTimes,
+            )
           : atService === 0;
+    if (record.status === 'pending' && end.workflow === 'COMPLETED') {
+      verdict.violations.push(`${where}: still pending when the workflow completed (lost)`);
+    }
     if (!allowed) verdict.violations.push(`${where}: ${record.status} but received ${atService} times`);
     if (
       followUp.updateOutcome !== undefined &&

@@ -14,7 +14,8 @@ export class WorkerSupervisor {
   private current: WorkerProcess | undefined;
   private stopping = false;
   private readonly outputs: (() => string)[] = [];
-  kills = 0;
+  /** When each SIGKILL was sent. */
+  readonly killTimes: number[] = [];
   /** Exits nobody asked for (then restarted). */
   unexpectedExits = 0;
   readonly startFailures: string[] = [];
@@ -40,7 +41,7 @@ export class WorkerSupervisor {
   async kill(): Promise<void> {
     const victim = this.current;
     this.current = undefined;
-    this.kills += 1;
+    this.killTimes.push(Date.now());
     await victim?.kill('SIGKILL');
     await this.start();
   }

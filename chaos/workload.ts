@@ -22,6 +22,8 @@ export interface JobSpec {
   prompt: string;
   outcome: JobOutcome;
   followUps: FollowUpSpec[];
+  /** When the campaign first asked Temporal to start it. */
+  startedAt?: number;
 }
 
 export interface ExportSpec {
@@ -37,6 +39,8 @@ export interface ExportSpec {
 export interface SentFollowUp {
   job: JobSpec;
   spec: FollowUpSpec;
+  /** When the caller first tried to send it. */
+  sentAt: number;
   /** The workflow took it (signal recorded, update accepted). */
   accepted: boolean;
   /** For updates: the workflow's answer (delivered, or the failure's message). */
@@ -106,6 +110,7 @@ export async function runJobs(client: Client, jobs: JobSpec[], deadline: number)
   const sent: SentFollowUp[] = [];
   const followUps: Promise<void>[] = [];
   await inBatches(jobs, 20, async (job) => {
+    job.startedAt = Date.now();
     await retrying(
       () =>
         startAgentJob(
@@ -134,22 +139,23 @@ async function sendOne(
   deadline: number,
 ): Promise<SentFollowUp> {
   const request = { prompt: spec.prompt, messageId: spec.messageId };
+  const sentAt = Date.now();
   try {
     if (spec.via === 'signal') {
       await retrying(() => sendFollowUp(client, job.workflowId, request), deadline);
-      return { job, spec, accepted: true };
+      return { job, spec, sentAt, accepted: true };
     }
     await retrying(
       () => sendFollowUpAndWait(client, job.workflowId, request, { updateId: spec.messageId }),
       deadline,
     );
-    return { job, spec, accepted: true, updateOutcome: 'delivered' };
+    return { job, spec, sentAt, accepted: true, updateOutcome: 'delivered' };
   } catch (error) {
     const message = error instanceof Error ? `${error.message} ${causeOf(error)}` : String(error);
     // An update the workflow refused before sending (e.g. the job already failed) was not accepted.
     const accepted =
       spec.via === 'update' && !/FollowUpNotAccepted|not found|already completed/i.test(message);
-    return { job, spec, accepted, updateOutcome: message };
+    return { job, spec, sentAt, accepted, updateOutcome: message };
   }
 }
 
