@@ -19,6 +19,8 @@ export { createActivities };
 /** Source of the workflow code: a prebuilt bundle in production, the TypeScript sources in development. */
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle.js');
+/** WORKER_WORKFLOW_BUNDLE value that bundles the sources at start even when a prebuilt bundle exists. */
+export const BUNDLE_AT_START = 'off';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -63,6 +65,7 @@ export function activityDepsFromConfig(config: WorkerConfig) {
 }
 
 function productionBundle(config: WorkerConfig): WorkerOptions['workflowBundle'] | undefined {
+  if (config.workflowBundlePath === BUNDLE_AT_START) return undefined;
   const codePath = config.workflowBundlePath ?? DEFAULT_BUNDLE_PATH;
   if (fs.existsSync(codePath)) return { codePath };
   if (config.workflowBundlePath) throw new Error(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);
