@@ -11,6 +11,7 @@ import {
 } from '../client/agent-jobs';
 import { agentJobWorkflowId, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../contract/names';
 import type { AgentJobResult, PollingOptions } from '../contract/agent-job';
+import { parseOrThrow, projectIdSchema } from '../contract/validation';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
@@ -33,13 +34,20 @@ function workflowIdOf(flags: Flags): string {
   if (id) return id;
   const project = stringFlag(flags.project);
   const key = stringFlag(flags.key);
-  if (project && key) return agentJobWorkflowId(project, key);
+  // A bad project id could name another project's workflow (agent-job/a/b/k is project "a", key "b/k").
+  if (project && key) return agentJobWorkflowId(parseOrThrow(projectIdSchema, project, 'projectId'), key);
   throw new UsageError('--workflow-id, or --project with --key, is required');
 }
 
 function promptOf(flags: Flags): string {
   const file = stringFlag(flags['prompt-file']);
-  if (file) return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+  if (file) {
+    try {
+      return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--prompt-file: cannot read "${file}": ${(error as Error).message}`);
+    }
+  }
   const prompt = stringFlag(flags.prompt);
   if (prompt === undefined)
     throw new UsageError('--prompt (or --prompt-file) is required: the instruction for the agent');

@@ -30,8 +30,18 @@ const scheduleFields = {
   /** How late a run missed while Temporal was unavailable may still start (default 1 day). */
   catchupWindow: durationSchema.optional(),
   format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-  pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`).optional(),
-  concurrency: z.number().int().min(1).max(MAX_CONCURRENCY, `must be at most ${MAX_CONCURRENCY}`).optional(),
+  pageSize: z
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`)
+    .optional(),
+  concurrency: z
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(MAX_CONCURRENCY, `must be at most ${MAX_CONCURRENCY}`)
+    .optional(),
   taskQueue: z.string().min(1, 'must not be empty').optional(),
 };
 

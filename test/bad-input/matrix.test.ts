@@ -4,56 +4,115 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  ScheduleNotFoundError,
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
+  type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { sendFollowUp, startAgentJob } from '../../src/client/agent-jobs';
+import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-jobs';
 import { startVisitorsExport } from '../../src/client/exports';
 import { AgentJobFailureType } from '../../src/contract/agent-job';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
-import { DEFAULT_TASK_QUEUE, WorkflowType, agentJobWorkflowId } from '../../src/contract/names';
-import { InputValidationError, MAX_PROMPT_CHARS } from '../../src/contract/validation';
+import {
+  DEFAULT_TASK_QUEUE,
+  WorkflowType,
+  agentJobWorkflowId,
+  visitorsScheduleId,
+} from '../../src/contract/names';
+import { InputValidationError } from '../../src/contract/validation';
 import { DocsApiClient } from '../../src/docs-api/client';
-import type { FaultRule, Simulator } from '../../src/simulator';
+import { InvalidArgumentError } from '../../src/docs-api/errors';
+import type { Simulator } from '../../src/simulator';
 import { startStack, type TestStack } from '../helpers/stack';
 import { TEST_POLLING, requestsOf, uniqueProject } from '../workflows/agent-job-harness';
+import {
+  OVER_LIMIT_PROMPT,
+  THREE_MB_PROMPT,
+  cliCases,
+  clientCases,
+  createAnswerCases,
+  docsApiCases,
+  getJobAnswerCases,
+  rawStartCases,
+  signalCases,
+  updateCases,
+  visitorsAnswerCases,
+  type FaultShape,
+  type PromptFiles,
+} from './cases';
 
 // One place for what bad input does at every entry point: a clear error naming the field and the rule, no
-// request to the service when the bad input was ours, and nothing lost when the service's answer was bad.
-// docs/bad-input.md lists the same cases.
+// request to the service and nothing started when the bad input was ours, and nothing lost or created twice
+// when the service's answer was bad. The rows are in cases.ts; docs/bad-input.md lists the same cases.
 
 const STARTER = path.resolve(__dirname, '../../src/starter.ts');
 let stack: TestStack;
 let sim: Simulator;
 let client: Client;
-let promptFile: string;
+let files: PromptFiles;
 
 before(async () => {
   stack = await startStack({ name: 'bad-input', simulator: { jobs: { durationMs: 1200 } } });
   ({ sim } = stack);
   client = stack.env.client;
-  promptFile = path.join(stack.exportDir, 'huge-prompt.txt');
-  await fs.writeFile(promptFile, 'x'.repeat(MAX_PROMPT_CHARS + 1));
+  files = {
+    overLimit: path.join(stack.exportDir, 'over-limit-prompt.txt'),
+    threeMb: path.join(stack.exportDir, 'three-mb-prompt.txt'),
+    missing: path.join(stack.exportDir, 'no-such-prompt.txt'),
+  };
+  await fs.writeFile(files.overLimit, OVER_LIMIT_PROMPT);
+  await fs.writeFile(files.threeMb, THREE_MB_PROMPT);
 });
 after(() => stack.stop());
 
+// ---- What "nothing happened" means: no request at the service, no workflow, no schedule ----
+
 const serviceRequests = () => sim.requests().filter((r) => r.route !== 'control').length;
 
-async function workflowCount(): Promise<number> {
+async function countOf(items: AsyncIterable<unknown>): Promise<number> {
   let count = 0;
-  for await (const _ of client.workflow.list()) count += 1;
+  for await (const _ of items) count += 1;
   return count;
+}
+
+async function workflowExists(workflowId: string): Promise<boolean> {
+  return client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      },
+    );
+}
+
+async function scheduleExists(projectId: string): Promise<boolean> {
+  return client.schedule
+    .getHandle(visitorsScheduleId(projectId))
+    .describe()
+    .then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof ScheduleNotFoundError) return false;
+        throw error;
+      },
+    );
 }
 
 /** Runs `check` and asserts that neither the service nor Temporal saw a thing. */
 async function nothingSent(check: () => Promise<void>): Promise<void> {
-  const [requests, workflows] = [serviceRequests(), await workflowCount()];
+  const requests = serviceRequests();
+  const workflows = await countOf(client.workflow.list());
+  const schedules = await countOf(client.schedule.list());
   await check();
   assert.equal(serviceRequests(), requests, 'a request reached the service');
-  assert.equal(await workflowCount(), workflows, 'a workflow was started');
+  assert.equal(await countOf(client.workflow.list()), workflows, 'a workflow was started');
+  assert.equal(await countOf(client.schedule.list()), schedules, 'a schedule was created');
 }
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -61,169 +120,25 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
     execFile(
       process.execPath,
       ['--import', 'tsx', STARTER, ...args],
-      { env: { PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: stack.env.address } },
+      { env: { PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: stack.env.address }, maxBuffer: 1 << 24 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
-const exportArgs = (...extra: string[]) => [
-  'export',
-  'run',
-  '--project',
-  'p1',
-  '--from',
-  '2026-11-01',
-  '--to',
-  '2026-11-02',
-  ...extra,
-];
+// ---- History helpers ----
 
-describe('bad input: starter CLI (exit 2, nothing started, nothing sent)', () => {
-  const cases: [string, () => string[], RegExp][] = [
-    ['empty prompt', () => ['job', 'start', '--project', 'p1', '--prompt', ''], /prompt: must not be empty/],
-    [
-      'prompt file over the limit',
-      () => ['job', 'start', '--project', 'p1', '--prompt-file', promptFile],
-      new RegExp(`prompt: must be at most ${MAX_PROMPT_CHARS} characters`),
-    ],
-    [
-      "projectId with '/'",
-      () => ['job', 'start', '--project', 'a/b', '--prompt', 'x'],
-      /projectId: must start with a letter or digit/,
-    ],
-    [
-      "projectId '..'",
-      () => ['job', 'start', '--project', '..', '--prompt', 'x'],
-      /projectId: must start with a letter or digit/,
-    ],
-    [
-      "projectId 'a..b'",
-      () => ['job', 'start', '--project', 'a..b', '--prompt', 'x'],
-      /projectId: must not contain "\.\."/,
-    ],
-    [
-      'projectId with spaces',
-      () => ['job', 'start', '--project', 'my project', '--prompt', 'x'],
-      /projectId: must start with a letter or digit and contain only/,
-    ],
-    ['page size 0', () => exportArgs('--page-size', '0'), /pageSize: must be at least 1/],
-    ['page size 251', () => exportArgs('--page-size', '251'), /pageSize: must be at most 250/],
-    ['concurrency 17', () => exportArgs('--concurrency', '17'), /concurrency: must be at most 16/],
-    ['unknown format', () => exportArgs('--format', 'xlsx'), /format/],
-    [
-      'invalid date 2026-02-30',
-      () => ['export', 'run', '--project', 'p1', '--from', '2026-02-30', '--to', '2026-03-02'],
-      /dateFrom: must be YYYY-MM-DD/,
-    ],
-    [
-      'inverted dates',
-      () => ['export', 'run', '--project', 'p1', '--from', '2026-11-02', '--to', '2026-11-01'],
-      /dateTo: must be after dateFrom/,
-    ],
-  ];
-  for (const [name, args, message] of cases) {
-    test(`CLI: ${name}`, () =>
-      nothingSent(async () => {
-        const run = await cli(args());
-        assert.equal(run.code, 2, run.stderr);
-        assert.match(run.stderr, message);
-        assert.match(run.stderr, /Nothing was started/);
-      }));
-  }
+async function eventsOf(handle: WorkflowHandle) {
+  return (await handle.fetchHistory()).events ?? [];
+}
 
-  test('CLI: unknown workflow id -> exit 3, named', () =>
-    nothingSent(async () => {
-      const run = await cli(['job', 'status', '--workflow-id', 'agent-job/p1/never-started']);
-      assert.equal(run.code, 3, run.stderr);
-      assert.match(run.stderr, /not found: .*agent-job\/p1\/never-started/);
-    }));
-});
-
-const invalid = (field: string, rule: RegExp) => (error: unknown) =>
-  error instanceof InputValidationError &&
-  error.issues.some((issue) => issue.field === field && rule.test(issue.rule));
-
-describe('bad input: client module (InputValidationError naming the field, before Temporal)', () => {
-  test('client: whitespace-only prompt', () =>
-    nothingSent(() =>
-      assert.rejects(
-        startAgentJob(client, { projectId: 'p1', prompt: ' \n\t ' }, { key: 'k' }),
-        invalid('prompt', /must not be empty/),
-      ),
-    ));
-
-  test("client: a 3 MB prompt (over Temporal's 2 MB payload limit) is refused by our rule, not by Temporal", () =>
-    nothingSent(() =>
-      assert.rejects(
-        startAgentJob(client, { projectId: 'p1', prompt: 'y'.repeat(3 * 1024 * 1024) }, { key: 'k' }),
-        invalid('prompt', /must be at most 32000 characters/),
-      ),
-    ));
-
-  test('client: export concurrency 0', () =>
-    nothingSent(() =>
-      assert.rejects(
-        startVisitorsExport(client, {
-          projectId: 'p1',
-          dateFrom: '2026-11-01',
-          dateTo: '2026-11-02',
-          concurrency: 0,
-        }),
-        invalid('concurrency', /at least 1/),
-      ),
-    ));
-
-  test("client: export dateFrom 'yesterday'", () =>
-    nothingSent(() =>
-      assert.rejects(
-        startVisitorsExport(client, { projectId: 'p1', dateFrom: 'yesterday', dateTo: '2026-11-02' }),
-        invalid('dateFrom', /YYYY-MM-DD/),
-      ),
-    ));
-
-  test('client: follow-up with an empty prompt and one with a 201-character messageId', async () => {
-    const before = serviceRequests();
-    await assert.rejects(
-      sendFollowUp(client, 'agent-job/p1/none', { prompt: '' }),
-      invalid('prompt', /must not be empty/),
-    );
-    await assert.rejects(
-      sendFollowUp(client, 'agent-job/p1/none', { prompt: 'ok', messageId: 'm'.repeat(201) }),
-      invalid('messageId', /at most 200/),
-    );
-    assert.equal(serviceRequests(), before);
+/** The failure message of every retried activity attempt (ActivityTaskStarted carries the last one). */
+async function retriedActivityFailures(handle: WorkflowHandle): Promise<string[]> {
+  return (await eventsOf(handle)).flatMap((e) => {
+    const message = e.activityTaskStartedEventAttributes?.lastFailure?.message;
+    return message ? [message] : [];
   });
-});
-
-describe('bad input: the service client itself refuses before sending', () => {
-  const docsApi = () => new DocsApiClient({ baseUrl: sim.url, apiKey: sim.apiKey });
-  const cases: [string, (api: DocsApiClient) => Promise<unknown>, RegExp][] = [
-    ['negative offset', (api) => api.getVisitors('p1', { offset: -1 }), /offset: must be at least 0/],
-    ['limit 0', (api) => api.getVisitors('p1', { limit: 0 }), /limit: must be at least 1/],
-    ['limit 251', (api) => api.getVisitors('p1', { limit: 251 }), /limit: must be at most 250/],
-    ['a job id with "/"', (api) => api.getJob('p1', 'a/b'), /jobId: must not contain "\/"/],
-  ];
-  for (const [name, call, message] of cases) {
-    test(`docs-api: ${name}`, async () => {
-      const api = docsApi();
-      const before = serviceRequests();
-      await assert.rejects(call(api), message);
-      assert.equal(serviceRequests(), before, 'a request reached the service');
-      await api.close();
-    });
-  }
-
-  test("docs-api: an unknown job id is the service's 404, named, not retried", async () => {
-    const api = docsApi();
-    await assert.rejects(api.getJob('p1', 'job_unknown'), (error: Error) => {
-      assert.equal(error.name, 'NotFoundError');
-      assert.match(error.message, /getJob.*404/);
-      return true;
-    });
-    await api.close();
-  });
-});
+}
 
 /** The ApplicationFailure a workflow failed with. */
 async function failureOf(result: Promise<unknown>): Promise<ApplicationFailure> {
@@ -235,158 +150,316 @@ async function failureOf(result: Promise<unknown>): Promise<ApplicationFailure> 
   return error.cause;
 }
 
-describe('bad input: workflow inputs given straight to Temporal (the workflow checks too)', () => {
-  const cases: [string, string, unknown, RegExp][] = [
-    [
-      'agentJob with projectId "../x"',
-      WorkflowType.agentJob,
-      { projectId: '../x', prompt: 'x' },
-      /projectId/,
-    ],
-    ['agentJob without a prompt', WorkflowType.agentJob, { projectId: 'p1' }, /prompt: is required/],
-    [
-      'visitorsExport with pageSize 0',
-      WorkflowType.visitorsExport,
-      { projectId: 'p1', dateFrom: '2026-11-01', dateTo: '2026-11-02', pageSize: 0 },
-      /pageSize: must be at least 1/,
-    ],
-    [
-      'visitorsExport with inverted dates',
-      WorkflowType.visitorsExport,
-      { projectId: 'p1', dateFrom: '2026-11-03', dateTo: '2026-11-02' },
-      /dateTo: must be after dateFrom/,
-    ],
-  ];
-  cases.forEach(([name, type, input, message], i) => {
-    test(`raw start: ${name} -> InvalidInput, no request`, async () => {
+const startJob = (projectId: string, prompt = 'Job') =>
+  startAgentJob(client, { projectId, prompt, polling: TEST_POLLING }, { key: 'k' });
+
+const sentMessages = (projectId: string) =>
+  requestsOf(sim, { projectId, route: 'sendMessage' }).map((r) => r.prompt);
+
+// ---- The matrix ----
+
+describe(
+  `starter CLI: ${cliCases.length} cases (exit 2 "Nothing was started", or 3 not found)`,
+  {
+    concurrency: 2,
+  },
+  () => {
+    for (const c of cliCases) {
+      test(`CLI: ${c.name} -> exit ${c.exit}`, () =>
+        nothingSent(async () => {
+          const project = uniqueProject('cli');
+          const run = await cli(c.args(project, files));
+          assert.equal(run.code, c.exit, run.stderr);
+          assert.match(run.stderr, c.stderr);
+          if (c.exit === 2) assert.match(run.stderr, /Nothing was started/);
+          assert.equal(run.stdout, '', 'nothing printed as a result');
+          if (c.workflowId) assert.equal(await workflowExists(c.workflowId(project)), false);
+          if (c.scheduleOf) assert.equal(await scheduleExists(c.scheduleOf(project)), false);
+        }));
+    }
+  },
+);
+
+describe(`client module: ${clientCases.length} cases (InputValidationError naming the field, before Temporal)`, () => {
+  for (const c of clientCases) {
+    test(`client: ${c.name} -> ${c.field}`, () =>
+      nothingSent(async () => {
+        const project = uniqueProject('client');
+        await assert.rejects(c.call(client, project), (error: unknown) => {
+          assert.ok(error instanceof InputValidationError, String(error));
+          const issue = error.issues.find((i) => i.field === c.field);
+          assert.ok(issue, `no issue for ${c.field}: ${error.message}`);
+          assert.match(issue.rule, c.rule);
+          assert.ok(error.message.includes(`${c.field}: ${issue.rule}`), error.message);
+          return true;
+        });
+        assert.equal(await workflowExists(agentJobWorkflowId(project, 'k')), false);
+        assert.equal(await scheduleExists(project), false);
+      }));
+  }
+});
+
+describe(`service client: ${docsApiCases.length + 1} cases (refused before sending)`, () => {
+  let api: DocsApiClient;
+  before(() => {
+    api = new DocsApiClient({ baseUrl: sim.url, apiKey: sim.apiKey });
+  });
+  after(() => api.close());
+
+  for (const c of docsApiCases) {
+    test(`docs-api: ${c.name} -> ${c.field}`, async () => {
       const before = serviceRequests();
-      const handle = await client.workflow.start(type, {
-        taskQueue: DEFAULT_TASK_QUEUE,
-        workflowId: `bad-input/raw-${i}`,
-        args: [input],
+      await assert.rejects(c.call(api, uniqueProject('api')), (error: unknown) => {
+        assert.ok(error instanceof InvalidArgumentError, String(error));
+        assert.equal(error.field, c.field);
+        assert.match(error.rule, c.rule);
+        assert.equal(error.retryable, false);
+        assert.match(error.message, new RegExp(`invalid argument ${c.field}: `));
+        return true;
       });
-      const failure = await failureOf(handle.result());
-      assert.equal(failure.type, AgentJobFailureType.invalidInput);
-      assert.equal(failure.nonRetryable, true);
-      assert.match(failure.message, message);
-      assert.equal(serviceRequests(), before);
-    });
-  });
-});
-
-describe('bad input: signals and updates to a running job', () => {
-  test('update with an empty prompt: rejected by the validator, no trace in history, nothing sent', async () => {
-    const projectId = uniqueProject('bad-update');
-    const handle = await startAgentJob(
-      client,
-      { projectId, prompt: 'Job', polling: TEST_POLLING },
-      { key: 'u' },
-    );
-    await assert.rejects(handle.executeUpdate(sendFollowUpUpdate, { args: [{ prompt: ' ' }] }), (error) => {
-      assert.ok(error instanceof WorkflowUpdateFailedError);
-      assert.match(String((error.cause as Error).message), /prompt: must not be empty/);
-      return true;
-    });
-    const result = await handle.result();
-    assert.deepEqual(result.followUps, []);
-    const history = await handle.fetchHistory();
-    assert.ok(
-      !history.events?.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes),
-      'a refused update left an accepted event',
-    );
-    assert.equal(requestsOf(sim, { projectId, route: 'sendMessage' }).length, 0);
-  });
-
-  test('signals with an empty prompt or a non-object: recorded as rejected, not sent, the job completes', async () => {
-    const projectId = uniqueProject('bad-signal');
-    const handle = await startAgentJob(
-      client,
-      { projectId, prompt: 'Job', polling: TEST_POLLING },
-      { key: 's' },
-    );
-    await handle.signal(followUpSignal, { prompt: '', messageId: 'empty' });
-    await (handle.signal as (def: unknown, arg: unknown) => Promise<void>)(followUpSignal, 42);
-    await handle.signal(followUpSignal, { prompt: 'A good one', messageId: 'good' });
-    const result = await handle.result();
-    assert.equal(result.status, 'completed');
-    const byId = Object.fromEntries(result.followUps.map((f) => [f.messageId, f]));
-    assert.equal(byId.empty?.status, 'rejected');
-    assert.match(byId.empty?.error ?? '', /prompt: must not be empty/);
-    assert.equal(result.followUps.filter((f) => f.status === 'rejected').length, 2);
-    assert.equal(byId.good?.status, 'delivered');
-    assert.deepEqual(
-      requestsOf(sim, { projectId, route: 'sendMessage' }).map((r) => r.prompt),
-      ['A good one'],
-    );
-  });
-
-  test('a signal to a job id that does not exist: the caller is told, nothing sent', async () => {
-    await assert.rejects(
-      sendFollowUp(client, agentJobWorkflowId('p1', 'missing'), { prompt: 'hello' }),
-      WorkflowNotFoundError,
-    );
-  });
-});
-
-describe("bad input: the service's answers (nothing lost, nothing created twice)", () => {
-  const once = (rule: Omit<FaultRule, 'times' | 'projectId'>, projectId: string) =>
-    sim.faults.add({ ...rule, projectId, times: 1 });
-  const cases: [string, Omit<FaultRule, 'times' | 'projectId'>][] = [
-    ['get-job answers malformed JSON', { route: 'getJob', kind: 'malformed', malformed: 'truncated-json' }],
-    ['get-job answers not JSON', { route: 'getJob', kind: 'malformed', malformed: 'not-json' }],
-    [
-      'get-job answers without a content type',
-      { route: 'getJob', kind: 'malformed', malformed: 'no-content-type' },
-    ],
-    ['get-job answers 200 with an HTML body', { route: 'getJob', kind: 'malformed', malformed: 'html-200' }],
-    ['get-job answers without the job id', { route: 'getJob', kind: 'drift', drift: 'missing-id' }],
-    ['get-job answers wrong types', { route: 'getJob', kind: 'drift', drift: 'wrong-types' }],
-    ['get-job answers an unknown status', { route: 'getJob', kind: 'drift', drift: 'unknown-status' }],
-  ];
-  for (const [name, rule] of cases) {
-    test(`service: ${name} -> retried, the job completes, created once`, async () => {
-      const projectId = uniqueProject('bad-answer');
-      once(rule, projectId);
-      const handle = await startAgentJob(
-        client,
-        { projectId, prompt: name, polling: TEST_POLLING },
-        { key: 'j' },
-      );
-      const result = await handle.result();
-      assert.equal(result.status, 'completed');
-      assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
-      const answered = requestsOf(sim, { projectId, route: 'getJob' });
-      assert.equal(answered.filter((r) => r.fault !== undefined).length, 1, 'the fault was injected');
+      assert.equal(serviceRequests(), before, 'a request reached the service');
     });
   }
 
-  test('service: the create answers a 200 with an HTML body -> outcome unknown, reported, never re-sent', async () => {
-    const projectId = uniqueProject('bad-create');
-    once({ route: 'createJob', kind: 'malformed', malformed: 'html-200' }, projectId);
-    const handle = await startAgentJob(
-      client,
-      { projectId, prompt: 'html', polling: TEST_POLLING },
-      { key: 'c' },
-    );
-    const failure = await failureOf(handle.result());
-    assert.equal(failure.type, AgentJobFailureType.createOutcomeUnknown);
-    assert.match(failure.message, /malformed|content type|JSON/i);
-    assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1);
+  test("docs-api: getJob of an unknown job id -> the service's 404, named, sent once", async () => {
+    const project = uniqueProject('api');
+    await assert.rejects(api.getJob(project, 'job_unknown'), (error: Error) => {
+      assert.equal(error.name, 'NotFoundError');
+      assert.match(error.message, /^getJob: not found: .* \| HTTP 404 \| request id req_/);
+      return true;
+    });
+    assert.equal(requestsOf(sim, { projectId: project }).length, 1);
+  });
+});
+
+describe(
+  `raw workflow starts: ${rawStartCases.length + 1} cases (the workflow checks its input too)`,
+  {
+    concurrency: true,
+  },
+  () => {
+    for (const c of rawStartCases) {
+      test(`raw start: ${c.name} -> InvalidInput, no activity, no request`, async () => {
+        const project = uniqueProject('raw');
+        const handle = await client.workflow.start(c.type, {
+          taskQueue: DEFAULT_TASK_QUEUE,
+          workflowId: `bad-input/${project}`,
+          args: c.args(project),
+        });
+        const failure = await failureOf(handle.result());
+        assert.equal(failure.type, AgentJobFailureType.invalidInput);
+        assert.equal(failure.nonRetryable, true);
+        assert.match(failure.message, c.message);
+        const events = await eventsOf(handle);
+        assert.ok(!events.some((e) => e.activityTaskScheduledEventAttributes), 'an activity was scheduled');
+        assert.equal(requestsOf(sim, { projectId: project }).length, 0);
+      });
+    }
+
+    // Why the client checks the prompt's length: past our validation, all a caller gets is Temporal's own refusal,
+    // which names no field.
+    test("raw start: agentJob with a 3 MB prompt -> Temporal's blob size limit refuses it, nothing started", async () => {
+      const project = uniqueProject('raw');
+      const workflowId = `bad-input/${project}`;
+      await assert.rejects(
+        client.workflow.start(WorkflowType.agentJob, {
+          taskQueue: DEFAULT_TASK_QUEUE,
+          workflowId,
+          args: [{ projectId: project, prompt: THREE_MB_PROMPT }],
+        }),
+        (error: Error) => {
+          assert.match(error.message, /Failed to start Workflow/);
+          assert.match(String(error.cause), /INVALID_ARGUMENT: Blob data size exceeds limit/);
+          return true;
+        },
+      );
+      assert.equal(await workflowExists(workflowId), false);
+      assert.equal(requestsOf(sim, { projectId: project }).length, 0);
+    });
+  },
+);
+
+describe(
+  `update sendFollowUp sent raw: ${updateCases.length + 1} cases (validator refuses, nothing sent)`,
+  {
+    concurrency: true,
+  },
+  () => {
+    for (const c of updateCases) {
+      test(`update: ${c.name} -> ${c.type}, no update in history, no message, the job completes`, async () => {
+        const project = uniqueProject('update');
+        const handle = await startJob(project);
+        if (c.signalFirst) await handle.signal(followUpSignal, c.signalFirst);
+        await assert.rejects(
+          (handle.executeUpdate as (def: unknown, options: unknown) => Promise<unknown>)(sendFollowUpUpdate, {
+            args: [c.arg],
+          }),
+          (error: unknown) => {
+            assert.ok(error instanceof WorkflowUpdateFailedError, String(error));
+            assert.ok(error.cause instanceof ApplicationFailure, String(error.cause));
+            assert.equal(error.cause.type, c.type);
+            assert.match(error.cause.message, c.message);
+            return true;
+          },
+        );
+        const result = await handle.result();
+        assert.equal(result.status, 'completed');
+        const events = await eventsOf(handle);
+        assert.ok(
+          !events.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes),
+          'a refused update left an accepted event',
+        );
+        assert.deepEqual(sentMessages(project), c.signalFirst ? [c.signalFirst.prompt] : []);
+        assert.deepEqual(
+          result.followUps.map((f) => f.status),
+          c.signalFirst ? ['delivered'] : [],
+        );
+        assert.equal(sim.stats().jobsCreatedByProject[project], 1);
+      });
+    }
+
+    test('update: to a workflow that does not exist -> WorkflowNotFoundError, nothing sent', async () => {
+      const project = uniqueProject('update');
+      await assert.rejects(
+        sendFollowUpAndWait(client, agentJobWorkflowId(project, 'missing'), { prompt: 'hello' }),
+        WorkflowNotFoundError,
+      );
+      assert.equal(requestsOf(sim, { projectId: project }).length, 0);
+    });
+  },
+);
+
+describe(
+  `signal followUp sent raw: ${signalCases.length + 1} cases (recorded as rejected, not sent)`,
+  {
+    concurrency: true,
+  },
+  () => {
+    for (const c of signalCases) {
+      const outcome = c.error ? 'recorded rejected' : 'ignored';
+      test(`signal: ${c.name} -> ${outcome}, not sent, a good follow-up delivered once, the job completes`, async () => {
+        const project = uniqueProject('signal');
+        const handle = await startJob(project);
+        const good = { prompt: 'A good one', messageId: 'good' };
+        const send = (arg: unknown) =>
+          (handle.signal as (def: unknown, arg: unknown) => Promise<void>)(followUpSignal, arg);
+        // A duplicate must follow the original; a bad signal goes first, before the good one.
+        for (const arg of c.error ? [c.arg, good] : [good, c.arg]) await send(arg);
+        const result = await handle.result();
+        assert.equal(result.status, 'completed');
+        const byId = new Map(result.followUps.map((f) => [f.messageId, f]));
+        assert.equal(byId.get('good')?.status, 'delivered');
+        if (c.error) {
+          const rejected = byId.get(c.messageId);
+          assert.equal(rejected?.status, 'rejected', JSON.stringify(result.followUps));
+          assert.match(rejected?.error ?? '', c.error);
+          assert.equal(result.followUps.length, 2);
+        } else {
+          assert.equal(result.followUps.length, 1, 'the duplicate was not recorded');
+        }
+        assert.deepEqual(sentMessages(project), [good.prompt]);
+        assert.equal(sim.stats().jobsCreatedByProject[project], 1);
+      });
+    }
+
+    test('signal: to a workflow that does not exist -> WorkflowNotFoundError, nothing sent', async () => {
+      const project = uniqueProject('signal');
+      await assert.rejects(
+        sendFollowUp(client, agentJobWorkflowId(project, 'missing'), { prompt: 'hello' }),
+        WorkflowNotFoundError,
+      );
+      assert.equal(requestsOf(sim, { projectId: project }).length, 0);
+    });
+  },
+);
+
+const faultOnce = (fault: FaultShape, projectId: string) => sim.faults.add({ ...fault, projectId, times: 1 });
+
+describe("the service's answers: nothing lost, nothing created twice", { concurrency: true }, () => {
+  for (const c of getJobAnswerCases) {
+    const outcome = c.failure ? 'retried' : 'tolerated';
+    test(`service: get-job answers ${c.name} once -> ${outcome}, the job completes, created once`, async () => {
+      const project = uniqueProject('answer');
+      faultOnce(c.fault, project);
+      const handle = await startJob(project, c.name);
+      const result = await handle.result();
+      assert.equal(result.status, 'completed');
+      assert.match(result.prLink ?? '', /\/pull\/\d+$/);
+      assert.equal(sim.stats().jobsCreatedByProject[project], 1);
+      const polled = requestsOf(sim, { projectId: project, route: 'getJob' });
+      assert.equal(polled.filter((r) => r.fault !== undefined).length, 1, 'the fault was injected');
+      const failures = await retriedActivityFailures(handle);
+      if (c.failure) {
+        assert.equal(failures.length, 1, failures.join('\n'));
+        assert.match(failures[0] ?? '', c.failure);
+        assert.doesNotMatch(failures[0] ?? '', new RegExp(sim.apiKey), 'the key leaked');
+      } else {
+        assert.deepEqual(failures, [], 'a tolerated answer is not an error');
+      }
+      if (c.fault.drift === 'unknown-status') {
+        // Shown to operators: AgentJobStatus took the unknown value while the job was treated as running.
+        const upserted = (await eventsOf(handle)).map((e) =>
+          JSON.stringify(
+            e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {},
+          ),
+        );
+        const shown = upserted.some((fields) =>
+          fields.includes(Buffer.from('"paused_for_review"').toString('base64')),
+        );
+        assert.ok(shown, 'AgentJobStatus never showed the unknown status');
+      }
+    });
+  }
+
+  for (const c of createAnswerCases) {
+    test(`service: create answers ${c.name} -> AgentJobCreateOutcomeUnknown, never re-sent`, async () => {
+      const project = uniqueProject('create');
+      faultOnce(c.fault, project);
+      const handle = await startJob(project, c.name);
+      const failure = await failureOf(handle.result());
+      assert.equal(failure.type, AgentJobFailureType.createOutcomeUnknown);
+      assert.equal(failure.nonRetryable, true);
+      assert.match(failure.message, c.failure);
+      assert.equal(requestsOf(sim, { projectId: project, route: 'createJob' }).length, 1);
+      // The service did create it: one job, reported as "may exist", never a second one.
+      assert.equal(sim.stats().jobsCreatedByProject[project], 1);
+      assert.equal(requestsOf(sim, { projectId: project, route: 'getJob' }).length, 0);
+    });
+  }
+
+  test('service: send-message answers not JSON -> follow-up outcome_unknown, sent once, the job completes', async () => {
+    const project = uniqueProject('message');
+    faultOnce({ route: 'sendMessage', kind: 'malformed', malformed: 'not-json' }, project);
+    const handle = await startJob(project);
+    await handle.signal(followUpSignal, { prompt: 'Also the FAQ', messageId: 'faq' });
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    const [record] = result.followUps;
+    assert.equal(record?.status, 'outcome_unknown');
+    assert.match(record?.error ?? '', /sendMessage: response body is not valid JSON/);
+    assert.deepEqual(sentMessages(project), ['Also the FAQ'], 'sent exactly once');
+    assert.equal(sim.stats().jobsCreatedByProject[project], 1);
   });
 
-  test('service: a visitors page answers HTML once -> retried, the export is whole', async () => {
-    const projectId = uniqueProject('bad-page');
-    sim.configureProject(projectId, { visitorPaths: 30 });
-    once({ route: 'getVisitors', kind: 'malformed', malformed: 'html-200' }, projectId);
-    const handle = await startVisitorsExport(client, {
-      projectId,
-      dateFrom: '2026-11-01',
-      dateTo: '2026-11-02',
-      pageSize: 10,
+  for (const c of visitorsAnswerCases) {
+    test(`service: a visitors page answers ${c.name} once -> retried, the export is whole`, async () => {
+      const project = uniqueProject('page');
+      sim.configureProject(project, { visitorPaths: 30 });
+      faultOnce(c.fault, project);
+      const handle = await startVisitorsExport(client, {
+        projectId: project,
+        dateFrom: '2026-11-01',
+        dateTo: '2026-11-02',
+        pageSize: 10,
+      });
+      const result = await handle.result();
+      assert.equal(result.rows, 30);
+      assert.deepEqual(result.warnings, []);
+      const csv = await fs.readFile(result.files.find((f) => f.endsWith('.csv')) ?? '', 'utf8');
+      assert.equal(csv.trim().split('\n').length, 31);
+      const failures = await retriedActivityFailures(handle);
+      assert.equal(failures.length, 1, failures.join('\n'));
+      assert.match(failures[0] ?? '', c.failure);
     });
-    const result = await handle.result();
-    assert.equal(result.rows, 30);
-    const csv = await fs.readFile(result.files.find((f) => f.endsWith('.csv')) ?? '', 'utf8');
-    assert.equal(csv.trim().split('\n').length, 31);
-  });
+  }
 });
