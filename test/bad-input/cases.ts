@@ -221,6 +221,12 @@ export const cliCases: CliCase[] = [
     workflowId: jobId,
   },
   {
+    name: "job status --project 'a/b' --key k (could name project a's workflow)",
+    args: () => ['job', 'status', '--project', 'a/b', '--key', 'k'],
+    exit: 2,
+    stderr: PROJECT_RULE,
+  },
+  {
     name: 'job list --limit 0',
     args: (p) => ['job', 'list', '--project', p, '--limit', '0'],
     exit: 2,
