@@ -1,31 +1,40 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { startVisitorsExport } from '../src/client/exports';
-import { historyBytes } from '../test/replay/history-json';
-import { memoryOf } from './lib/process-stats';
+import { exportProfile, type ExportProfile } from './export-profile';
+import { historyChain } from './lib/history';
+import { sampleRss } from './lib/process-stats';
 import { markdownTable } from './lib/report';
 import { startBenchStack, workerPid, type BenchStack } from './lib/stack';
-import { spread } from './lib/stats';
-import { plainExport } from './plain-export';
+import { median, spread } from './lib/stats';
+import { countCsvRows, plainExport } from './plain-export';
 
 export interface ExportThroughputOptions {
-  rows: number;
+  paths: number;
   latencyMs: number;
   concurrencies: number[];
   repeats: number;
 }
 
 export const FULL_EXPORT: ExportThroughputOptions = {
-  rows: 100_000,
+  paths: 100_000,
   latencyMs: 50,
   concurrencies: [1, 4, 8, 16],
-  repeats: 3,
+  repeats: 5,
 };
 export const QUICK_EXPORT: ExportThroughputOptions = {
-  rows: 2_500,
+  paths: 2_500,
   latencyMs: 50,
   concurrencies: [1, 4],
   repeats: 1,
 };
+
+/** The target: the workflow within 1.25 x the ideal bound at this concurrency. */
+export const TARGET_CONCURRENCY = 8;
+export const TARGET_RATIO = 1.25;
+
+export const PAGE_SIZE = 250;
+const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 export interface ExportRow {
   concurrency: number;
@@ -34,15 +43,18 @@ export interface ExportRow {
   workflowSeconds: number[];
   plainSameSeconds: number[];
   plainSequentialSeconds: number[];
-  rows: number[];
-  historyEvents: number;
-  historyKiB: number;
+  /** Rows in the CSV file each run wrote (the workflow's export file, then the two plain scripts'). */
+  fileRows: { workflow: number[]; plainSame: number[]; plainSequential: number[] };
+  historyEvents: number[];
+  historyBytes: number[];
+  runs: number[];
+  /** Peak RSS of the worker process while this concurrency's workflow runs went on. */
   workerPeakMiB: number;
+  /** Where the time of the median workflow run went. */
+  profile: ExportProfile | undefined;
 }
 
-const PAGE_SIZE = 250;
-const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
-let runs = 0;
+let exports = 0;
 
 async function workflowRun(stack: BenchStack, projectId: string, concurrency: number) {
   const started = performance.now();
@@ -51,23 +63,18 @@ async function workflowRun(stack: BenchStack, projectId: string, concurrency: nu
     ...RANGE,
     pageSize: PAGE_SIZE,
     concurrency,
-    format: 'ndjson',
+    format: 'csv',
   });
   const result = await handle.result();
   const seconds = (performance.now() - started) / 1000;
-  let events = 0;
-  let bytes = 0;
-  for await (const execution of stack.client.workflow.list({
-    query: `WorkflowId = '${handle.workflowId}'`,
-  })) {
-    const history = await stack.client.workflow.getHandle(handle.workflowId, execution.runId).fetchHistory();
-    events += history.events?.length ?? 0;
-    bytes += historyBytes(history).length;
-  }
-  return { seconds, rows: result.rows, events, bytes };
+  const chain = await historyChain(stack.client, handle.workflowId);
+  const exportFile = result.files.find((file) => file.endsWith('.csv'));
+  const fileRows = exportFile ? countCsvRows(await fs.readFile(exportFile, 'utf8')) : -1;
+  return { seconds, fileRows, chain, profile: exportProfile(chain.events, chain.runs) };
 }
 
 async function plainRun(stack: BenchStack, projectId: string, concurrency: number) {
+  const file = path.join(stack.exportDir, `plain-${projectId}-${concurrency}.csv`);
   const started = performance.now();
   const { rows } = await plainExport({
     service: stack.sim,
@@ -75,17 +82,23 @@ async function plainRun(stack: BenchStack, projectId: string, concurrency: numbe
     ...RANGE,
     pageSize: PAGE_SIZE,
     concurrency,
-    file: path.join(stack.exportDir, `plain-${projectId}-${concurrency}.ndjson`),
+    file,
   });
-  return { seconds: (performance.now() - started) / 1000, rows };
+  const seconds = (performance.now() - started) / 1000;
+  await fs.rm(file);
+  return { seconds, rows };
 }
 
-/** Wall time of one export of `rows` paths: the workflow against plain undici scripts and the ideal bound. */
+/**
+ * Wall time of one export of `paths` paths (pages of 250) with `latencyMs` on every page: the workflow on a
+ * worker process, a plain undici script at the same concurrency and a sequential one, interleaved in every
+ * repeat so that load on the shared machine hits all three alike; and the ideal bound.
+ */
 export async function exportThroughput(options: ExportThroughputOptions): Promise<ExportRow[]> {
   const stack = await startBenchStack();
   try {
     stack.sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: options.latencyMs });
-    const pages = Math.max(1, Math.ceil(options.rows / PAGE_SIZE));
+    const pages = Math.max(1, Math.ceil(options.paths / PAGE_SIZE));
     const table: ExportRow[] = [];
     for (const concurrency of options.concurrencies) {
       const row: ExportRow = {
@@ -95,27 +108,37 @@ export async function exportThroughput(options: ExportThroughputOptions): Promis
         workflowSeconds: [],
         plainSameSeconds: [],
         plainSequentialSeconds: [],
-        rows: [],
-        historyEvents: 0,
-        historyKiB: 0,
+        fileRows: { workflow: [], plainSame: [], plainSequential: [] },
+        historyEvents: [],
+        historyBytes: [],
+        runs: [],
         workerPeakMiB: 0,
+        profile: undefined,
       };
+      const profiles: ExportProfile[] = [];
       for (let repeat = 0; repeat < options.repeats; repeat += 1) {
-        runs += 1;
-        const projectId = `bench-export-${runs}`;
-        stack.sim.configureProject(projectId, { visitorPaths: options.rows });
-        // Interleaved in one repeat, so that load on the shared machine hits all three alike.
+        exports += 1;
+        const projectId = `bench-export-${exports}`;
+        stack.sim.configureProject(projectId, { visitorPaths: options.paths });
+        const rss = sampleRss(workerPid(stack), 100);
         const workflow = await workflowRun(stack, projectId, concurrency);
+        row.workerPeakMiB = Math.max(row.workerPeakMiB, rss.stop());
         const same = await plainRun(stack, projectId, concurrency);
         const sequential = await plainRun(stack, projectId, 1);
         row.workflowSeconds.push(workflow.seconds);
         row.plainSameSeconds.push(same.seconds);
         row.plainSequentialSeconds.push(sequential.seconds);
-        row.rows.push(workflow.rows, same.rows, sequential.rows);
-        row.historyEvents = workflow.events;
-        row.historyKiB = workflow.bytes / 1024;
+        row.fileRows.workflow.push(workflow.fileRows);
+        row.fileRows.plainSame.push(same.rows);
+        row.fileRows.plainSequential.push(sequential.rows);
+        row.historyEvents.push(workflow.chain.events.length);
+        row.historyBytes.push(workflow.chain.bytes);
+        row.runs.push(workflow.chain.runs);
+        profiles.push(workflow.profile);
+        await fs.rm(path.join(stack.exportDir, projectId), { recursive: true, force: true });
       }
-      row.workerPeakMiB = memoryOf(workerPid(stack)).peakMiB;
+      const medianSeconds = median(row.workflowSeconds);
+      row.profile = profiles[row.workflowSeconds.indexOf(medianSeconds)];
       table.push(row);
     }
     return table;
@@ -123,6 +146,9 @@ export async function exportThroughput(options: ExportThroughputOptions): Promis
     await stack.stop();
   }
 }
+
+const ratios = (values: number[], base: number[]) =>
+  values.map((value, i) => value / (base[i] ?? Number.NaN));
 
 export function exportTable(rows: ExportRow[]): string {
   return markdownTable(
@@ -132,35 +158,78 @@ export function exportTable(rows: ExportRow[]): string {
       'ideal bound (s)',
       'workflow (s)',
       'workflow / ideal',
-      'plain script, same concurrency (s)',
+      'plain undici, same concurrency (s)',
       'workflow / plain same',
-      'plain sequential (s)',
-      'history events',
+      'plain undici, sequential (s)',
+      'workflow / plain sequential',
+      'rows written (workflow, plain, sequential)',
+      'history events (runs)',
       'history KiB',
       'worker peak RSS (MiB)',
     ],
-    rows.map((row) => {
-      const ratio = (values: number[], base: number[]) =>
-        spread(
-          values.map((value, i) => value / (base[i] ?? Number.NaN)),
-          2,
-        );
-      return [
-        row.concurrency,
-        row.pages,
-        row.idealSeconds.toFixed(1),
-        spread(row.workflowSeconds),
-        ratio(
+    rows.map((row) => [
+      row.concurrency,
+      row.pages,
+      row.idealSeconds.toFixed(2),
+      spread(row.workflowSeconds, 2),
+      spread(
+        ratios(
           row.workflowSeconds,
           row.workflowSeconds.map(() => row.idealSeconds),
         ),
-        spread(row.plainSameSeconds),
-        ratio(row.workflowSeconds, row.plainSameSeconds),
-        spread(row.plainSequentialSeconds),
-        row.historyEvents,
-        row.historyKiB.toFixed(0),
-        row.workerPeakMiB.toFixed(0),
-      ];
-    }),
+        2,
+      ),
+      spread(row.plainSameSeconds, 2),
+      spread(ratios(row.workflowSeconds, row.plainSameSeconds), 2),
+      spread(row.plainSequentialSeconds, 2),
+      spread(ratios(row.workflowSeconds, row.plainSequentialSeconds), 2),
+      [row.fileRows.workflow, row.fileRows.plainSame, row.fileRows.plainSequential]
+        .map((counts) => median(counts).toLocaleString('en'))
+        .join(', '),
+      `${median(row.historyEvents).toLocaleString('en')} (${median(row.runs)})`,
+      (median(row.historyBytes) / 1024).toFixed(0),
+      row.workerPeakMiB.toFixed(0),
+    ]),
+  );
+}
+
+/** Where the median run's time went, per concurrency. */
+export function exportProfileTable(rows: ExportRow[]): string {
+  const ms = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
+  return markdownTable(
+    [
+      'concurrency',
+      'start to first page (ms)',
+      'pages (ms)',
+      'merge (ms)',
+      'merge to closed (ms)',
+      'per page: queued (ms)',
+      'per page: running (ms)',
+      'per page: completed to next scheduled (ms)',
+      'slot time per page (ms)',
+    ],
+    rows.map((row) => [
+      row.concurrency,
+      ms(row.profile?.startMs),
+      ms(row.profile?.pagesMs),
+      ms(row.profile?.mergeMs),
+      ms(row.profile?.finishMs),
+      ms(row.profile?.pageQueueMs),
+      ms(row.profile?.pageRunMs),
+      ms(row.profile?.pageTurnaroundMs),
+      ms(row.profile === undefined ? undefined : (row.profile.pagesMs * row.concurrency) / row.pages),
+    ]),
+  );
+}
+
+/** Whether the workflow is within TARGET_RATIO of the ideal bound at TARGET_CONCURRENCY (median of repeats). */
+export function exportVerdict(rows: ExportRow[]): string {
+  const row = rows.find((r) => r.concurrency === TARGET_CONCURRENCY);
+  if (!row)
+    return `Target (within ${TARGET_RATIO} x the ideal bound at concurrency ${TARGET_CONCURRENCY}): not run.`;
+  const ratio = median(row.workflowSeconds) / row.idealSeconds;
+  return (
+    `Target: within ${TARGET_RATIO} x the ideal bound at concurrency ${TARGET_CONCURRENCY}: ` +
+    `**${ratio <= TARGET_RATIO ? 'met' : 'missed'}** (median ${ratio.toFixed(2)} x).`
   );
 }

@@ -1,86 +1,175 @@
-import { concurrentJobs, concurrentJobsTable, FULL_JOBS, QUICK_JOBS } from './concurrent-jobs';
-import { exportTable, exportThroughput, FULL_EXPORT, QUICK_EXPORT } from './export-throughput';
+import {
+  concurrentJobs,
+  concurrentJobsTable,
+  concurrentJobsVerdict,
+  COMPRESSED_POLLING,
+  FULL_JOBS,
+  QUICK_JOBS,
+  type ConcurrentJobsRow,
+} from './concurrent-jobs';
+import {
+  exportProfileTable,
+  exportTable,
+  exportThroughput,
+  exportVerdict,
+  FULL_EXPORT,
+  PAGE_SIZE,
+  QUICK_EXPORT,
+  type ExportRow,
+} from './export-throughput';
 import { machine, recordSection } from './lib/report';
 import {
-  computedComparison,
   FULL_POLLING,
-  modelCheck,
-  pollingTables,
+  pollingEfficiency,
+  pollingTable,
   QUICK_POLLING,
+  LONG_SCALE,
+  SHORT_SCALE,
+  SHORT_UP_TO_MINUTES,
+  type PollingRow,
 } from './polling-efficiency';
-import { workerStart, workerStartTable } from './worker-start';
+import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
 
-export interface BenchmarkRun {
-  title: string;
-  /** The markdown body: what was run, then the table. */
-  run(quick: boolean): Promise<string>;
-}
+export const BENCH_NAMES = ['export', 'jobs', 'polling', 'start'] as const;
+export type BenchName = (typeof BENCH_NAMES)[number];
 
-export const BENCHMARKS: Record<string, BenchmarkRun> = {
-  export: {
-    title: 'Export throughput',
-    async run(quick) {
-      const options = quick ? QUICK_EXPORT : FULL_EXPORT;
-      const rows = await exportThroughput(options);
-      return (
-        `${options.rows.toLocaleString('en')} paths in pages of 250, ${options.latencyMs} ms simulated latency per ` +
-        `page, ${options.repeats} repeats (median (min-max)); the workflow, a plain undici script at the same ` +
-        `concurrency and a sequential one interleaved in each repeat.\n\n${exportTable(rows)}`
-      );
-    },
-  },
-  jobs: {
-    title: 'Concurrent agent jobs',
-    async run(quick) {
-      const options = quick ? QUICK_JOBS : FULL_JOBS;
-      const rows = await concurrentJobs(options);
-      return (
-        `Jobs active ${options.jobDurationMs / 1000} s at the simulator (a compressed time scale), polled at 1 s, ` +
-        `2 s, 4 s, then every 5 s; ${options.followUps} follow-ups signalled while they run. One worker process ` +
-        `(default tuning); follow-up latency: signal accepted to the message at the simulator; detection lag: job ` +
-        `done at the simulator to workflow closed.\n\n${concurrentJobsTable(rows)}`
-      );
-    },
-  },
-  polling: {
-    title: 'Polling efficiency',
-    async run(quick) {
-      const options = quick ? QUICK_POLLING : FULL_POLLING;
-      const computed = computedComparison(options.jobMinutes);
-      const checks = await modelCheck(options.checkSeconds);
-      return (
-        'Default polling (5 s, x2, at most 2 min, with jitter) against a fixed 2 min poller, which has the same ' +
-        "worst-case lag. Computed by the workflow's own schedule functions for jobs of 1 min to 6 h; checked " +
-        `against real runs below.\n\n${pollingTables(computed, checks)}`
-      );
-    },
-  },
-  start: {
-    title: 'Worker start',
-    async run(quick) {
-      const result = await workerStart(quick ? 1 : 5);
-      return (
-        `Process spawn to "Worker started" (node with tsx, connected to a dev server), ${result.prebuiltSeconds.length} ` +
-        `repeats, alternating.\n\n${workerStartTable(result)}`
-      );
-    },
-  },
+export const TITLES: Record<BenchName, string> = {
+  export: 'Export throughput',
+  jobs: 'Concurrent agent jobs',
+  polling: 'Polling efficiency',
+  start: 'Worker start',
 };
 
-/** `npm run bench [-- --quick] [-- --only export,jobs]`: prints each table; full runs record them in docs. */
-async function main(): Promise<void> {
-  const quick = process.argv.includes('--quick');
-  const onlyAt = process.argv.indexOf('--only');
-  const only = onlyAt > 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : Object.keys(BENCHMARKS);
-  for (const name of only) {
-    const benchmark = BENCHMARKS[name];
-    if (!benchmark)
-      throw new Error(`--only: unknown benchmark "${name}" (${Object.keys(BENCHMARKS).join(', ')})`);
-    const command = `npm run bench -- ${quick ? '--quick ' : ''}--only ${name}`;
-    const body = `\`${command}\` on ${machine()}.\n\n${await benchmark.run(quick)}`;
-    console.log(`\n## ${benchmark.title}\n\n${body}\n`);
-    if (!quick) recordSection(benchmark.title, body);
+/** What each benchmark returned, and the markdown section it printed. */
+export interface BenchResults {
+  export?: ExportRow[];
+  jobs?: ConcurrentJobsRow[];
+  polling?: PollingRow[];
+  start?: WorkerStartResult;
+  markdown: Partial<Record<BenchName, string>>;
+  seconds: Partial<Record<BenchName, number>>;
+}
+
+async function exportSection(quick: boolean, results: BenchResults): Promise<string> {
+  const options = quick ? QUICK_EXPORT : FULL_EXPORT;
+  const rows = await exportThroughput(options);
+  results.export = rows;
+  return [
+    `${options.paths.toLocaleString('en')} paths in pages of ${PAGE_SIZE}, ${options.latencyMs} ms simulated ` +
+      `latency on every page (simulator fault \`latency\`). Per repeat, interleaved: the \`visitorsExport\` ` +
+      `workflow (CSV) on one worker process, a plain undici script at the same concurrency, a plain sequential ` +
+      `undici script (both write the same CSV). Ideal bound: ceil(pages / concurrency) x latency. ` +
+      `${options.repeats} repeat(s): median (min-max); ratios are per repeat, then the median.`,
+    exportTable(rows),
+    exportVerdict(rows),
+    "Where the median workflow run's time went (from its history, all runs):",
+    exportProfileTable(rows),
+  ].join('\n\n');
+}
+
+async function jobsSection(quick: boolean, results: BenchResults): Promise<string> {
+  const options = quick ? QUICK_JOBS : FULL_JOBS;
+  const rows = await concurrentJobs(options);
+  results.jobs = rows;
+  const tuning = Object.entries(options.workerEnv).map(([k, v]) => `${k}=${v}`);
+  return [
+    `Jobs active ${options.jobDurationMs / 1000} s at the simulator (a compressed time scale), polled at ` +
+      `${COMPRESSED_POLLING.initialInterval}, x${COMPRESSED_POLLING.backoffCoefficient}, at most ` +
+      `${COMPRESSED_POLLING.maxInterval}; all started through \`startAgentJob\` (${options.startConcurrency} in ` +
+      `flight); once the service has created them all, ${options.followUps} follow-ups signalled one at a time ` +
+      `to jobs spread over the set, while every job is still active. One worker process (\`src/worker.ts\`, ${tuning.length ? tuning.join(' ') : 'default tuning'}); RSS ` +
+      `and CPU from /proc. Follow-up latency: signal call resolved to the message at the simulator. Detection ` +
+      `lag: job done at the simulator (create or last message + duration) to workflow closed.`,
+    concurrentJobsTable(rows),
+    concurrentJobsVerdict(rows),
+  ].join('\n\n');
+}
+
+async function pollingSection(quick: boolean, results: BenchResults): Promise<string> {
+  const options = quick ? QUICK_POLLING : FULL_POLLING;
+  const rows = await pollingEfficiency(options);
+  results.polling = rows;
+  const longest = Math.max(...options.jobs.map((job) => job.minutes));
+  return [
+    `${rows.length} simulator jobs finishing 1 min to ${longest} min after their create (log-spaced), each ` +
+      `polled by two agentJob workflows at once: the default backoff (5 s, x2, at most 2 min, 10 % jitter) and ` +
+      `a fixed 2 min poller (the same workflow with backoffCoefficient 1), which has the same worst-case ` +
+      `detection lag. Time is compressed: every duration (job length, intervals, deadline) is divided by the ` +
+      `scale, measured lags and job-hours are multiplied back. Jobs up to ${SHORT_UP_TO_MINUTES} min run at ` +
+      `1/${SHORT_SCALE}, so that the 5 s initial interval becomes 1 s: the dev server fires shorter timers only ` +
+      `after about 1 s. Longer jobs run at 1/${LONG_SCALE} (2 min becomes 2.4 s; 6 h, 7.2 min), where only their ` +
+      `first four ramp intervals are stretched to about 1 s. Polls: the simulator's get-job requests for the ` +
+      `job; lag: job done to the poll that saw it; in brackets, the same figure computed at full scale by the ` +
+      `workflow's own schedule functions (backoff.ts, jitter included). Events per job-hour: the workflow's ` +
+      `whole history (create, polls, result) over the job's length.`,
+    pollingTable(rows),
+  ].join('\n\n');
+}
+
+async function startSection(quick: boolean, results: BenchResults): Promise<string> {
+  const result = await workerStart(quick ? 1 : 5);
+  results.start = result;
+  return [
+    `Process spawn to "Worker started" (\`node --import tsx src/worker.ts\`, as startWorkerProcess runs it, ` +
+      `connected to a dev server): \`WORKER_WORKFLOW_BUNDLE=dist/workflow-bundle.js\` (\`npm run build\`) ` +
+      `against \`WORKER_WORKFLOW_BUNDLE=off\` (bundles src/workflows at start), alternating, ` +
+      `${result.prebuiltSeconds.length} repeat(s).`,
+    workerStartTable(result),
+  ].join('\n\n');
+}
+
+const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
+  export: exportSection,
+  jobs: jobsSection,
+  polling: pollingSection,
+  start: startSection,
+};
+
+export interface RunOptions {
+  quick: boolean;
+  only?: readonly BenchName[];
+  /** Replace each benchmark's section of docs/benchmarks.md (full runs). */
+  record: boolean;
+  print?: (text: string) => void;
+}
+
+export async function runBenchmarks(options: RunOptions): Promise<BenchResults> {
+  const results: BenchResults = { markdown: {}, seconds: {} };
+  const print = options.print ?? ((text: string) => console.log(text));
+  for (const name of options.only ?? BENCH_NAMES) {
+    const command = `npm run bench -- ${options.quick ? '--quick ' : ''}--only ${name}`;
+    const started = performance.now();
+    const body = await SECTIONS[name](options.quick, results);
+    const seconds = (performance.now() - started) / 1000;
+    results.seconds[name] = seconds;
+    const section = `- Command: \`${command}\` (${seconds.toFixed(0)} s)\n${machine()}\n\n${body}`;
+    results.markdown[name] = section;
+    print(`\n## ${TITLES[name]}\n\n${section}\n`);
+    if (options.record) recordSection(TITLES[name], section);
   }
+  return results;
+}
+
+export function parseArgs(argv: readonly string[]): { quick: boolean; only: BenchName[] } {
+  const quick = argv.includes('--quick');
+  const onlyAt = argv.indexOf('--only');
+  if (onlyAt < 0) return { quick, only: [...BENCH_NAMES] };
+  const names = (argv[onlyAt + 1] ?? '').split(',').filter((n) => n !== '');
+  const unknown = names.filter((n) => !(BENCH_NAMES as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new Error(
+      `--only: unknown benchmark "${unknown.join(',')}" (one or more of ${BENCH_NAMES.join(',')})`,
+    );
+  }
+  return { quick, only: names as BenchName[] };
+}
+
+/** `npm run bench [-- --quick] [-- --only export,jobs]`: prints each section; full runs record them in docs. */
+async function main(): Promise<void> {
+  const { quick, only } = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  await runBenchmarks({ quick, only, record: !quick });
+  console.log(`\nBenchmarks done in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 }
 
 if (require.main === module) {

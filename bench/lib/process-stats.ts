@@ -33,3 +33,30 @@ export function sampleRss(pid: number, everyMs = 250): { stop(): number } {
     },
   };
 }
+
+/** Pids of this process's descendants whose command line contains `needle` (e.g. the dev server's binary). */
+export function descendantPids(needle: string, root = process.pid): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(Number(entry), ppid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const isDescendant = (pid: number): boolean => {
+    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) if (p === root) return true;
+    return false;
+  };
+  return [...parents.keys()].filter((pid) => {
+    if (!isDescendant(pid)) return false;
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
+    } catch {
+      return false;
+    }
+  });
+}

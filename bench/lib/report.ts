@@ -13,27 +13,27 @@ export function markdownTable(header: string[], rows: (string | number)[][]): st
   ].join('\n');
 }
 
+/** CPU model, cores and RAM (node:os), node and Temporal CLI versions, and the date: how a figure was made. */
 export function machine(): string {
   const cpus = os.cpus();
-  return (
-    `${cpus.length} x ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
-    `node ${process.version}, ${temporalCliVersion()}, ${new Date().toISOString().slice(0, 10)}`
-  );
+  return [
+    `- Machine: ${cpus[0]?.model.trim() ?? 'unknown cpu'}, ${cpus.length} cores, ` +
+      `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${os.platform()} ${os.release()})`,
+    `- Versions: node ${process.version}; ${temporalCliVersion()}`,
+    `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+  ].join('\n');
 }
 
 /** Replaces (or appends) the `## <title>` section of docs/benchmarks.md. */
 export function recordSection(title: string, body: string): void {
   const heading = `## ${title}`;
   const doc = fs.existsSync(BENCHMARKS_DOC) ? fs.readFileSync(BENCHMARKS_DOC, 'utf8') : '# Benchmarks\n';
-  const start = doc.indexOf(heading);
+  const start = doc.indexOf(`\n${heading}\n`);
   const section = `${heading}\n\n${body.trim()}\n`;
   if (start < 0) {
     fs.writeFileSync(BENCHMARKS_DOC, `${doc.trimEnd()}\n\n${section}`);
     return;
   }
-  const next = doc.indexOf('\n## ', start + heading.length);
-  fs.writeFileSync(
-    BENCHMARKS_DOC,
-    `${doc.slice(0, start)}${section}${next < 0 ? '' : `\n${doc.slice(next + 1)}`}`,
-  );
+  const next = doc.indexOf('\n## ', start + heading.length + 1);
+  fs.writeFileSync(BENCHMARKS_DOC, `${doc.slice(0, start + 1)}${section}${next < 0 ? '' : doc.slice(next)}`);
 }

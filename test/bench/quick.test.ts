@@ -1,53 +1,142 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { concurrentJobs, QUICK_JOBS } from '../../bench/concurrent-jobs';
-import { exportThroughput, QUICK_EXPORT } from '../../bench/export-throughput';
-import { computedComparison, modelCheck, QUICK_POLLING } from '../../bench/polling-efficiency';
-import { workerStart } from '../../bench/worker-start';
+import { before, describe, test } from 'node:test';
+import { QUICK_JOBS } from '../../bench/concurrent-jobs';
+import { QUICK_EXPORT } from '../../bench/export-throughput';
+import { QUICK_POLLING } from '../../bench/polling-efficiency';
+import { runBenchmarks, type BenchResults } from '../../bench/run';
 
-// The benchmarks' quick mode as a smoke test: each runs on real parts and its figures make sense. Timings are
-// not asserted (shared machines); bench/ measures them.
+// `npm run bench -- --quick` as a smoke test: every benchmark runs on real parts (dev server, simulator, worker
+// process), prints its tables, and its figures make sense. Timings are not asserted (shared machines).
+
+/** Data rows of every markdown table in a section, as cells. */
+function tableRows(markdown: string): string[][] {
+  return markdown
+    .split('\n')
+    .filter((line) => line.startsWith('| ') && !line.startsWith('| ---'))
+    .map((line) =>
+      line
+        .slice(2, -2)
+        .split(' | ')
+        .map((cell) => cell.trim()),
+    )
+    .filter((cells) => /^(\d|\*\*|prebuilt|bundled)/.test(cells[0] ?? ''));
+}
+
+const leadingNumber = (cell: string | undefined): number => Number.parseFloat((cell ?? '').replace(/,/g, ''));
 
 describe('benchmarks, quick mode', () => {
-  test('export throughput: every variant exports every row; the workflow is no faster than the ideal bound', async () => {
-    const rows = await exportThroughput(QUICK_EXPORT);
+  let results: BenchResults;
+  let printed = '';
+
+  before(async () => {
+    const started = performance.now();
+    results = await runBenchmarks({ quick: true, record: false, print: (text) => (printed += text) });
+    // Reported, not asserted: the quick mode is meant to stay under a minute, on a machine that may be busy.
+    console.log(`quick benchmarks: ${((performance.now() - started) / 1000).toFixed(1)} s`, results.seconds);
+  });
+
+  test('prints one section per benchmark, with the command, machine and versions', () => {
+    for (const title of [
+      'Export throughput',
+      'Concurrent agent jobs',
+      'Polling efficiency',
+      'Worker start',
+    ]) {
+      assert.match(printed, new RegExp(`## ${title}\\n`));
+    }
+    for (const section of Object.values(results.markdown)) {
+      assert.match(section, /Command: `npm run bench -- --quick --only \w+`/);
+      assert.match(section, /Machine: .+, \d+ cores, [\d.]+ GiB RAM/);
+      assert.match(section, /Versions: node v\d+.+temporal version/);
+    }
+  });
+
+  test('export throughput: every variant writes every row; the workflow is no faster than the ideal bound', () => {
+    const rows = results.export ?? [];
     assert.deepEqual(
       rows.map((row) => row.concurrency),
       QUICK_EXPORT.concurrencies,
     );
     for (const row of rows) {
-      assert.ok(
-        row.rows.every((count) => count === QUICK_EXPORT.rows),
-        `rows: ${row.rows.join(', ')}`,
-      );
+      assert.equal(row.pages, QUICK_EXPORT.paths / 250);
+      for (const counts of [row.fileRows.workflow, row.fileRows.plainSame, row.fileRows.plainSequential]) {
+        assert.deepEqual(counts, Array<number>(QUICK_EXPORT.repeats).fill(QUICK_EXPORT.paths));
+      }
       assert.ok(row.workflowSeconds.every((s) => s >= row.idealSeconds));
-      assert.ok(row.historyEvents > row.pages, 'at least one event per page');
-      assert.ok(row.workerPeakMiB > 20);
+      assert.ok([...row.plainSameSeconds, ...row.plainSequentialSeconds].every((s) => s >= row.idealSeconds));
+      assert.ok(
+        row.historyEvents.every((events) => events > row.pages * 3),
+        'page activities in history',
+      );
+      assert.ok(row.historyBytes.every((bytes) => bytes > 1000));
+      assert.ok(row.workerPeakMiB > 20, `worker RSS ${row.workerPeakMiB}`);
+      assert.ok((row.profile?.pageRunMs ?? 0) >= QUICK_EXPORT.latencyMs, 'a page takes at least the latency');
     }
+    const table = tableRows(results.markdown.export ?? '');
+    assert.deepEqual(
+      table.slice(0, rows.length).map((cells) => cells.slice(0, 2)),
+      rows.map((row) => [String(row.concurrency), String(row.pages)]),
+    );
+    const [main, profile] = [table.slice(0, rows.length), table.slice(rows.length)];
+    for (const cells of main)
+      assert.ok(
+        cells.slice(2).every((cell) => leadingNumber(cell) > 0),
+        cells.join('|'),
+      );
+    assert.equal(profile.length, rows.length, 'one profile row per concurrency');
+    for (const cells of profile)
+      assert.ok(
+        cells.every((cell) => leadingNumber(cell) >= 0),
+        cells.join('|'),
+      );
+    assert.match(
+      results.markdown.export ?? '',
+      /Target \(within 1.25 x the ideal bound at concurrency 8\): not run/,
+    );
   });
 
-  test('concurrent jobs: all complete, follow-ups delivered, lags measured', async () => {
-    const [row] = await concurrentJobs(QUICK_JOBS);
+  test('concurrent jobs: all complete, every follow-up delivered, worker RSS, CPU and lags measured', () => {
+    const [row] = results.jobs ?? [];
     assert.ok(row);
-    assert.equal(row.completed, QUICK_JOBS.sizes[0]);
+    assert.equal(row.jobs, QUICK_JOBS.sizes[0]);
+    assert.equal(row.completed, row.jobs);
+    assert.equal(row.followUpsSignalled, QUICK_JOBS.followUps);
     assert.equal(row.followUpsDelivered, QUICK_JOBS.followUps);
-    assert.ok(row.followUpP50Ms >= 0 && row.followUpP99Ms >= row.followUpP50Ms);
-    assert.ok(row.detectionP50Ms > -1000, `detection lag ${row.detectionP50Ms} ms`);
-    assert.ok(row.workerCpuSeconds > 0 && row.workerPeakMiB > 20);
+    assert.ok(row.polls >= row.jobs, `${row.polls} polls`);
+    assert.ok(row.followUpP99Ms >= row.followUpP50Ms && row.followUpP50Ms > -50);
+    assert.ok(row.detectionP50Ms > 0 && row.detectionP99Ms >= row.detectionP50Ms, `${row.detectionP50Ms} ms`);
+    assert.ok(row.workerCpuSeconds > 0 && row.workerPeakMiB >= row.workerIdleMiB && row.workerIdleMiB > 20);
+    const table = tableRows(results.markdown.jobs ?? '');
+    assert.equal(table.length, 1);
+    assert.equal(table[0]?.[0], String(QUICK_JOBS.sizes[0]));
   });
 
-  test('polling: the real workflow polls as the model computes', async () => {
-    const computed = computedComparison(QUICK_POLLING.jobMinutes);
-    assert.ok(computed.every((row) => row.backoffLagS <= 120 && row.fixedLagS <= 120));
-    const checks = await modelCheck(QUICK_POLLING.checkSeconds);
-    for (const check of checks) {
-      assert.ok(Math.abs(check.measuredPolls - check.computedPolls) <= 1, JSON.stringify(check));
+  test('polling: both pollers see every job done, near the computed schedule', () => {
+    const rows = results.polling ?? [];
+    assert.deepEqual(
+      rows.map((row) => row.jobMinutes),
+      QUICK_POLLING.jobs.map((job) => job.minutes),
+    );
+    for (const row of rows) {
+      for (const poller of [row.backoff, row.fixed]) {
+        assert.ok(poller.polls >= 1 && poller.modelPolls >= 1, JSON.stringify(row));
+        assert.ok(poller.lagS >= 0 && poller.closeLagS >= poller.lagS, JSON.stringify(row));
+        assert.ok(Math.abs(poller.polls - poller.modelPolls) <= 2, JSON.stringify(row));
+        assert.ok(poller.historyEvents > 10 * poller.polls, 'about 11 events a poll');
+      }
+      assert.ok(
+        row.backoff.polls >= row.fixed.polls,
+        'the backoff ramps up: more polls than the fixed poller',
+      );
     }
+    assert.equal(tableRows(results.markdown.polling ?? '').length, rows.length + 3);
   });
 
-  test('worker start: both variants become ready', async () => {
-    const result = await workerStart(1);
-    assert.equal(result.prebuiltSeconds.length, 1);
-    assert.ok((result.prebuiltSeconds[0] ?? 0) > 0 && (result.bundledSeconds[0] ?? 0) > 0);
+  test('worker start: both variants become ready; bundling at start is the slower', () => {
+    const start = results.start;
+    assert.ok(start);
+    assert.ok((start.prebuiltSeconds[0] ?? 0) > 0);
+    assert.ok((start.bundledSeconds[0] ?? 0) > (start.prebuiltSeconds[0] ?? 0), JSON.stringify(start));
+    assert.equal(tableRows(results.markdown.start ?? '').length, 2);
   });
 });
