@@ -71,15 +71,15 @@ async function jobsSection(quick: boolean, results: BenchResults): Promise<strin
   const options = quick ? QUICK_JOBS : FULL_JOBS;
   const rows = await concurrentJobs(options);
   results.jobs = rows;
-  const tuning = Object.entries(options.workerEnv).map(([k, v]) => `${k}=${v}`);
   return [
-    `Jobs active ${options.jobDurationMs / 1000} s at the simulator (a compressed time scale), polled at ` +
-      `${COMPRESSED_POLLING.initialInterval}, x${COMPRESSED_POLLING.backoffCoefficient}, at most ` +
-      `${COMPRESSED_POLLING.maxInterval}; all started through \`startAgentJob\` (${options.startConcurrency} in ` +
-      `flight); once the service has created them all, ${options.followUps} follow-ups signalled one at a time ` +
-      `to jobs spread over the set, while every job is still active. One worker process (\`src/worker.ts\`, ${tuning.length ? tuning.join(' ') : 'default tuning'}); RSS ` +
-      `and CPU from /proc. Follow-up latency: signal call resolved to the message at the simulator. Detection ` +
-      `lag: job done at the simulator (create or last message + duration) to workflow closed.`,
+    `Each row on a fresh dev server, simulator and worker process (\`src/worker.ts\`; RSS and CPU from ` +
+      `/proc). Jobs stay active at the simulator for tens of seconds (a compressed time scale) and are polled ` +
+      `from ${COMPRESSED_POLLING.initialInterval}, x${COMPRESSED_POLLING.backoffCoefficient}; all are started ` +
+      `through \`startAgentJob\` (${options.startConcurrency} in flight); once the service has created them all, ` +
+      `follow-ups are signalled one at a time to jobs spread over the set, while every job is still active. ` +
+      `Follow-up latency: signal call resolved to the message at the simulator. Detection lag: job done at the ` +
+      `simulator (create or last message + its duration) to workflow closed. "All active at once": the last ` +
+      `create reached the service before the first job finished.`,
     concurrentJobsTable(rows),
     concurrentJobsVerdict(rows),
   ].join('\n\n');

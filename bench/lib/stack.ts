@@ -4,7 +4,7 @@ import path from 'node:path';
 import { type Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator';
-import { startTemporal } from '../../test/helpers/temporal';
+import { startTemporal, type DevServerOptions } from '../../test/helpers/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../../test/helpers/worker-process';
 
 /** A dev server, the simulator, and the production worker as its own process (so its RSS and CPU are its own). */
@@ -20,9 +20,10 @@ export interface BenchStack {
 export async function startBenchStack(
   simulator: SimulatorOptions = {},
   workerEnv: Record<string, string> = {},
+  devServer: DevServerOptions = {},
 ): Promise<BenchStack> {
   const [env, sim, exportDir] = await Promise.all([
-    startTemporal(),
+    startTemporal(devServer),
     startSimulator(simulator),
     fs.mkdtemp(path.join(os.tmpdir(), 'bench-')),
   ]);

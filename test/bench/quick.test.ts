@@ -98,17 +98,18 @@ describe('benchmarks, quick mode', () => {
   test('concurrent jobs: all complete, every follow-up delivered, worker RSS, CPU and lags measured', () => {
     const [row] = results.jobs ?? [];
     assert.ok(row);
-    assert.equal(row.jobs, QUICK_JOBS.sizes[0]);
+    assert.equal(row.jobs, QUICK_JOBS.scenarios[0]?.jobs);
     assert.equal(row.completed, row.jobs);
-    assert.equal(row.followUpsSignalled, QUICK_JOBS.followUps);
-    assert.equal(row.followUpsDelivered, QUICK_JOBS.followUps);
+    assert.equal(row.followUpsSignalled, QUICK_JOBS.scenarios[0]?.followUps);
+    assert.equal(row.followUpsDelivered, row.followUpsSignalled);
+    assert.ok(row.allActiveAtOnce);
     assert.ok(row.polls >= row.jobs, `${row.polls} polls`);
     assert.ok(row.followUpP99Ms >= row.followUpP50Ms && row.followUpP50Ms > -50);
     assert.ok(row.detectionP50Ms > 0 && row.detectionP99Ms >= row.detectionP50Ms, `${row.detectionP50Ms} ms`);
     assert.ok(row.workerCpuSeconds > 0 && row.workerPeakMiB >= row.workerIdleMiB && row.workerIdleMiB > 20);
     const table = tableRows(results.markdown.jobs ?? '');
     assert.equal(table.length, 1);
-    assert.equal(table[0]?.[0], String(QUICK_JOBS.sizes[0]));
+    assert.equal(table[0]?.[0], String(QUICK_JOBS.scenarios[0]?.jobs));
   });
 
   test('polling: both pollers see every job done, near the computed schedule', () => {

@@ -21,6 +21,8 @@ export interface DevServerOptions {
   uiPort?: number;
   /** The codec server the Web UI calls to show decoded payloads. */
   uiCodecEndpoint?: string;
+  /** Server dynamic config (`--dynamic-config-value key=<JSON value>`), e.g. system.enableActivityEagerExecution. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 /** A real Temporal dev server (the official CLI) with the contract's search attributes registered. */
@@ -39,6 +41,10 @@ export async function startTemporal(options: DevServerOptions = {}): Promise<Tes
         '--log-level',
         'error',
         ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
+        ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
+          '--dynamic-config-value',
+          `${key}=${JSON.stringify(value)}`,
+        ]),
       ],
     },
   });
