@@ -145,7 +145,7 @@ export async function runBenchmarks(options: RunOptions): Promise<BenchResults> 
     const section = `- Command: \`${command}\` (${seconds.toFixed(0)} s)\n${machine()}\n\n${body}`;
     results.markdown[name] = section;
     print(`\n## ${TITLES[name]}\n\n${section}\n`);
-    if (options.record) recordSection(TITLES[name], section);
+    if (options.record) await recordSection(TITLES[name], section);
   }
   return results;
 }

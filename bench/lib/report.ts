@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as prettier from 'prettier';
 import { temporalCliVersion } from '../../test/helpers/temporal';
 
 export const BENCHMARKS_DOC = path.resolve(__dirname, '../../docs/benchmarks.md');
@@ -24,16 +25,20 @@ export function machine(): string {
   ].join('\n');
 }
 
-/** Replaces (or appends) the `## <title>` section of docs/benchmarks.md. */
-export function recordSection(title: string, body: string): void {
+/**
+ * Replaces (or appends) the `## <title>` section of docs/benchmarks.md, formatted by the project's Prettier
+ * config so that a recorded run passes `npm run format:check` as it is.
+ */
+export async function recordSection(title: string, body: string): Promise<void> {
   const heading = `## ${title}`;
   const doc = fs.existsSync(BENCHMARKS_DOC) ? fs.readFileSync(BENCHMARKS_DOC, 'utf8') : '# Benchmarks\n';
   const start = doc.indexOf(`\n${heading}\n`);
   const section = `${heading}\n\n${body.trim()}\n`;
-  if (start < 0) {
-    fs.writeFileSync(BENCHMARKS_DOC, `${doc.trimEnd()}\n\n${section}`);
-    return;
-  }
-  const next = doc.indexOf('\n## ', start + heading.length + 1);
-  fs.writeFileSync(BENCHMARKS_DOC, `${doc.slice(0, start + 1)}${section}${next < 0 ? '' : doc.slice(next)}`);
+  const next = start < 0 ? -1 : doc.indexOf('\n## ', start + heading.length + 1);
+  const updated =
+    start < 0
+      ? `${doc.trimEnd()}\n\n${section}`
+      : `${doc.slice(0, start + 1)}${section}${next < 0 ? '' : doc.slice(next)}`;
+  const config = await prettier.resolveConfig(BENCHMARKS_DOC);
+  fs.writeFileSync(BENCHMARKS_DOC, await prettier.format(updated, { ...config, filepath: BENCHMARKS_DOC }));
 }
