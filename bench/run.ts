@@ -28,14 +28,22 @@ import {
   SHORT_UP_TO_MINUTES,
   type PollingRow,
 } from './polling-efficiency';
+import {
+  FULL_MEMORY,
+  QUICK_MEMORY,
+  workflowMemory,
+  workflowMemoryTable,
+  type WorkflowMemoryRow,
+} from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
 
-export const BENCH_NAMES = ['export', 'jobs', 'polling', 'start'] as const;
+export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start'] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
 export const TITLES: Record<BenchName, string> = {
   export: 'Export throughput',
   jobs: 'Concurrent agent jobs',
+  memory: 'Memory per cached workflow',
   polling: 'Polling efficiency',
   start: 'Worker start',
 };
@@ -44,6 +52,7 @@ export const TITLES: Record<BenchName, string> = {
 export interface BenchResults {
   export?: ExportRow[];
   jobs?: ConcurrentJobsRow[];
+  memory?: WorkflowMemoryRow[];
   polling?: PollingRow[];
   start?: WorkerStartResult;
   markdown: Partial<Record<BenchName, string>>;
@@ -85,6 +94,21 @@ async function jobsSection(quick: boolean, results: BenchResults): Promise<strin
   ].join('\n\n');
 }
 
+async function memorySection(quick: boolean, results: BenchResults): Promise<string> {
+  const options = quick ? QUICK_MEMORY : FULL_MEMORY;
+  const rows = await workflowMemory(options);
+  results.memory = rows;
+  return [
+    `Where the concurrent-jobs benchmark's RSS goes. Each run on a fresh dev server, simulator and worker ` +
+      `process (\`src/worker.ts\` with \`WORKER_WORKFLOW_BUNDLE\` set to a bundle built by this benchmark from ` +
+      `\`bench/memory-workflows/\`): the worker's RSS (median of ${options.rssSamples} sample(s) a second apart) before any ` +
+      `workflow, then with ${options.workflows.toLocaleString('en')} workflows that have each completed a ` +
+      `workflow task and wait (in the worker's sticky cache, default size), divided by their number. ` +
+      `${options.repeats} repeat(s), the variants interleaved: median (min-max).`,
+    workflowMemoryTable(rows),
+  ].join('\n\n');
+}
+
 async function pollingSection(quick: boolean, results: BenchResults): Promise<string> {
   const options = quick ? QUICK_POLLING : FULL_POLLING;
   const rows = await pollingEfficiency(options);
@@ -121,6 +145,7 @@ async function startSection(quick: boolean, results: BenchResults): Promise<stri
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
+  memory: memorySection,
   polling: pollingSection,
   start: startSection,
 };

@@ -3,6 +3,7 @@ import { before, describe, test } from 'node:test';
 import { QUICK_JOBS } from '../../bench/concurrent-jobs';
 import { QUICK_EXPORT } from '../../bench/export-throughput';
 import { QUICK_POLLING } from '../../bench/polling-efficiency';
+import { MEMORY_VARIANTS, QUICK_MEMORY } from '../../bench/workflow-memory';
 import { runBenchmarks, type BenchResults } from '../../bench/run';
 
 // `npm run bench -- --quick` as a smoke test: every benchmark runs on real parts (dev server, simulator, worker
@@ -19,7 +20,7 @@ function tableRows(markdown: string): string[][] {
         .split(' | ')
         .map((cell) => cell.trim()),
     )
-    .filter((cells) => /^(\d|\*\*|prebuilt|bundled)/.test(cells[0] ?? ''));
+    .filter((cells) => /^(\d|\*\*|prebuilt|bundled|idle|`agentJob`)/.test(cells[0] ?? ''));
 }
 
 const leadingNumber = (cell: string | undefined): number => Number.parseFloat((cell ?? '').replace(/,/g, ''));
@@ -31,7 +32,7 @@ describe('benchmarks, quick mode', () => {
   before(async () => {
     const started = performance.now();
     results = await runBenchmarks({ quick: true, record: false, print: (text) => (printed += text) });
-    // Reported, not asserted: the quick mode is meant to stay under a minute, on a machine that may be busy.
+    // Reported, not asserted: the quick mode is meant to stay near a minute, on a machine that may be busy.
     console.log(`quick benchmarks: ${((performance.now() - started) / 1000).toFixed(1)} s`, results.seconds);
   });
 
@@ -39,6 +40,7 @@ describe('benchmarks, quick mode', () => {
     for (const title of [
       'Export throughput',
       'Concurrent agent jobs',
+      'Memory per cached workflow',
       'Polling efficiency',
       'Worker start',
     ]) {
@@ -110,6 +112,25 @@ describe('benchmarks, quick mode', () => {
     const table = tableRows(results.markdown.jobs ?? '');
     assert.equal(table.length, 1);
     assert.equal(table[0]?.[0], String(QUICK_JOBS.scenarios[0]?.jobs));
+  });
+
+  test('memory: the workflows of every variant ran a workflow task on the worker, whose RSS was read', () => {
+    const rows = results.memory ?? [];
+    assert.deepEqual(
+      rows.map((row) => row.variant),
+      MEMORY_VARIANTS,
+    );
+    for (const row of rows) {
+      assert.equal(row.workflows, QUICK_MEMORY.workflows);
+      assert.equal(row.perWorkflowKiB.length, QUICK_MEMORY.repeats);
+      assert.ok(
+        [...row.idleMiB, ...row.loadedMiB].every((mib) => mib > 20),
+        JSON.stringify(row),
+      );
+    }
+    const [sdkOnly, withZod, inProject] = rows.map((row) => row.bundleBytes);
+    assert.ok((sdkOnly ?? 0) < (withZod ?? 0) && (withZod ?? 0) < (inProject ?? 0), 'bundles grow');
+    assert.equal(tableRows(results.markdown.memory ?? '').length, rows.length);
   });
 
   test('polling: both pollers see every job done, near the computed schedule', () => {

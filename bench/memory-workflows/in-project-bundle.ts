@@ -1,0 +1,2 @@
+export * from '../../src/workflows';
+export { idleWorkflow } from './with-zod';

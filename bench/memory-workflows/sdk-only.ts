@@ -1,0 +1,3 @@
+import { idleUntilPoked } from './idle';
+
+export const idleWorkflow = () => idleUntilPoked((value) => value.length > 0);
