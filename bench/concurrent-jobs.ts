@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { sendFollowUp, startAgentJob } from '../src/client/agent-jobs';
 import type { AgentJobResult, PollingOptions } from '../src/contract/agent-job';
@@ -89,8 +90,6 @@ export interface ConcurrentJobsRow {
   detectionP50Ms: number;
   detectionP99Ms: number;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(done: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

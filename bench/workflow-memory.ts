@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,8 +53,6 @@ export interface WorkflowMemoryRow {
   /** (loaded - idle) / workflows, per repeat. */
   perWorkflowKiB: number[];
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** RSS sampled a second apart, the median: one sample can land before or after a GC. */
 async function settledRssMiB(pid: number, count: number): Promise<number> {

@@ -34,11 +34,11 @@ export async function recordSection(title: string, body: string): Promise<void> 
   const doc = fs.existsSync(BENCHMARKS_DOC) ? fs.readFileSync(BENCHMARKS_DOC, 'utf8') : '# Benchmarks\n';
   const start = doc.indexOf(`\n${heading}\n`);
   const section = `${heading}\n\n${body.trim()}\n`;
-  const next = start < 0 ? -1 : doc.indexOf('\n## ', start + heading.length + 1);
-  const updated =
-    start < 0
-      ? `${doc.trimEnd()}\n\n${section}`
-      : `${doc.slice(0, start + 1)}${section}${next < 0 ? '' : doc.slice(next)}`;
+  let updated = `${doc.trimEnd()}\n\n${section}`;
+  if (start >= 0) {
+    const next = doc.indexOf('\n## ', start + heading.length + 1);
+    updated = `${doc.slice(0, start + 1)}${section}${next < 0 ? '' : doc.slice(next)}`;
+  }
   const config = await prettier.resolveConfig(BENCHMARKS_DOC);
   fs.writeFileSync(BENCHMARKS_DOC, await prettier.format(updated, { ...config, filepath: BENCHMARKS_DOC }));
 }
