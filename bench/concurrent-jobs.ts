@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { sendFollowUp, startAgentJob } from '../src/client/agent-jobs';
+import { sendFollowUp, startAgentJob } from '../src/client/agent-job';
 import type { AgentJobResult, PollingOptions } from '../src/contract/agent-job';
 import { agentJobWorkflowId } from '../src/contract/names';
 import { cpuSecondsOf, descendantPids, memoryOf, sampleRss } from './lib/process-stats';
 import { markdownTable } from './lib/report';
 import { mapPool } from './lib/pool';
-import { startBenchStack, workerPid } from './lib/stack';
+import { startProcessStack, workerPid } from '../dev/stack';
 import { percentile } from './lib/stats';
 
 /** One row of the table: a number of jobs on a fresh stack (dev server, simulator, worker process). */
@@ -101,7 +101,11 @@ async function until(done: () => boolean, timeoutMs: number): Promise<void> {
 
 async function oneScenario(scenario: JobsScenario, startConcurrency: number): Promise<ConcurrentJobsRow> {
   const { jobs, polling } = scenario;
-  const stack = await startBenchStack({ jobs: { durationMs: scenario.jobDurationMs } }, scenario.workerEnv);
+  const stack = await startProcessStack({
+    name: 'bench-jobs',
+    simulator: { jobs: { durationMs: scenario.jobDurationMs } },
+    workerEnv: scenario.workerEnv,
+  });
   try {
     const { client, sim } = stack;
     const pid = workerPid(stack);

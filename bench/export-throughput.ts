@@ -1,11 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { startVisitorsExport } from '../src/client/exports';
+import { startVisitorsExport } from '../src/client/visitors-export';
 import { exportProfile, type ExportProfile } from './export-profile';
 import { historyChain } from './lib/history';
 import { sampleRss } from './lib/process-stats';
 import { markdownTable } from './lib/report';
-import { startBenchStack, workerPid, type BenchStack } from './lib/stack';
+import { startProcessStack, workerPid, type Stack } from '../dev/stack';
+import type { WorkerProcess } from '../dev/worker-process';
 import { median, spread } from './lib/stats';
 import { countCsvRows, plainExport } from './plain-export';
 
@@ -56,7 +57,7 @@ export interface ExportRow {
 
 let exports = 0;
 
-async function workflowRun(stack: BenchStack, projectId: string, concurrency: number) {
+async function workflowRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
   const started = performance.now();
   const handle = await startVisitorsExport(stack.client, {
     projectId,
@@ -73,7 +74,7 @@ async function workflowRun(stack: BenchStack, projectId: string, concurrency: nu
   return { seconds, fileRows, chain, profile: exportProfile(chain.events, chain.runs) };
 }
 
-async function plainRun(stack: BenchStack, projectId: string, concurrency: number) {
+async function plainRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
   const file = path.join(stack.exportDir, `plain-${projectId}-${concurrency}.csv`);
   const started = performance.now();
   const { rows } = await plainExport({
@@ -95,7 +96,7 @@ async function plainRun(stack: BenchStack, projectId: string, concurrency: numbe
  * repeat so that load on the shared machine hits all three alike; and the ideal bound.
  */
 export async function exportThroughput(options: ExportThroughputOptions): Promise<ExportRow[]> {
-  const stack = await startBenchStack();
+  const stack = await startProcessStack({ name: 'bench' });
   try {
     stack.sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: options.latencyMs });
     const pages = Math.max(1, Math.ceil(options.paths / PAGE_SIZE));

@@ -1,4 +1,4 @@
-import { startAgentJob } from '../src/client/agent-jobs';
+import { startAgentJob } from '../src/client/agent-job';
 import { DEFAULT_POLLING, type AgentJobResult, type PollingOptions } from '../src/contract/agent-job';
 import { parseDuration, type DurationInput } from '../src/contract/duration';
 import { agentJobWorkflowId } from '../src/contract/names';
@@ -10,7 +10,7 @@ import {
 } from '../src/workflows/agent-job/backoff';
 import { historyChain } from './lib/history';
 import { markdownTable } from './lib/report';
-import { startBenchStack } from './lib/stack';
+import { startProcessStack } from '../dev/stack';
 import { median } from './lib/stats';
 
 /**
@@ -125,7 +125,7 @@ export interface PollingRow {
 type Poller = 'backoff' | 'fixed';
 
 async function runJob(
-  stack: Awaited<ReturnType<typeof startBenchStack>>,
+  stack: Awaited<ReturnType<typeof startProcessStack>>,
   { minutes: jobMinutes, scale }: PollingJob,
   poller: Poller,
   index: number,
@@ -159,7 +159,7 @@ async function runJob(
 
 /** Runs every job length with both pollers at once, on one worker process. */
 export async function pollingEfficiency(options: PollingBenchOptions): Promise<PollingRow[]> {
-  const stack = await startBenchStack();
+  const stack = await startProcessStack({ name: 'bench' });
   try {
     return await Promise.all(
       options.jobs.map(async (job, index) => {

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startTemporal } from '../test/helpers/temporal';
-import { startWorkerProcess } from '../test/helpers/worker-process';
+import { startTemporal } from '../dev/temporal';
+import { startWorkerProcess } from '../dev/worker-process';
 import { markdownTable } from './lib/report';
 import { spread } from './lib/stats';
 

@@ -3,12 +3,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startAgentJob } from '../src/client/agent-jobs';
+import { startAgentJob } from '../src/client/agent-job';
 import { DEFAULT_TASK_QUEUE } from '../src/contract/names';
 import { mapPool } from './lib/pool';
 import { memoryOf } from './lib/process-stats';
 import { markdownTable } from './lib/report';
-import { startBenchStack, workerPid, type BenchStack } from './lib/stack';
+import { startProcessStack, workerPid, type Stack } from '../dev/stack';
+import type { WorkerProcess } from '../dev/worker-process';
 import { median, spread } from './lib/stats';
 
 const MEMORY_WORKFLOWS = path.join(__dirname, 'memory-workflows');
@@ -64,7 +65,11 @@ async function settledRssMiB(pid: number, count: number): Promise<number> {
   return median(samples);
 }
 
-async function startWorkflows(stack: BenchStack, variant: MemoryVariant, count: number): Promise<string[]> {
+async function startWorkflows(
+  stack: Stack<WorkerProcess>,
+  variant: MemoryVariant,
+  count: number,
+): Promise<string[]> {
   const indexes = Array.from({ length: count }, (_, i) => i);
   return mapPool(indexes, 50, async (i) => {
     if (variant.workflow === 'agentJob') {
@@ -81,7 +86,7 @@ async function startWorkflows(stack: BenchStack, variant: MemoryVariant, count: 
 }
 
 /** Until every workflow has completed a workflow task (so it sits in the worker's cache), or fails loudly. */
-async function awaitCached(stack: BenchStack, workflowIds: string[]): Promise<void> {
+async function awaitCached(stack: Stack<WorkerProcess>, workflowIds: string[]): Promise<void> {
   const deadline = Date.now() + 120_000;
   let pending = workflowIds;
   while (pending.length > 0) {
@@ -102,10 +107,11 @@ async function awaitCached(stack: BenchStack, workflowIds: string[]): Promise<vo
 }
 
 async function oneRun(variant: MemoryVariant, bundlePath: string, options: WorkflowMemoryOptions) {
-  const stack = await startBenchStack(
-    { jobs: { durationMs: 3_600_000 } },
-    { WORKER_WORKFLOW_BUNDLE: bundlePath },
-  );
+  const stack = await startProcessStack({
+    name: 'bench-memory',
+    simulator: { jobs: { durationMs: 3_600_000 } },
+    workerEnv: { WORKER_WORKFLOW_BUNDLE: bundlePath },
+  });
   try {
     const pid = workerPid(stack);
     const idle = await settledRssMiB(pid, options.rssSamples);

@@ -1,4 +1,4 @@
-import type { FaultRule, RouteName } from '../src/simulator';
+import type { FaultRule, RouteName } from '../dev/simulator';
 
 const READS: RouteName[] = ['getJob', 'getVisitors'];
 const WRITES: RouteName[] = ['createJob', 'sendMessage'];

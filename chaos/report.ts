@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { temporalCliVersion } from '../test/helpers/temporal';
+import { temporalCliVersion } from '../dev/temporal';
 import type { CampaignReport } from './campaign';
 
 const table = (rows: [string, string | number][]) =>

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { historyBytes } from '../test/replay/history-json';
+import { historyBytes } from '../dev/history-json';
 import { retrying } from './retrying';
 
 export interface SecretScan {

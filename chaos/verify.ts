@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
-import { agentJobFailureOf } from '../src/client/agent-jobs';
+import { agentJobFailureOf } from '../src/client/agent-job';
 import { AgentJobFailureType, type AgentJobResult, type FollowUpRecord } from '../src/contract/agent-job';
 import type { VisitorsExportManifest, VisitorsExportResult } from '../src/contract/visitors-export';
-import type { RequestLogEntry, Simulator } from '../src/simulator';
+import type { RequestLogEntry, Simulator } from '../dev/simulator';
 import { retrying } from './retrying';
 import type { ExportSpec, JobSpec, SentFollowUp } from './workload';
 

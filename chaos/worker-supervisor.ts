@@ -1,4 +1,4 @@
-import { startWorkerProcess, type WorkerProcess } from '../test/helpers/worker-process';
+import { startWorkerProcess, type WorkerProcess } from '../dev/worker-process';
 
 export interface SupervisorOptions {
   temporalAddress: string;

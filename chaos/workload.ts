@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
-import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../src/client/agent-jobs';
-import { startVisitorsExport } from '../src/client/exports';
+import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../src/client/agent-job';
+import { startVisitorsExport } from '../src/client/visitors-export';
 import type { PollingOptions } from '../src/contract/agent-job';
 import { agentJobWorkflowId, visitorsExportWorkflowId } from '../src/contract/names';
 import type { ExportFormat } from '../src/contract/visitors-export';
-import type { JobOutcome, Simulator } from '../src/simulator';
+import type { JobOutcome, Simulator } from '../dev/simulator';
 import type { CampaignOptions } from './options';
 import { retrying, sleep } from './retrying';
 

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { startAgentJob, getAgentJobState } from '../src/client/agent-jobs';
-import { startVisitorsExport } from '../src/client/exports';
+import { startAgentJob, getAgentJobState } from '../src/client/agent-job';
+import { startVisitorsExport } from '../src/client/visitors-export';
 import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
-import { startSimulator, type Simulator } from '../src/simulator';
-import { startTemporal } from '../test/helpers/temporal';
-import { startTestWorker } from '../test/helpers/worker';
-import { historyBytes, historyToJson } from '../test/replay/history-json';
+import { startSimulator, type Simulator } from '../dev/simulator';
+import { startTemporal } from '../dev/temporal';
+import { startTestWorker } from '../dev/worker';
+import { historyBytes, historyToJson } from '../dev/history-json';
 
 /**
  * Records the histories that test/replay replays: `npx tsx scripts/record-histories.ts [agent-job|visitors-export]`.

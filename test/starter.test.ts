@@ -4,8 +4,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Simulator } from '../src/simulator';
-import { startStack, type TestStack } from './helpers/stack';
+import type { Simulator } from '../dev/simulator';
+import { startStack, type TestStack } from '../dev/stack';
 
 const STARTER = path.resolve(__dirname, '../src/starter.ts');
 let env: TestWorkflowEnvironment;

@@ -4,11 +4,11 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { request } from 'undici';
-import { awaitAgentJob, startAgentJob } from '../src/client/agent-jobs';
-import { startSimulator, type Simulator } from '../src/simulator';
-import { startTemporal } from './helpers/temporal';
-import { startWorkerProcess } from './helpers/worker-process';
-import { freePort } from './helpers/ports';
+import { awaitAgentJob, startAgentJob } from '../src/client/agent-job';
+import { startSimulator, type Simulator } from '../dev/simulator';
+import { startTemporal } from '../dev/temporal';
+import { startWorkerProcess } from '../dev/worker-process';
+import { freePort } from '../dev/ports';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { historyBytes } from '../../test/replay/history-json';
+import { historyBytes } from '../../dev/history-json';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as prettier from 'prettier';
-import { temporalCliVersion } from '../../test/helpers/temporal';
+import { temporalCliVersion } from '../../dev/temporal';
 
 export const BENCHMARKS_DOC = path.resolve(__dirname, '../../docs/benchmarks.md');
 

@@ -1,4 +1,4 @@
-import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-jobs';
+import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-job';
 import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 
 export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps;

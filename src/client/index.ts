@@ -1,8 +1,8 @@
 /** The package's client module: typed functions for other services, plus the contract's definitions. */
 export * from '../contract';
 export * from './connect';
-export * from './agent-jobs';
-export * from './exports';
+export * from './agent-job';
+export * from './visitors-export';
 export * from './schedules';
 export { dataConverterFromEnv } from '../codec/data-converter';
 export { AesGcmPayloadCodec, PayloadDecryptError } from '../codec/aes-gcm-codec';

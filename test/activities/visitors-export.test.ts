@@ -15,7 +15,7 @@ import {
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { stagedPagePath, stagingDirectory } from '../../src/exports/layout';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import { startSimulator, type Simulator } from '../../dev/simulator';
 
 let sim: Simulator;
 let docsApi: DocsApiClient;

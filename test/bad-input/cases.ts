@@ -4,8 +4,8 @@ import {
   sendFollowUp,
   sendFollowUpAndWait,
   startAgentJob,
-} from '../../src/client/agent-jobs';
-import { startVisitorsExport } from '../../src/client/exports';
+} from '../../src/client/agent-job';
+import { startVisitorsExport } from '../../src/client/visitors-export';
 import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
@@ -16,7 +16,7 @@ import type { AgentJobInput } from '../../src/contract/agent-job';
 import { WorkflowType, agentJobWorkflowId, visitorsExportWorkflowId } from '../../src/contract/names';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
 import type { DocsApiClient } from '../../src/docs-api/client';
-import type { FaultRule } from '../../src/simulator';
+import type { FaultRule } from '../../dev/simulator';
 
 // The bad-input matrix as data: one row per case, each run as its own test by matrix.test.ts.
 // docs/bad-input.md lists the same rows.

@@ -12,8 +12,8 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-jobs';
-import { startVisitorsExport } from '../../src/client/exports';
+import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-job';
+import { startVisitorsExport } from '../../src/client/visitors-export';
 import { AgentJobFailureType } from '../../src/contract/agent-job';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
 import {
@@ -25,8 +25,8 @@ import {
 import { InputValidationError } from '../../src/contract/validation';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { InvalidArgumentError } from '../../src/docs-api/errors';
-import type { Simulator } from '../../src/simulator';
-import { startStack, type TestStack } from '../helpers/stack';
+import type { Simulator } from '../../dev/simulator';
+import { startStack, type TestStack } from '../../dev/stack';
 import { TEST_POLLING, requestsOf, uniqueProject } from '../workflows/agent-job-harness';
 import {
   OVER_LIMIT_PROMPT,

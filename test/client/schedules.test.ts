@@ -19,10 +19,10 @@ import {
 } from '../../src/client/schedules';
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/contract/names';
-import type { Simulator } from '../../src/simulator';
+import type { Simulator } from '../../dev/simulator';
 import { Worker } from '@temporalio/worker';
-import { startStack, type TestStack } from '../helpers/stack';
-import { temporalCliPath, workflowBundle } from '../helpers/temporal';
+import { startStack, type TestStack } from '../../dev/stack';
+import { temporalCliPath, workflowBundle } from '../../dev/temporal';
 
 const exec = promisify(execFile);
 let env: TestWorkflowEnvironment;

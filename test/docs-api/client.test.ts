@@ -15,8 +15,8 @@ import {
   ServerError,
   TimeoutError,
 } from '../../src/docs-api/errors';
-import { startSimulator, type Simulator } from '../../src/simulator';
-import { freePort } from '../helpers/ports';
+import { startSimulator, type Simulator } from '../../dev/simulator';
+import { freePort } from '../../dev/ports';
 
 let sim: Simulator;
 let client: DocsApiClient;

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Worker } from '@temporalio/worker';
-import { installQuietRuntime, workflowBundle } from '../helpers/temporal';
-import { historyBytes, historyFromJson } from './history-json';
+import { installQuietRuntime, workflowBundle } from '../../dev/temporal';
+import { historyBytes, historyFromJson } from '../../dev/history-json';
 
 // Histories recorded by `npx tsx scripts/record-histories.ts` against the simulator. Replaying them with
 // today's bundle proves a code change keeps old runs deterministic; re-record only for intended changes

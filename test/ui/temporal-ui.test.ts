@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Browser } from 'playwright-core';
-import { startAgentJob, awaitAgentJob } from '../../src/client/agent-jobs';
-import { startSimulator, type Simulator } from '../../src/simulator';
-import { startTemporal } from '../helpers/temporal';
-import { startTestWorker, type TestWorker } from '../helpers/worker';
-import { freePort } from '../helpers/ports';
+import { startAgentJob, awaitAgentJob } from '../../src/client/agent-job';
+import { startSimulator, type Simulator } from '../../dev/simulator';
+import { startTemporal } from '../../dev/temporal';
+import { startTestWorker, type TestWorker } from '../../dev/worker';
+import { freePort } from '../../dev/ports';
 import { launchChromium } from '../helpers/browser';
 
 let env: TestWorkflowEnvironment;

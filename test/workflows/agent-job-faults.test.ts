@@ -3,9 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
-import { getAgentJobState } from '../../src/client/agent-jobs';
+import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, type AgentJobState } from '../../src/contract/agent-job';
-import { workflowBundle } from '../helpers/temporal';
+import { workflowBundle } from '../../dev/temporal';
 import {
   eventually,
   requestsOf,

@@ -8,7 +8,7 @@ import {
   getAgentJobState,
   sendFollowUp,
   sendFollowUpAndWait,
-} from '../../src/client/agent-jobs';
+} from '../../src/client/agent-job';
 import { FollowUpFailureType, type AgentJobInput, type AgentJobState } from '../../src/contract/agent-job';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
 import { AgentJobIdKey } from '../../src/contract/names';

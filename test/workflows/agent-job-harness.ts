@@ -4,12 +4,12 @@ import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporal
 import { ApplicationFailure } from '@temporalio/common';
 import * as proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-jobs';
+import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-job';
 import type { AgentJobInput, PollingOptions } from '../../src/contract/agent-job';
-import { startSimulator, type Simulator } from '../../src/simulator';
-import { startTemporal } from '../helpers/temporal';
-import { startTestWorker, type TestWorker } from '../helpers/worker';
-import { historyBytes } from '../replay/history-json';
+import { startSimulator, type Simulator } from '../../dev/simulator';
+import { startTemporal } from '../../dev/temporal';
+import { startTestWorker, type TestWorker } from '../../dev/worker';
+import { historyBytes } from '../../dev/history-json';
 
 /** One dev server, one simulator and one worker for a test file. */
 export interface AgentJobHarness {

@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { getAgentJobState } from '../../src/client/agent-jobs';
-import { startSimulator, type Simulator } from '../../src/simulator';
-import { startTemporal } from '../helpers/temporal';
-import { startTestWorker } from '../helpers/worker';
-import { startWorkerProcess } from '../helpers/worker-process';
+import { getAgentJobState } from '../../src/client/agent-job';
+import { startSimulator, type Simulator } from '../../dev/simulator';
+import { startTemporal } from '../../dev/temporal';
+import { startTestWorker } from '../../dev/worker';
+import { startWorkerProcess } from '../../dev/worker-process';
 import { eventually, requestsOf, startJob, uniqueProject } from './agent-job-harness';
 
 // Slow, process-level tests: a worker killed with SIGKILL mid-job, and the Temporal server restarted on its

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { workflowMetadataQuery } from '@temporalio/workflow';
-import { getAgentJobState } from '../../src/client/agent-jobs';
+import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, type AgentJobResult, type AgentJobState } from '../../src/contract/agent-job';
 import { getStateQuery } from '../../src/contract/messages';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../../src/contract/names';

@@ -17,9 +17,9 @@ import type { VisitorsQuery } from '../../src/docs-api/arguments';
 import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
 import { ServerError } from '../../src/docs-api/errors';
 import type { VisitorsPage } from '../../src/docs-api/schemas';
-import type { Simulator } from '../../src/simulator';
+import type { Simulator } from '../../dev/simulator';
 import { visitorsExport } from '../../src/workflows';
-import { startStack, type TestStack } from '../helpers/stack';
+import { startStack, type TestStack } from '../../dev/stack';
 
 /** Alters the simulator's answers per project, to produce what a faithful server rarely does on cue. */
 type PageScript = (

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import { startSimulator, type Simulator } from '../../dev/simulator';
 import { visitorsExport } from '../../src/workflows';
-import { startTemporal } from '../helpers/temporal';
-import { startWorkerProcess } from '../helpers/worker-process';
+import { startTemporal } from '../../dev/temporal';
+import { startWorkerProcess } from '../../dev/worker-process';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;

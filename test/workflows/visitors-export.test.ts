@@ -13,11 +13,11 @@ import type {
   VisitorsExportManifest,
   VisitorsExportResult,
 } from '../../src/contract/visitors-export';
-import type { Simulator } from '../../src/simulator';
+import type { Simulator } from '../../dev/simulator';
 import { visitorsExport } from '../../src/workflows';
 import { Worker } from '@temporalio/worker';
-import { startStack, type TestStack } from '../helpers/stack';
-import { workflowBundle } from '../helpers/temporal';
+import { startStack, type TestStack } from '../../dev/stack';
+import { workflowBundle } from '../../dev/temporal';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { createAgentJobActivities } from '../../activities/agent-jobs';
+import type { createAgentJobActivities } from '../../activities/agent-job';
 import type { DocsApiFailureType } from '../../activities/failure-details';
 
 type AgentJobActivities = ReturnType<typeof createAgentJobActivities>;

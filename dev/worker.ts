@@ -4,10 +4,10 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DataConverter } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../../src/activities';
-import { DEFAULT_TASK_QUEUE } from '../../src/contract/names';
-import { DocsApiClient } from '../../src/docs-api/client';
-import { createWorker } from '../../src/worker';
+import { createActivities, type ActivityDeps } from '../src/activities';
+import { DEFAULT_TASK_QUEUE } from '../src/contract/names';
+import { DocsApiClient } from '../src/docs-api/client';
+import { createWorker } from '../src/worker';
 import { workflowBundle } from './temporal';
 
 export interface TestWorker {

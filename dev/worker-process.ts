@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 
-const WORKER_ENTRY = path.resolve(__dirname, '../../src/worker.ts');
+const WORKER_ENTRY = path.resolve(__dirname, '../src/worker.ts');
 
 export interface WorkerProcessOptions {
   temporalAddress: string;

@@ -1,7 +1,7 @@
 import { maskKey, parseCli, USAGE } from './cli';
 import { startSimulator } from './server';
 
-/** The standalone simulator: `tsx src/simulator/main.ts [--port 4010] …` (see USAGE); exit code 2 for bad flags. */
+/** The standalone simulator: `tsx dev/simulator/main.ts [--port 4010] …` (see USAGE); exit code 2 for bad flags. */
 async function main(): Promise<void> {
   const parsed = parseCli(process.argv.slice(2), process.env);
   if (!parsed.ok) {

@@ -7,9 +7,9 @@ import {
   type LogLevel,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../src/contract/names';
-import { WORKFLOWS_PATH } from '../../src/worker';
-import { temporalCliPath } from '../../scripts/temporal-cli';
+import { SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
+import { WORKFLOWS_PATH } from '../src/worker';
+import { temporalCliPath } from './temporal-cli';
 
 export { temporalCliPath };
 

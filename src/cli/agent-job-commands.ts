@@ -8,18 +8,14 @@ import {
   getAgentJobState,
   sendFollowUpAndWait,
   startAgentJob,
-} from '../client/agent-jobs';
+} from '../client/agent-job';
 import { agentJobWorkflowId, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../contract/names';
 import type { AgentJobResult, PollingOptions } from '../contract/agent-job';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
+import type { CommandContext } from './command-context';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
-
-export interface CommandContext {
-  client: () => Promise<Client>;
-  taskQueue: string;
-}
 
 type Flags = Record<string, string | boolean | undefined>;
 

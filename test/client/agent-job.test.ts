@@ -8,7 +8,7 @@ import {
   sendFollowUp,
   sendFollowUpAndWait,
   startAgentJob,
-} from '../../src/client/agent-jobs';
+} from '../../src/client/agent-job';
 import { AgentJobFailureType } from '../../src/contract/agent-job';
 import { DocsProjectIdKey, agentJobWorkflowId } from '../../src/contract/names';
 import { InputValidationError } from '../../src/contract/validation';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { call } from './http-client';
 
-const MAIN = path.resolve(__dirname, '../../src/simulator/main.ts');
+const MAIN = path.resolve(__dirname, '../../../dev/simulator/main.ts');
 /** The tsx command line, run by this node: it relays SIGINT and SIGTERM to the program. */
 const TSX_CLI = require.resolve('tsx/cli');
 

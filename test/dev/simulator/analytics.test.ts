@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import { startSimulator, type Simulator } from '../../../dev/simulator';
 import { api, asError, asPage, manualClock, type VisitorsJson } from './http-client';
 
 const clock = manualClock(Date.UTC(2026, 10, 20, 15, 30));

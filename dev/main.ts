@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
-import { startSimulator, type Simulator } from '../src/simulator';
+import { startSimulator, type Simulator } from './simulator';
 import { main as runWorker } from '../src/worker';
 import { temporalCliPath } from './temporal-cli';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { startSimulator, type FaultRule, type Simulator } from '../../src/simulator';
+import { startSimulator, type FaultRule, type Simulator } from '../../../dev/simulator';
 import { api, asError, asJob, asPage, call, manualClock, type Answer } from './http-client';
 
 const clock = manualClock();

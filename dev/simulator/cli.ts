@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { JobOutcome } from './types';
 import { API_KEY_PATTERN, jobOutcomeSchema, MAX_VISITOR_PATHS } from './schemas';
 
-export const USAGE = `Usage: tsx src/simulator/main.ts [options]
+export const USAGE = `Usage: tsx dev/simulator/main.ts [options]
 
 Simulator of the documentation service, on loopback unless --host says otherwise.
 

@@ -10,11 +10,11 @@ import {
   runVisitorsExport,
   startVisitorsExport,
   type ManualVisitorsExportInput,
-} from '../../src/client/exports';
+} from '../../src/client/visitors-export';
 import { InputValidationError } from '../../src/contract/validation';
-import type { Simulator } from '../../src/simulator';
-import { freePort } from '../helpers/ports';
-import { startStack, type TestStack } from '../helpers/stack';
+import type { Simulator } from '../../dev/simulator';
+import { freePort } from '../../dev/ports';
+import { startStack, type TestStack } from '../../dev/stack';
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;

@@ -3,11 +3,11 @@ import { inspect } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createAgentJobActivities } from '../../src/activities/agent-jobs';
+import { createAgentJobActivities } from '../../src/activities/agent-job';
 import type { AgentJob } from '../../src/contract/agent-job';
 import type { DocsApiFailureDetails } from '../../src/activities/failure-details';
 import { DocsApiClient } from '../../src/docs-api/client';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import { startSimulator, type Simulator } from '../../dev/simulator';
 
 let sim: Simulator;
 let docsApi: DocsApiClient;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { startSimulator, type Simulator } from '../../src/simulator';
+import { startSimulator, type Simulator } from '../../../dev/simulator';
 import { api, asError, asJob, call, manualClock } from './http-client';
 
 const clock = manualClock();

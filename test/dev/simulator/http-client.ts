@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import type { Simulator } from '../../src/simulator';
+import type { Simulator } from '../../../dev/simulator';
 
 export interface Answer {
   status: number;

@@ -1,5 +1,3 @@
-import { WorkflowFailedError } from '@temporalio/client';
-import { getExportProgress, startVisitorsExport } from '../client/exports';
 import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
@@ -11,88 +9,12 @@ import {
   updateVisitorsSchedule,
   type VisitorsScheduleChanges,
 } from '../client/schedules';
-import { EXPORT_FORMATS, type ExportFormat } from '../contract/visitors-export';
 import { parseApiDate } from '../contract/validation';
+import type { CommandContext } from './command-context';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
-import type { CommandContext } from './job-commands';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
-
-function formatFlag(value: string | boolean | undefined): ExportFormat | undefined {
-  const format = stringFlag(value);
-  if (format === undefined) return undefined;
-  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
-    throw new UsageError(`--format: must be one of ${EXPORT_FORMATS.join(', ')}`);
-  }
-  return format as ExportFormat;
-}
-
-export const exportRunSpec: FlagSpec = {
-  project: { type: 'string', description: 'project id', required: true },
-  from: { type: 'string', description: 'first day, YYYY-MM-DD (inclusive)', required: true },
-  to: { type: 'string', description: 'end day, YYYY-MM-DD (exclusive)', required: true },
-  'page-size': { type: 'string', description: 'rows per page, 1..250 (default 250)' },
-  concurrency: { type: 'string', description: 'pages in flight, 1..16 (default 4)' },
-  format: { type: 'string', description: 'csv, ndjson or json (default csv)' },
-};
-
-export async function exportRun(argv: string[], ctx: CommandContext): Promise<number> {
-  const flags = parseFlags(argv, exportRunSpec);
-  const pageSize = intFlag(flags['page-size'], 'page-size');
-  const concurrency = intFlag(flags.concurrency, 'concurrency');
-  const format = formatFlag(flags.format);
-  const input = {
-    projectId: stringFlag(flags.project) ?? '',
-    dateFrom: stringFlag(flags.from) ?? '',
-    dateTo: stringFlag(flags.to) ?? '',
-    ...(pageSize === undefined ? {} : { pageSize }),
-    ...(concurrency === undefined ? {} : { concurrency }),
-    ...(format === undefined ? {} : { format }),
-  };
-  const client = await ctx.client();
-  const handle = await startVisitorsExport(client, input, { taskQueue: ctx.taskQueue });
-  const json = flags.json === true;
-  const tty = process.stdout.isTTY && !json;
-  if (!json) process.stdout.write(`workflow id: ${handle.workflowId}\n`);
-  let lastLine = '';
-  const timer = setInterval(() => {
-    getExportProgress(client, handle.workflowId).then(
-      (p) => {
-        const line = `pages ${p.pagesDone} · rows ${p.rowsDone} · in flight ${p.inFlight}`;
-        if (json || line === lastLine) return;
-        lastLine = line;
-        process.stdout.write(
-          tty ? `\r${'#'.repeat(Math.min(40, p.pagesDone % 41)).padEnd(40, '.')} ${line}` : `${line}\n`,
-        );
-      },
-      () => undefined,
-    );
-  }, 500);
-  try {
-    const result = await handle.result();
-    if (tty) process.stdout.write('\n');
-    print(
-      json,
-      result,
-      [
-        `${result.rows} rows in ${result.pages} pages`,
-        ...result.files,
-        ...result.warnings.map((w) => `warning: ${w}`),
-      ].join('\n'),
-    );
-    return ExitCode.ok;
-  } catch (error) {
-    if (!(error instanceof WorkflowFailedError)) throw error;
-    print(
-      json,
-      { error: error.cause?.message ?? error.message },
-      `export failed: ${error.cause?.message ?? error.message}`,
-    );
-    return ExitCode.failed;
-  } finally {
-    clearInterval(timer);
-  }
-}
+import { formatFlag } from './visitors-export-commands';
 
 const scheduleProject: FlagSpec = { project: { type: 'string', description: 'project id', required: true } };
 

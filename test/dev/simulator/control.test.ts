@@ -7,7 +7,7 @@ import {
   type RequestLogEntry,
   type Simulator,
   type SimulatorStats,
-} from '../../src/simulator';
+} from '../../../dev/simulator';
 import { api, asError, asJob, asPage, call } from './http-client';
 
 const DAY = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };

@@ -1,0 +1,114 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startSimulator, type Simulator, type SimulatorOptions } from './simulator';
+import { startTemporal, type DevServerOptions } from './temporal';
+import { startTestWorker, type TestWorker, type TestWorkerOptions } from './worker';
+import { startWorkerProcess, type WorkerProcess } from './worker-process';
+
+/** The real parts a test or benchmark runs against: a dev server, the simulator, a worker and an export directory. */
+export interface Stack<W> {
+  env: TestWorkflowEnvironment;
+  client: Client;
+  sim: Simulator;
+  worker: W;
+  exportDir: string;
+  /** Stops the worker first (so no task runs against a closed simulator), then the rest; removes exportDir. */
+  stop(): Promise<void>;
+}
+
+/** The stack most tests use: the worker in this process. */
+export type TestStack = Stack<TestWorker>;
+
+interface StackParts {
+  /** Names the temporary export directory, to tell leftovers apart. */
+  name: string;
+  temporal?: DevServerOptions;
+  simulator?: SimulatorOptions;
+}
+
+export interface TestStackOptions extends StackParts {
+  /** Worker options beyond the service and export directory; may use the started simulator. */
+  worker?: (sim: Simulator) => Omit<TestWorkerOptions, 'service' | 'exportDir'>;
+}
+
+export interface ProcessStackOptions extends StackParts {
+  /** Environment of the worker process beyond the connection, the service and EXPORT_DIR. */
+  workerEnv?: Record<string, string>;
+}
+
+/** The worker runs in this process (tests that pass fakes or tuning to `createActivities` and `createWorker`). */
+export function startStack(options: TestStackOptions): Promise<Stack<TestWorker>> {
+  return startWith(options, async ({ env, sim, exportDir }) => {
+    const worker = await startTestWorker(env, { service: sim, exportDir, ...options.worker?.(sim) });
+    return { worker, stopWorker: () => worker.stop() };
+  });
+}
+
+/** The production entry point runs as its own process, so its RSS, CPU and signals are its own. */
+export function startProcessStack(options: ProcessStackOptions): Promise<Stack<WorkerProcess>> {
+  return startWith(options, async ({ env, sim, exportDir }) => {
+    const worker = startWorkerProcess({
+      temporalAddress: env.address,
+      service: sim,
+      exportDir,
+      env: options.workerEnv ?? {},
+    });
+    await worker.ready;
+    return { worker, stopWorker: () => worker.kill('SIGTERM').then(() => undefined) };
+  });
+}
+
+interface Started {
+  env: TestWorkflowEnvironment;
+  sim: Simulator;
+  exportDir: string;
+}
+
+async function startWith<W>(
+  options: StackParts,
+  startWorker: (parts: Started) => Promise<{ worker: W; stopWorker: () => Promise<void> }>,
+): Promise<Stack<W>> {
+  const results = await Promise.allSettled([
+    startTemporal(options.temporal),
+    startSimulator(options.simulator),
+    fs.mkdtemp(path.join(os.tmpdir(), `${options.name}-`)),
+  ] as const);
+  const [envResult, simResult, dirResult] = results;
+  const stopParts = async (): Promise<void> => {
+    await Promise.allSettled([
+      envResult.status === 'fulfilled' ? envResult.value.teardown() : undefined,
+      simResult.status === 'fulfilled' ? simResult.value.close() : undefined,
+    ]);
+    if (dirResult.status === 'fulfilled') await fs.rm(dirResult.value, { recursive: true, force: true });
+  };
+  if (envResult.status === 'rejected' || simResult.status === 'rejected' || dirResult.status === 'rejected') {
+    await stopParts();
+    throw results.find((r) => r.status === 'rejected')?.reason;
+  }
+  const parts = { env: envResult.value, sim: simResult.value, exportDir: dirResult.value };
+  let started: { worker: W; stopWorker: () => Promise<void> };
+  try {
+    started = await startWorker(parts);
+  } catch (error) {
+    await stopParts();
+    throw error;
+  }
+  return {
+    ...parts,
+    client: parts.env.client,
+    worker: started.worker,
+    async stop() {
+      await started.stopWorker();
+      await stopParts();
+    },
+  };
+}
+
+export function workerPid(stack: Stack<WorkerProcess>): number {
+  const pid = stack.worker.child.pid;
+  if (pid === undefined) throw new Error('the worker process has no pid');
+  return pid;
+}
