@@ -1,5 +1,10 @@
 import { startAgentJob } from '../src/client/agent-job';
-import { DEFAULT_POLLING, type AgentJobResult, type PollingOptions } from '../src/contract/agent-job';
+import {
+  DEFAULT_POLLING,
+  type AgentJobResult,
+  type CompletePollingOptions,
+  type PollingOptions,
+} from '../src/contract/agent-job';
 import { parseDuration, type DurationInput } from '../src/contract/duration';
 import { agentJobWorkflowId } from '../src/contract/names';
 import {
@@ -75,14 +80,14 @@ const scaled = (duration: DurationInput, scale: number): number => {
 };
 
 /** The two pollers at full scale. */
-export const BACKOFF: Required<PollingOptions> = { ...DEFAULT_POLLING };
-export const FIXED: Required<PollingOptions> = {
+export const BACKOFF: CompletePollingOptions = { ...DEFAULT_POLLING };
+export const FIXED: CompletePollingOptions = {
   ...DEFAULT_POLLING,
   initialInterval: DEFAULT_POLLING.maxInterval,
   backoffCoefficient: 1,
 };
 
-function scaledPolling(polling: Required<PollingOptions>, scale: number): PollingOptions {
+function scaledPolling(polling: CompletePollingOptions, scale: number): PollingOptions {
   return {
     initialInterval: scaled(polling.initialInterval, scale),
     maxInterval: scaled(polling.maxInterval, scale),

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
-import { ApiKey } from './docs-api/api-key';
+import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
@@ -19,10 +19,7 @@ const workerEnvSchema = z.object({
   }),
   DOCS_API_KEY: z
     .string({ error: 'is required: the admin key <prefix>_<secret>' })
-    .regex(
-      /^[A-Za-z0-9]+_\S+$/,
-      'must have the form <prefix>_<secret> (letters or digits, "_", a non-empty secret)',
-    ),
+    .regex(API_KEY_PATTERN, API_KEY_RULE),
   DOCS_API_RETRY_UNKNOWN_OUTCOME: booleanFlag.default(false),
   TEMPORAL_TASK_QUEUE: z.string().min(1, 'must not be empty').default(DEFAULT_TASK_QUEUE),
   EXPORT_DIR: z.string().min(1, 'must not be empty').default('./exports'),

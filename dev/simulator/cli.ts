@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { JobOutcome } from './types';
-import { API_KEY_PATTERN, jobOutcomeSchema, MAX_VISITOR_PATHS } from './schemas';
+import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
+import { jobOutcomeSchema, MAX_VISITOR_PATHS } from './schemas';
 
 export const USAGE = `Usage: tsx dev/simulator/main.ts [options]
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ResolvedBehaviour } from './jobs';
-import { API_KEY_PATTERN, jobBehaviourPatchSchema, parseOrThrow, visitorPathsSchema } from './schemas';
+import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
+import { jobBehaviourPatchSchema, parseOrThrow, visitorPathsSchema } from './schemas';
 import type { SimulatorOptions } from './types';
 
 export interface ResolvedOptions {

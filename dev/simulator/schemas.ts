@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import type { FaultKind, FaultRule, JobOutcome, ProjectConfig } from './types';
 
-/** Keys have the form `<letters/digits>_<non-empty>`; the prefix is not fixed (the real service's is `mint_`). */
-export const API_KEY_PATTERN = /^[A-Za-z0-9]+_\S+$/;
 export const MAX_VISITOR_PATHS = 1_000_000;
 
 export const jobOutcomeSchema = z.enum(['completed', 'completed-no-edits', 'failed', 'archived'] satisfies [

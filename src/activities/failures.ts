@@ -6,7 +6,7 @@ import {
   RateLimitedError,
   ServerError,
 } from '../docs-api/errors';
-import type { DocsApiFailureDetails } from './failure-details';
+import type { DocsApiFailureDetails } from '../docs-api/failure-types';
 
 export interface FailureMappingOptions {
   /** Operator opt-in: treat every transient failure of a non-idempotent call as safe to re-send. */
@@ -26,7 +26,6 @@ export function toApplicationFailure(error: unknown, options: FailureMappingOpti
       ? error.field
       : undefined;
   const details: DocsApiFailureDetails = {
-    kind: error.kind,
     operation: error.operation,
     safeToRetry: error.safeToRetry || (error.retryable && options.retryUnknownOutcome === true),
     ...(error.status === undefined ? {} : { status: error.status }),

@@ -8,7 +8,13 @@ import {
 } from '@temporalio/client';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE, DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
-import { durationSchema, InputValidationError, parseOrThrow, projectIdSchema } from '../contract/validation';
+import {
+  durationSchema,
+  InputValidationError,
+  intInRange,
+  parseOrThrow,
+  projectIdSchema,
+} from '../contract/validation';
 import {
   EXPORT_FORMATS,
   MAX_CONCURRENCY,
@@ -30,18 +36,8 @@ const scheduleFields = {
   /** How late a run missed while Temporal was unavailable may still start (default 1 day). */
   catchupWindow: durationSchema.optional(),
   format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-  pageSize: z
-    .number({ error: 'must be a number' })
-    .int('must be an integer')
-    .min(1, 'must be at least 1')
-    .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`)
-    .optional(),
-  concurrency: z
-    .number({ error: 'must be a number' })
-    .int('must be an integer')
-    .min(1, 'must be at least 1')
-    .max(MAX_CONCURRENCY, `must be at most ${MAX_CONCURRENCY}`)
-    .optional(),
+  pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
+  concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
   taskQueue: z.string().min(1, 'must not be empty').optional(),
 };
 

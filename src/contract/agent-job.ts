@@ -1,19 +1,24 @@
 import { z } from 'zod';
 import { jobIdSchema } from '../docs-api/arguments';
 import { parseDuration, type DurationInput } from './duration';
-import { durationSchema, promptSchema, projectIdSchema } from './validation';
+import { durationSchema, intInRange, promptSchema, projectIdSchema } from './validation';
 
-/** The job as the documentation service describes it (section 2.1 of its interface). */
-export interface AgentJob {
-  id: string;
-  /** `active`, `completed`, `archived`, `failed`, or a value the interface does not list yet. */
-  status: string;
-  prLink: string | null;
-  model?: string;
-  source?: { repository?: string; ref?: string };
-  createdAt?: string;
-  archivedAt?: string | null;
-}
+/** The job as the documentation service describes it (section 2.1 of its interface), normalized: null and
+ * omitted optional fields are absent, prLink is null until set. `status` may be a value the interface does not
+ * list yet. The one declaration of the job: state, result and the HTTP client's parser all use it. */
+export const agentJobSchema = z
+  .object({
+    id: z.string().min(1),
+    status: z.string().min(1),
+    prLink: z.string().nullable(),
+    model: z.string().optional(),
+    source: z.object({ repository: z.string().optional(), ref: z.string().optional() }).optional(),
+    createdAt: z.string().optional(),
+    archivedAt: z.string().nullable().optional(),
+  })
+  .strict();
+
+export type AgentJob = z.infer<typeof agentJobSchema>;
 
 export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
 export const KNOWN_JOB_STATUSES = ['active', ...TERMINAL_JOB_STATUSES] as const;
@@ -22,21 +27,13 @@ export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived'] as const;
 /** The status shown (getState, AgentJobStatus) before the service has answered the create. */
 export const STATUS_NOT_CREATED = 'creating';
 
-export interface PollingOptions {
-  initialInterval?: DurationInput;
-  maxInterval?: DurationInput;
-  backoffCoefficient?: number;
-  /** How long the workflow waits for a terminal status before failing with a timeout. */
-  deadline?: DurationInput;
-}
-
 /** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
 export const DEFAULT_POLLING = {
   initialInterval: '5s',
   maxInterval: '2m',
   backoffCoefficient: 2,
   deadline: '24h',
-} as const satisfies Required<PollingOptions>;
+} as const satisfies CompletePollingOptions;
 
 /** Each poll interval is shortened by up to this fraction, deterministically (see docs/agent-job.md). */
 export const POLL_JITTER_RATIO = 0.1;
@@ -54,82 +51,12 @@ export const FOLLOW_UP_LIMITS = {
   recordPromptChars: 500,
 } as const;
 
-export interface AgentJobInput {
-  projectId: string;
-  /** The task for the agent. With `jobId`, nothing is created: the prompt only describes the run. */
-  prompt: string;
-  polling?: PollingOptions;
-  /** Attach to an existing service job instead of creating one (a follow-up after the workflow closed). */
-  jobId?: string;
-  /** History events after which a run continues as new; default DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS. */
-  continueAsNewAfterEvents?: number;
-  /** Set by the workflow itself when it continues as new; not for callers. */
-  continuation?: AgentJobContinuation;
-}
-
-export interface FollowUpRequest {
-  prompt: string;
-  /** Deduplication key: a follow-up is delivered to the service at most once per messageId. */
-  messageId?: string;
-}
-
-/** pending: queued in the workflow; delivered: the service accepted it; rejected: the service refused it (4xx);
- * outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
-export type FollowUpStatus = 'pending' | 'delivered' | 'rejected' | 'outcome_unknown';
-
-export interface FollowUpRecord {
-  messageId: string;
-  prompt: string;
-  status: FollowUpStatus;
-  /** Why a follow-up was rejected or its outcome is unknown. */
-  error?: string;
-}
-
-/** A follow-up accepted by the workflow and not yet sent. */
-export interface PendingFollowUp {
-  messageId: string;
-  prompt: string;
-}
-
-/** Plain JSON state one run hands to the next on continue-as-new (the job id travels in `jobId`). */
-export interface AgentJobContinuation {
-  /** Absolute deadline, epoch milliseconds: it does not restart with a new run. */
-  deadlineAt: number;
-  polls: number;
-  /** Polls since the interval last reset (it grows with each). */
-  backoffStep: number;
-  /** Epoch milliseconds of the next poll, or null when none is planned. */
-  nextPollAt: number | null;
-  /** The job as last seen; null before the service answered. */
-  job: AgentJob | null;
-  /** A follow-up was accepted since the last poll: the job must be read again before it can count as finished. */
-  pollAfterMessage: boolean;
-  followUps: FollowUpRecord[];
-  pendingFollowUps: PendingFollowUp[];
-  /** Settled follow-ups dropped from `followUps` to keep state bounded. */
-  omittedFollowUps: number;
-  /** Follow-ups received without a messageId so far (their default ids are numbered). */
-  unnamedFollowUps: number;
-  lastError: string | null;
-  /** A create or follow-up the service could not take yet (429, 503, refused connection) is sent again at
-   * `resendAt` (epoch ms, 0 = now); `resendAttempt` grows the backoff when no Retry-After was given. */
-  resendAt: number;
-  resendAttempt: number;
-  /** Runs before this one. */
-  continuedRuns: number;
-}
-
-export interface AgentJobResult {
+/** The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count. */
+export type AgentJobResult = Omit<AgentJob, 'id'> & {
   jobId: string;
-  status: string;
-  prLink: string | null;
-  model?: string;
-  source?: { repository?: string; ref?: string };
-  createdAt?: string;
-  archivedAt?: string | null;
   followUps: FollowUpRecord[];
   polls: number;
-}
+};
 
 export interface AgentJobState {
   projectId: string;
@@ -191,6 +118,7 @@ export const pollingOptionsSchema = z
       .min(1, 'must be at least 1')
       .max(10, 'must be at most 10')
       .optional(),
+    /** How long the workflow waits for a terminal status before failing with a timeout. */
     deadline: durationSchema.optional(),
   })
   .strict()
@@ -211,9 +139,14 @@ export const pollingOptionsSchema = z
       ctx.addIssue({ code: 'custom', path: ['deadline'], message: 'must be at least 1 s' });
   });
 
+export type PollingOptions = z.infer<typeof pollingOptionsSchema>;
+/** Every polling option given: the defaults merged with what the caller chose. */
+export type CompletePollingOptions = { [K in keyof PollingOptions]-?: NonNullable<PollingOptions[K]> };
+
 export const followUpRequestSchema = z
   .object({
     prompt: promptSchema,
+    /** Deduplication key: a follow-up is delivered to the service at most once per messageId. */
     messageId: z
       .string({ error: 'must be a string' })
       .min(1, 'must not be empty')
@@ -222,65 +155,79 @@ export const followUpRequestSchema = z
   })
   .strict();
 
-const nonNegativeInt = z
-  .number({ error: 'must be a number' })
-  .int('must be an integer')
-  .min(0, 'must be >= 0');
+export type FollowUpRequest = z.infer<typeof followUpRequestSchema>;
 
-const agentJobSnapshotSchema = z
-  .object({
-    id: z.string().min(1),
-    status: z.string().min(1),
-    prLink: z.string().nullable(),
-    model: z.string().optional(),
-    source: z.object({ repository: z.string().optional(), ref: z.string().optional() }).optional(),
-    createdAt: z.string().optional(),
-    archivedAt: z.string().nullable().optional(),
-  })
-  .strict();
+const nonNegativeInt = intInRange(0);
+
+/** pending: queued in the workflow; delivered: the service accepted it; rejected: the service refused it (4xx);
+ * outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
+export const FOLLOW_UP_STATUSES = ['pending', 'delivered', 'rejected', 'outcome_unknown'] as const;
+export type FollowUpStatus = (typeof FOLLOW_UP_STATUSES)[number];
 
 const followUpRecordSchema = z
   .object({
     messageId: z.string().min(1),
     prompt: z.string(),
-    status: z.enum(['pending', 'delivered', 'rejected', 'outcome_unknown']),
+    status: z.enum(FOLLOW_UP_STATUSES),
+    /** Why a follow-up was rejected or its outcome is unknown. */
     error: z.string().optional(),
   })
   .strict();
 
+export type FollowUpRecord = z.infer<typeof followUpRecordSchema>;
+
+/** A follow-up accepted by the workflow and not yet sent. */
+const pendingFollowUpSchema = z.object({ messageId: z.string().min(1), prompt: promptSchema }).strict();
+
+export type PendingFollowUp = z.infer<typeof pendingFollowUpSchema>;
+
+/** Plain JSON state one run hands to the next on continue-as-new (the job id travels in `jobId`). */
 export const agentJobContinuationSchema = z
   .object({
+    /** Absolute deadline, epoch milliseconds: it does not restart with a new run. */
     deadlineAt: nonNegativeInt,
     polls: nonNegativeInt,
+    /** Polls since the interval last reset (it grows with each). */
     backoffStep: nonNegativeInt,
+    /** Epoch milliseconds of the next poll, or null when none is planned. */
     nextPollAt: nonNegativeInt.nullable(),
-    job: agentJobSnapshotSchema.nullable(),
+    /** The job as last seen; null before the service answered. */
+    job: agentJobSchema.nullable(),
+    /** A follow-up was accepted since the last poll: the job must be read again before it can count as finished. */
     pollAfterMessage: z.boolean(),
     followUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords),
-    pendingFollowUps: z
-      .array(z.object({ messageId: z.string().min(1), prompt: promptSchema }).strict())
-      .max(FOLLOW_UP_LIMITS.maxPending),
+    pendingFollowUps: z.array(pendingFollowUpSchema).max(FOLLOW_UP_LIMITS.maxPending),
+    /** Settled follow-ups dropped from `followUps` to keep state bounded. */
     omittedFollowUps: nonNegativeInt,
+    /** Follow-ups received without a messageId so far (their default ids are numbered). */
     unnamedFollowUps: nonNegativeInt,
     lastError: z.string().nullable(),
+    /** A create or follow-up the service could not take yet (429, 503, refused connection) is sent again at
+     * `resendAt` (epoch ms, 0 = now); `resendAttempt` grows the backoff when no Retry-After was given. */
     resendAt: nonNegativeInt,
     resendAttempt: nonNegativeInt,
+    /** Runs before this one. */
     continuedRuns: nonNegativeInt,
   })
   .strict();
 
+export type AgentJobContinuation = z.infer<typeof agentJobContinuationSchema>;
+
 export const agentJobInputSchema = z
   .object({
     projectId: projectIdSchema,
+    /** The task for the agent. With `jobId`, nothing is created: the prompt only describes the run. */
     prompt: promptSchema,
     polling: pollingOptionsSchema.optional(),
+    /** Attach to an existing service job instead of creating one (a follow-up after the workflow closed). */
     jobId: jobIdSchema.optional(),
-    continueAsNewAfterEvents: z
-      .number({ error: 'must be a number' })
-      .int('must be an integer')
-      .min(100, 'must be at least 100')
+    /** History events after which a run continues as new; default DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS. */
+    continueAsNewAfterEvents: intInRange(100)
       .max(40_000, 'must be at most 40000 (Temporal fails a run at 51200 events)')
       .optional(),
+    /** Set by the workflow itself when it continues as new; not for callers. */
     continuation: agentJobContinuationSchema.optional(),
   })
   .strict();
+
+export type AgentJobInput = z.infer<typeof agentJobInputSchema>;

@@ -24,6 +24,15 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, sub
   );
 }
 
+/** A whole number in [min, max] (max optional), with messages that name the rule. */
+export function intInRange(min: number, max?: number) {
+  const atLeast = z
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`);
+  return max === undefined ? atLeast : atLeast.max(max, `must be at most ${max}`);
+}
+
 export const projectIdSchema = z
   .string({ error: 'is required and must be a string' })
   .min(1, 'must not be empty')

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { apiDateSchema, parseApiDate, projectIdSchema } from './validation';
+import { apiDateSchema, intInRange, parseApiDate, projectIdSchema } from './validation';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -8,41 +8,6 @@ export const DEFAULT_PAGE_SIZE = 250;
 export const MAX_PAGE_SIZE = 250;
 export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 16;
-
-export interface VisitorsExportInput {
-  projectId: string;
-  /** Inclusive start, `YYYY-MM-DD` or ISO 8601. Omitted only for scheduled runs (then: the previous day). */
-  dateFrom?: string;
-  /** Exclusive end, as in the service. */
-  dateTo?: string;
-  pageSize?: number;
-  concurrency?: number;
-  format?: ExportFormat;
-  /** IANA zone of a scheduled run's "previous day" (default UTC). Set by the schedule's action input. */
-  timeZone?: string;
-  /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
-  retryOnTotalsMismatch?: boolean;
-  /** Export events after which the workflow continues as new (default 1,000); tests lower it. */
-  continueAsNewAfterEvents?: number;
-  /** Set by the workflow itself when it continues as new; clients must not pass it. */
-  continuation?: VisitorsExportContinuation;
-}
-
-/** Plain JSON carried through continue-as-new: counts only, the rows stay staged on disk. */
-export interface VisitorsExportContinuation {
-  /** Names the staging area of this export attempt (stable across continue-as-new). */
-  exportKey: string;
-  dateFrom: string;
-  dateTo: string;
-  /** Pages counted so far, in offset order: the next run starts at offset pagesDone * pageSize. */
-  pagesDone: number;
-  rowsDone: number;
-  totals: VisitorTotals | null;
-  totalsMismatch: boolean;
-  /** 1, or 2 when the whole export runs again after pages disagreed on totals. */
-  attempt: number;
-  warnings: string[];
-}
 
 export interface VisitorTotals {
   human: number;
@@ -100,44 +65,44 @@ export const timeZoneSchema = z
   .string({ error: 'must be a string' })
   .refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Paris"');
 
+/** Plain JSON carried through continue-as-new: counts only, the rows stay staged on disk. */
+export const visitorsExportContinuationSchema = z
+  .object({
+    /** Names the staging area of this export attempt (stable across continue-as-new). */
+    exportKey: z.string().min(1),
+    dateFrom: apiDateSchema,
+    dateTo: apiDateSchema,
+    /** Pages counted so far, in offset order: the next run starts at offset pagesDone * pageSize. */
+    pagesDone: intInRange(0),
+    rowsDone: intInRange(0),
+    totals: z.object({ human: intInRange(0), ai: intInRange(0), total: intInRange(0) }).nullable(),
+    totalsMismatch: z.boolean(),
+    /** 1, or 2 when the whole export runs again after pages disagreed on totals. */
+    attempt: intInRange(1, 2),
+    warnings: z.array(z.string()),
+  })
+  .strict();
+
+export type VisitorsExportContinuation = z.infer<typeof visitorsExportContinuationSchema>;
+
 export const visitorsExportInputSchema = z
   .object({
     projectId: projectIdSchema,
+    /** Inclusive start, `YYYY-MM-DD` or ISO 8601. Omitted only for scheduled runs (then: the previous day). */
     dateFrom: apiDateSchema.optional(),
+    /** Exclusive end, as in the service. */
     dateTo: apiDateSchema.optional(),
-    pageSize: z
-      .number({ error: 'must be a number' })
-      .int('must be an integer')
-      .min(1, 'must be at least 1')
-      .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`)
-      .optional(),
-    concurrency: z
-      .number({ error: 'must be a number' })
-      .int('must be an integer')
-      .min(1, 'must be at least 1')
-      .max(MAX_CONCURRENCY, `must be at most ${MAX_CONCURRENCY}`)
-      .optional(),
+    pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
+    concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
+    /** IANA zone of a scheduled run's "previous day" (default UTC). Set by the schedule's action input. */
     timeZone: timeZoneSchema.optional(),
+    /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
     retryOnTotalsMismatch: z.boolean({ error: 'must be true or false' }).optional(),
-    continueAsNewAfterEvents: z
-      .number({ error: 'must be a number' })
-      .int('must be an integer')
-      .min(100, 'must be at least 100')
-      .optional(),
-    continuation: z
-      .object({
-        exportKey: z.string().min(1),
-        dateFrom: apiDateSchema,
-        dateTo: apiDateSchema,
-        pagesDone: z.number().int().min(0),
-        rowsDone: z.number().int().min(0),
-        totals: z.object({ human: z.number(), ai: z.number(), total: z.number() }).nullable(),
-        totalsMismatch: z.boolean(),
-        attempt: z.number().int().min(1).max(2),
-        warnings: z.array(z.string()),
-      })
-      .optional(),
+    /** Export events after which the workflow continues as new (default 1,000); tests lower it. */
+    continueAsNewAfterEvents: intInRange(100).optional(),
+    /** Set by the workflow itself when it continues as new; clients must not pass it. */
+    continuation: visitorsExportContinuationSchema.optional(),
   })
   .strict()
   .superRefine((input, ctx) => {
@@ -160,6 +125,8 @@ export const visitorsExportInputSchema = z
       });
     }
   });
+
+export type VisitorsExportInput = z.infer<typeof visitorsExportInputSchema>;
 
 function isTimeZone(zone: string): boolean {
   try {

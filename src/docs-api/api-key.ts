@@ -1,6 +1,9 @@
 import { inspect } from 'node:util';
 
-const API_KEY_FORMAT = /^([A-Za-z0-9]+)_(\S+)$/;
+/** `<prefix>_<secret>`: the service's prefix is not hard-coded (see service-notes). */
+export const API_KEY_PATTERN = /^([A-Za-z0-9]+)_(\S+)$/;
+export const API_KEY_RULE =
+  'must have the form <prefix>_<secret> (letters or digits, "_", then a non-empty secret)';
 
 /**
  * The admin key, kept out of every printable form: String(), JSON, util.inspect and error messages
@@ -11,11 +14,9 @@ export class ApiKey {
   readonly prefix: string;
 
   constructor(value: string) {
-    const match = API_KEY_FORMAT.exec(value);
+    const match = API_KEY_PATTERN.exec(value);
     if (!match?.[1]) {
-      throw new Error(
-        'DOCS_API_KEY: must have the form <prefix>_<secret> (letters or digits, an underscore, then a non-empty secret)',
-      );
+      throw new Error(`DOCS_API_KEY: ${API_KEY_RULE}`);
     }
     this.#value = value;
     this.prefix = match[1];

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../contract/visitors-export';
-import { apiDateSchema, parseApiDate, projectIdSchema, promptSchema } from '../contract/validation';
+import {
+  apiDateSchema,
+  intInRange,
+  parseApiDate,
+  projectIdSchema,
+  promptSchema,
+} from '../contract/validation';
 import { InvalidArgumentError, type DocsApiOperation } from './errors';
 
 export const jobIdSchema = z
@@ -25,17 +31,8 @@ const visitorsQuerySchema = z
   .object({
     dateFrom: apiDateSchema.optional(),
     dateTo: apiDateSchema.optional(),
-    limit: z
-      .number({ error: 'must be a number' })
-      .int('must be an integer')
-      .min(1, 'must be at least 1')
-      .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`)
-      .optional(),
-    offset: z
-      .number({ error: 'must be a number' })
-      .int('must be an integer')
-      .min(0, 'must be at least 0')
-      .optional(),
+    limit: intInRange(1, MAX_PAGE_SIZE).optional(),
+    offset: intInRange(0).optional(),
   })
   .superRefine((query, ctx) => {
     if (query.dateFrom === undefined || query.dateTo === undefined) return;

@@ -1,16 +1,6 @@
-export type DocsApiOperation = 'createJob' | 'getJob' | 'sendMessage' | 'getVisitors';
+import { DocsApiFailureType, isRefusal, type DocsApiFailureTypeName } from './failure-types';
 
-export type DocsApiErrorKind =
-  | 'invalid_argument'
-  | 'invalid_request'
-  | 'auth'
-  | 'not_found'
-  | 'conflict'
-  | 'rate_limited'
-  | 'server'
-  | 'network'
-  | 'timeout'
-  | 'malformed_response';
+export type DocsApiOperation = 'createJob' | 'getJob' | 'sendMessage' | 'getVisitors';
 
 export interface DocsApiErrorInit {
   operation: DocsApiOperation;
@@ -24,9 +14,7 @@ export interface DocsApiErrorInit {
 
 /** Base class of every error the client throws. Messages never contain the API key. */
 export abstract class DocsApiError extends Error {
-  abstract readonly kind: DocsApiErrorKind;
-  /** Whether the same request may succeed later (transient), regardless of idempotency. */
-  abstract readonly retryable: boolean;
+  abstract override readonly name: DocsApiFailureTypeName;
   readonly operation: DocsApiOperation;
   readonly status: number | undefined;
   readonly requestId: string | undefined;
@@ -35,12 +23,16 @@ export abstract class DocsApiError extends Error {
 
   constructor(message: string, init: DocsApiErrorInit) {
     super(describe(message, init), init.cause === undefined ? undefined : { cause: init.cause });
-    this.name = new.target.name;
     this.operation = init.operation;
     this.status = init.status;
     this.requestId = init.requestId;
     this.bodyExcerpt = init.bodyExcerpt;
     this.safeToRetry = init.safeToRetry;
+  }
+
+  /** Whether the same request may succeed later (transient), regardless of idempotency. */
+  get retryable(): boolean {
+    return !isRefusal(this.name);
   }
 }
 
@@ -54,8 +46,7 @@ function describe(message: string, init: DocsApiErrorInit): string {
 
 /** Our own argument broke a rule; nothing was sent. */
 export class InvalidArgumentError extends DocsApiError {
-  readonly kind = 'invalid_argument';
-  readonly retryable = false;
+  override readonly name = DocsApiFailureType.invalidArgument;
   constructor(
     readonly field: string,
     readonly rule: string,
@@ -67,31 +58,26 @@ export class InvalidArgumentError extends DocsApiError {
 
 /** 400 or 422: the service rejected the request as invalid. */
 export class InvalidRequestError extends DocsApiError {
-  readonly kind = 'invalid_request';
-  readonly retryable = false;
+  override readonly name = DocsApiFailureType.invalidRequest;
 }
 
 /** 401 or 403: the key is missing, wrong, or not allowed for the project. */
 export class AuthError extends DocsApiError {
-  readonly kind = 'auth';
-  readonly retryable = false;
+  override readonly name = DocsApiFailureType.auth;
 }
 
 export class NotFoundError extends DocsApiError {
-  readonly kind = 'not_found';
-  readonly retryable = false;
+  override readonly name = DocsApiFailureType.notFound;
 }
 
 /** 409: the resource is in a state that refuses the request (for example a message to a failed job). */
 export class ConflictError extends DocsApiError {
-  readonly kind = 'conflict';
-  readonly retryable = false;
+  override readonly name = DocsApiFailureType.conflict;
 }
 
 /** 429: rate limited. `retryAfterMs` comes from Retry-After when the service sent one. */
 export class RateLimitedError extends DocsApiError {
-  readonly kind = 'rate_limited';
-  readonly retryable = true;
+  override readonly name = DocsApiFailureType.rateLimited;
   constructor(
     message: string,
     init: DocsApiErrorInit,
@@ -103,8 +89,7 @@ export class RateLimitedError extends DocsApiError {
 
 /** 408 or 5xx. 503 means the service did not act; other 5xx may come after it acted. */
 export class ServerError extends DocsApiError {
-  readonly kind = 'server';
-  readonly retryable = true;
+  override readonly name = DocsApiFailureType.server;
   constructor(
     message: string,
     init: DocsApiErrorInit,
@@ -116,8 +101,7 @@ export class ServerError extends DocsApiError {
 
 /** The connection failed (refused, reset, DNS). `safeToRetry` tells whether the request can have reached the service. */
 export class NetworkError extends DocsApiError {
-  readonly kind = 'network';
-  readonly retryable = true;
+  override readonly name = DocsApiFailureType.network;
   constructor(
     message: string,
     init: DocsApiErrorInit,
@@ -129,14 +113,12 @@ export class NetworkError extends DocsApiError {
 
 /** No answer in time (connect, headers or body timeout, or the caller's signal). */
 export class TimeoutError extends DocsApiError {
-  readonly kind = 'timeout';
-  readonly retryable = true;
+  override readonly name = DocsApiFailureType.timeout;
 }
 
 /** A 2xx answer that is not the documented JSON: wrong content type, not JSON, or a field that fails the schema. */
 export class MalformedResponseError extends DocsApiError {
-  readonly kind = 'malformed_response';
-  readonly retryable = true;
+  override readonly name = DocsApiFailureType.malformedResponse;
   constructor(
     message: string,
     init: DocsApiErrorInit,

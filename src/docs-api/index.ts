@@ -4,3 +4,4 @@ export * from './client';
 export type { VisitorsQuery } from './arguments';
 export type { VisitorRow, VisitorsPage } from './schemas';
 export { parseRetryAfter } from './retry-after';
+export * from './failure-types';

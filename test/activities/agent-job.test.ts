@@ -5,7 +5,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createAgentJobActivities } from '../../src/activities/agent-job';
 import type { AgentJob } from '../../src/contract/agent-job';
-import type { DocsApiFailureDetails } from '../../src/activities/failure-details';
+import type { DocsApiFailureDetails } from '../../src/docs-api/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 

@@ -56,7 +56,7 @@ export function uniqueProject(label: string): string {
 
 export async function startJob(
   client: Client,
-  input: Omit<AgentJobInput, 'polling'> & { polling?: PollingOptions },
+  input: Omit<AgentJobInput, 'polling'> & { polling?: PollingOptions | undefined },
   key = 'job',
 ): Promise<AgentJobHandle> {
   return startAgentJob(client, { polling: TEST_POLLING, ...input }, { key });

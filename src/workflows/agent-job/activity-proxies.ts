@@ -1,22 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createAgentJobActivities } from '../../activities/agent-job';
-import type { DocsApiFailureType } from '../../activities/failure-details';
+import { REFUSAL_FAILURE_TYPES } from '../../docs-api/failure-types';
 
 type AgentJobActivities = ReturnType<typeof createAgentJobActivities>;
-type DocsApiFailureTypeName = (typeof DocsApiFailureType)[keyof typeof DocsApiFailureType];
-
-/** Refusals (4xx, our own bad argument): retrying cannot help. The activity marks them non-retryable already. */
-export const REFUSAL_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
-  'InvalidArgumentError',
-  'InvalidRequestError',
-  'AuthError',
-  'NotFoundError',
-  'ConflictError',
-];
 
 /**
  * Create and message are not idempotent: one attempt each. The workflow re-sends only what the service cannot
- * have acted on (see failures.ts). The timeout is above the HTTP client's own (30 s for headers, 30 s for the body).
+ * have acted on (see call-failures.ts). The timeout is above the HTTP client's own (30 s for headers, 30 s for the body).
  */
 export const { createAgentJob, sendAgentJobMessage } = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: '75 seconds',

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
-import type { DocsApiFailureDetails } from '../../activities/failure-details';
+import type { DocsApiFailureDetails } from '../../docs-api/failure-types';
 
 /**
  * What a failed create or message means for re-sending it:
@@ -58,7 +58,5 @@ function docsApiDetails(failure: ApplicationFailure): DocsApiFailureDetails | un
   const first: unknown = failure.details?.[0];
   if (typeof first !== 'object' || first === null) return undefined;
   const candidate = first as Partial<DocsApiFailureDetails>;
-  return typeof candidate.safeToRetry === 'boolean' && typeof candidate.kind === 'string'
-    ? (candidate as DocsApiFailureDetails)
-    : undefined;
+  return typeof candidate.safeToRetry === 'boolean' ? (candidate as DocsApiFailureDetails) : undefined;
 }

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { AgentJobFailureType } from '../../contract/agent-job';
+import { DocsApiFailureType } from '../../docs-api/failure-types';
 import { messageOf } from './call-failures';
 import { statusOf, toAgentJobState, toResult, type RunState } from './state';
 
@@ -67,7 +68,7 @@ export function pollRefused(
   failureType: string | undefined,
   cause: unknown,
 ): ApplicationFailure {
-  const notFound = failureType === 'NotFoundError';
+  const notFound = failureType === DocsApiFailureType.notFound;
   return agentJobFailure(
     notFound ? AgentJobFailureType.jobNotFound : AgentJobFailureType.pollRejected,
     notFound

@@ -40,8 +40,7 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
 /** Bad input fails the run at once, before any activity, naming the field (e.g. a hand-typed CLI start). */
 function validInput(input: unknown): AgentJobInput {
   try {
-    parseOrThrow(agentJobInputSchema, input, 'agentJob input');
-    return input as AgentJobInput;
+    return parseOrThrow(agentJobInputSchema, input, 'agentJob input');
   } catch (error) {
     if (!(error instanceof InputValidationError)) throw error;
     throw ApplicationFailure.create({

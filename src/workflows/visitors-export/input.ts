@@ -12,9 +12,9 @@ const ScheduledStartTimeKey = defineSearchAttributeKey(
 );
 
 /** The input checked by the contract's schema; a bad field fails the run (non-retryable InvalidInput) at once. */
-export function validateInput(raw: VisitorsExportInput): VisitorsExportInput {
+export function validateInput(raw: unknown): VisitorsExportInput {
   try {
-    return parseOrThrow(visitorsExportInputSchema, raw, 'visitorsExport input') as VisitorsExportInput;
+    return parseOrThrow(visitorsExportInputSchema, raw, 'visitorsExport input');
   } catch (error) {
     if (error instanceof InputValidationError) throw invalidInput(error.message, error.issues);
     throw error;

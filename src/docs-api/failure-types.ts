@@ -1,0 +1,53 @@
+/**
+ * The one vocabulary of failures of a call to the documentation service. Each name is at once the error class's
+ * `name` in the HTTP client, the `type` of the ApplicationFailure an activity fails with, and what workflow code
+ * compares against. Pure data, so workflow code can import it.
+ */
+export const DocsApiFailureType = {
+  /** Our own argument broke a rule; nothing was sent. */
+  invalidArgument: 'InvalidArgumentError',
+  /** 400 or 422. */
+  invalidRequest: 'InvalidRequestError',
+  /** 401 or 403. */
+  auth: 'AuthError',
+  /** 404. */
+  notFound: 'NotFoundError',
+  /** 409. */
+  conflict: 'ConflictError',
+  /** 429. */
+  rateLimited: 'RateLimitedError',
+  /** 408 or 5xx. */
+  server: 'ServerError',
+  /** Refused, reset or unresolvable connection. */
+  network: 'NetworkError',
+  /** No answer in time. */
+  timeout: 'TimeoutError',
+  /** A 2xx that is not the documented JSON. */
+  malformedResponse: 'MalformedResponseError',
+} as const;
+
+export type DocsApiFailureTypeName = (typeof DocsApiFailureType)[keyof typeof DocsApiFailureType];
+
+/** Refusals: the same request cannot succeed later, so activities fail non-retryable and nobody re-sends. */
+export const REFUSAL_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
+  DocsApiFailureType.invalidArgument,
+  DocsApiFailureType.invalidRequest,
+  DocsApiFailureType.auth,
+  DocsApiFailureType.notFound,
+  DocsApiFailureType.conflict,
+];
+
+export function isRefusal(type: string | undefined): boolean {
+  return (REFUSAL_FAILURE_TYPES as readonly (string | undefined)[]).includes(type);
+}
+
+/** What an activity failure from the documentation service carries in `details[0]`; its `type` says which failure. */
+export interface DocsApiFailureDetails {
+  operation: string;
+  status?: number;
+  requestId?: string;
+  /** The service cannot have acted on the request: a non-idempotent call may be sent again. */
+  safeToRetry: boolean;
+  retryAfterMs?: number;
+  field?: string;
+}
