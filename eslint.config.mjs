@@ -4,6 +4,16 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+// Imports go one way: src/ ships and imports no stand-in; dev/ (simulator, dev stack) imports only src/.
+const shipsNoStandIns = {
+  group: ['**/dev/*', '**/dev', '**/test/*', '**/bench/*', '**/chaos/*', '**/scripts/*'],
+  message: 'src/ ships: it must not import the stand-ins in dev/ or the tooling in test/, bench/, chaos/, scripts/.',
+};
+const devImportsOnlySrc = {
+  group: ['**/test/*', '**/bench/*', '**/chaos/*', '**/scripts/*'],
+  message: 'dev/ is imported by test/, bench/, chaos/ and scripts/, never the other way round.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'exports/', '.temporal-dev/', '.tmp/'] },
   js.configs.recommended,
@@ -31,6 +41,15 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    ignores: ['src/workflows/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [shipsNoStandIns] }] },
+  },
+  {
+    files: ['dev/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [devImportsOnlySrc] }] },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O, no HTTP.
     files: ['src/workflows/**/*.ts'],
     rules: {
@@ -48,6 +67,7 @@ export default tseslint.config(
             { name: '@temporalio/worker', message: 'Worker APIs are not available in workflow code.' },
           ],
           patterns: [
+            shipsNoStandIns,
             {
               group: ['**/activities', '**/activities/*', '!**/activities/types'],
               allowTypeImports: true,
