@@ -7,7 +7,8 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 // Imports go one way: src/ ships and imports no stand-in; dev/ (simulator, dev stack) imports only src/.
 const shipsNoStandIns = {
   group: ['**/dev/*', '**/dev', '**/test/*', '**/bench/*', '**/chaos/*', '**/scripts/*'],
-  message: 'src/ ships: it must not import the stand-ins in dev/ or the tooling in test/, bench/, chaos/, scripts/.',
+  message:
+    'src/ ships: it must not import the stand-ins in dev/ or the tooling in test/, bench/, chaos/, scripts/.',
 };
 const devImportsOnlySrc = {
   group: ['**/test/*', '**/bench/*', '**/chaos/*', '**/scripts/*'],
