@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
-import { startSimulator, type Simulator } from '../../../dev/simulator';
+import { describe, test } from 'node:test';
+import { startSimulator } from '../../../dev/simulator';
 import { api, asError, asPage, manualClock, type VisitorsJson } from './http-client';
+import { useSimulator } from './use-simulator';
 
 const clock = manualClock(Date.UTC(2026, 10, 20, 15, 30));
 const DAY = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
-let sim: Simulator;
-let ops: ReturnType<typeof api>;
-
-before(async () => {
-  sim = await startSimulator({ clock: clock.now });
-  ops = api(sim);
-});
-after(() => sim.close());
-afterEach(() => sim.reset());
+const h = useSimulator({ clock: clock.now });
 
 /** Every page of a range, asserting that each answers 200 and carries the same totals. */
 async function allPages(
@@ -23,7 +16,7 @@ async function allPages(
 ): Promise<{ pages: VisitorsJson[]; rows: VisitorsJson['visitors'] }> {
   const pages: VisitorsJson[] = [];
   for (let offset = 0; ; offset += limit) {
-    const answer = await ops.visitors(projectId, { ...query, limit, offset });
+    const answer = await h.ops.visitors(projectId, { ...query, limit, offset });
     assert.equal(answer.status, 200, answer.text);
     const page = asPage(answer);
     pages.push(page);
@@ -41,14 +34,14 @@ function assertDedupeBound(counts: { human: number; ai: number; total: number })
 
 describe('pagination', () => {
   test('0 paths: empty totals, no rows, no more', async () => {
-    sim.configureProject('empty', { visitorPaths: 0 });
-    const answer = await ops.visitors('empty', DAY);
+    h.sim.configureProject('empty', { visitorPaths: 0 });
+    const answer = await h.ops.visitors('empty', DAY);
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.json, { totals: { human: 0, ai: 0, total: 0 }, visitors: [], hasMore: false });
   });
 
   test('default limit 50 and a partial last page (120 paths)', async () => {
-    const first = asPage(await ops.visitors('p1', DAY));
+    const first = asPage(await h.ops.visitors('p1', DAY));
     assert.equal(first.visitors.length, 50);
     assert.equal(first.hasMore, true);
     const { pages, rows } = await allPages('p1', DAY, 50);
@@ -65,7 +58,7 @@ describe('pagination', () => {
   });
 
   test('an exact multiple: the last full page has hasMore false; past the end is empty', async () => {
-    sim.configureProject('exact', { visitorPaths: 100 });
+    h.sim.configureProject('exact', { visitorPaths: 100 });
     const { pages } = await allPages('exact', DAY, 50);
     assert.deepEqual(
       pages.map((p) => [p.visitors.length, p.hasMore]),
@@ -74,14 +67,14 @@ describe('pagination', () => {
         [50, false],
       ],
     );
-    const beyond = asPage(await ops.visitors('exact', { ...DAY, limit: 50, offset: 100 }));
+    const beyond = asPage(await h.ops.visitors('exact', { ...DAY, limit: 50, offset: 100 }));
     assert.deepEqual(beyond.visitors, []);
     assert.equal(beyond.hasMore, false);
     assert.deepEqual(beyond.totals, pages[0]?.totals);
   });
 
   test('10,000 paths paged by 250: every row once, in a stable order, totals equal and deduplicated', async () => {
-    sim.configureProject('big', { visitorPaths: 10_000 });
+    h.sim.configureProject('big', { visitorPaths: 10_000 });
     const range = { dateFrom: '2026-10-01', dateTo: '2026-11-01' };
     const { pages, rows } = await allPages('big', range, 250);
     assert.equal(pages.length, 40);
@@ -105,7 +98,7 @@ describe('pagination', () => {
   });
 
   test('100,000 paths in 400 pages of 250 is served quickly', { timeout: 12_000 }, async () => {
-    sim.configureProject('huge', { visitorPaths: 100_000 });
+    h.sim.configureProject('huge', { visitorPaths: 100_000 });
     const started = Date.now();
     const { pages, rows } = await allPages('huge', DAY, 250);
     assert.equal(pages.length, 400);
@@ -140,8 +133,8 @@ describe('date ranges', () => {
   });
 
   test('dateTo is exclusive at the day boundary: up to 00:00 of the next day is one day, not two', async () => {
-    const oneDay = await ops.visitors('p1', { dateFrom: '2026-11-01', dateTo: '2026-11-02', limit: 250 });
-    const twoDays = await ops.visitors('p1', { dateFrom: '2026-11-01', dateTo: '2026-11-03', limit: 250 });
+    const oneDay = await h.ops.visitors('p1', { dateFrom: '2026-11-01', dateTo: '2026-11-02', limit: 250 });
+    const twoDays = await h.ops.visitors('p1', { dateFrom: '2026-11-01', dateTo: '2026-11-03', limit: 250 });
     assert.equal(oneDay.status, 200);
     assert.equal(twoDays.status, 200);
     const one = asPage(oneDay);
@@ -151,36 +144,36 @@ describe('date ranges', () => {
   });
 
   test('date-times are accepted; midnight UTC in any notation is the same bound', async () => {
-    const plain = asPage(await ops.visitors('p1', { ...DAY, limit: 250 }));
+    const plain = asPage(await h.ops.visitors('p1', { ...DAY, limit: 250 }));
     for (const [dateFrom, dateTo] of [
       ['2026-11-01T00:00:00Z', '2026-11-02T00:00:00.000Z'],
       ['2026-11-01T01:00:00+01:00', '2026-11-01T19:00:00-05:00'],
       ['2026-11-01T00:00:00', '2026-11-02T00:00'],
     ] as const) {
-      const answer = await ops.visitors('p1', { dateFrom, dateTo, limit: 250 });
+      const answer = await h.ops.visitors('p1', { dateFrom, dateTo, limit: 250 });
       assert.equal(answer.status, 200, `${dateFrom} ${dateTo}: ${answer.text}`);
       assert.deepEqual(asPage(answer), plain, `${dateFrom} .. ${dateTo}`);
     }
   });
 
   test('paths with no visitors in the range are omitted (pages went live over time)', async () => {
-    sim.configureProject('history', { visitorPaths: 500 });
+    h.sim.configureProject('history', { visitorPaths: 500 });
     const early = await allPages('history', { dateFrom: '2022-03-01', dateTo: '2022-03-02' }, 250);
     assert.ok(early.rows.length > 0 && early.rows.length < 500, `${early.rows.length} rows`);
     assert.ok(early.rows.every((r) => r.total > 0));
-    const ancient = asPage(await ops.visitors('history', { dateFrom: '2015-01-01', dateTo: '2015-02-01' }));
+    const ancient = asPage(await h.ops.visitors('history', { dateFrom: '2015-01-01', dateTo: '2015-02-01' }));
     assert.deepEqual(ancient, { totals: { human: 0, ai: 0, total: 0 }, visitors: [], hasMore: false });
   });
 
   test('without dates: the last 30 full UTC days', async () => {
-    const implicit = asPage(await ops.visitors('p1', { limit: 250 }));
+    const implicit = asPage(await h.ops.visitors('p1', { limit: 250 }));
     const explicit = asPage(
-      await ops.visitors('p1', { dateFrom: '2026-10-21', dateTo: '2026-11-20', limit: 250 }),
+      await h.ops.visitors('p1', { dateFrom: '2026-10-21', dateTo: '2026-11-20', limit: 250 }),
     );
     assert.deepEqual(implicit, explicit);
-    const onlyTo = asPage(await ops.visitors('p1', { dateTo: '2026-11-20', limit: 250 }));
+    const onlyTo = asPage(await h.ops.visitors('p1', { dateTo: '2026-11-20', limit: 250 }));
     assert.deepEqual(onlyTo, explicit);
-    const onlyFrom = asPage(await ops.visitors('p1', { dateFrom: '2026-10-21', limit: 250 }));
+    const onlyFrom = asPage(await h.ops.visitors('p1', { dateFrom: '2026-10-21', limit: 250 }));
     assert.deepEqual(onlyFrom, explicit);
   });
 });
@@ -191,11 +184,11 @@ describe('determinism', () => {
     const other = await startSimulator({ clock: clock.now, analytics: { seed: 'other' } });
     try {
       const query = { dateFrom: '2026-10-01', dateTo: '2026-11-01', limit: 100, offset: 20 };
-      const mine = await ops.visitors('p1', query);
+      const mine = await h.ops.visitors('p1', query);
       const theirs = await api(twin).visitors('p1', query);
       assert.equal(mine.text, theirs.text);
       assert.notEqual((await api(other).visitors('p1', query)).text, mine.text);
-      assert.notEqual((await ops.visitors('p2', query)).text, mine.text, 'projects differ');
+      assert.notEqual((await h.ops.visitors('p2', query)).text, mine.text, 'projects differ');
     } finally {
       await Promise.all([twin.close(), other.close()]);
     }
@@ -232,17 +225,17 @@ describe('query validation: 400 naming the parameter', () => {
   ];
   for (const [query, field] of cases) {
     test(`${new URLSearchParams(query).toString()} -> ${field}`, async () => {
-      const answer = await ops.visitors('p1', query);
+      const answer = await h.ops.visitors('p1', query);
       assert.equal(answer.status, 400);
       assert.equal(asError(answer).code, 'invalid_request');
       assert.equal(asError(answer).field, field);
       assert.match(asError(answer).message, new RegExp(field));
-      assert.equal(sim.requests()[0]?.processed, false);
+      assert.equal(h.sim.requests()[0]?.processed, false);
     });
   }
 
   test('limit 250 and unknown parameters are accepted', async () => {
-    const answer = await ops.visitors('p1', { ...DAY, limit: 250, unknown: 'x' });
+    const answer = await h.ops.visitors('p1', { ...DAY, limit: 250, unknown: 'x' });
     assert.equal(answer.status, 200);
     assert.equal(asPage(answer).visitors.length, 120);
   });

@@ -1,29 +1,17 @@
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { request } from 'undici';
-import {
-  startSimulator,
-  type RequestLogEntry,
-  type Simulator,
-  type SimulatorStats,
-} from '../../../dev/simulator';
-import { api, asError, asJob, asPage, call } from './http-client';
+import { startSimulator, type RequestLogEntry, type SimulatorStats } from '../../../dev/simulator';
+import { asError, asJob, asPage, call } from './http-client';
+import { useSimulator } from './use-simulator';
 
 const DAY = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
-let sim: Simulator;
-let ops: ReturnType<typeof api>;
-
-before(async () => {
-  sim = await startSimulator({ jobs: { durationMs: 60_000 } });
-  ops = api(sim);
-});
-after(() => sim.close());
-afterEach(() => sim.reset());
+const h = useSimulator({ jobs: { durationMs: 60_000 } });
 
 /** Control routes need no key. */
 const control = (method: 'GET' | 'POST' | 'DELETE' | 'PUT', path: string, body?: unknown, raw?: string) =>
-  call(sim, method, path, { key: null, ...(body !== undefined ? { body } : {}), ...(raw ? { raw } : {}) });
+  call(h.sim, method, path, { key: null, ...(body !== undefined ? { body } : {}), ...(raw ? { raw } : {}) });
 
 describe('/__sim/ control routes', () => {
   test('POST /__sim/projects/:projectId configures jobs and data-set size', async () => {
@@ -38,9 +26,9 @@ describe('/__sim/ control routes', () => {
       visitorPaths: 3,
     });
     assert.match(String(answer.headers['x-request-id']), /^req_\d+$/);
-    const job = asJob(await ops.createJob('demo'));
-    assert.equal(asJob(await ops.getJob('demo', job.id)).status, 'failed');
-    assert.equal(asPage(await ops.visitors('demo', DAY)).visitors.length, 3);
+    const job = asJob(await h.ops.createJob('demo'));
+    assert.equal(asJob(await h.ops.getJob('demo', job.id)).status, 'failed');
+    assert.equal(asPage(await h.ops.visitors('demo', DAY)).visitors.length, 3);
     const merged = await control('POST', '/__sim/projects/demo', { jobs: { outcome: 'completed' } });
     assert.deepEqual(merged.json, {
       projectId: 'demo',
@@ -73,7 +61,7 @@ describe('/__sim/ control routes', () => {
     const notJson = await control('POST', '/__sim/faults', undefined, '{route');
     assert.equal(notJson.status, 400);
     assert.equal(asError(notJson).field, 'body');
-    assert.deepEqual(sim.faults.list(), []);
+    assert.deepEqual(h.sim.faults.list(), []);
   });
 
   test('faults: add, list, remove one, clear', async () => {
@@ -95,7 +83,7 @@ describe('/__sim/ control routes', () => {
         rule: { route: '*', kind: 'latency', latencyMs: 1 },
       },
     ]);
-    assert.equal((await ops.getJob('p1', 'job_x')).status, 503);
+    assert.equal((await h.ops.getJob('p1', 'job_x')).status, 503);
     assert.equal((await control('DELETE', `/__sim/faults/${id}`)).status, 404, 'used up already');
     assert.equal(
       (await control('DELETE', `/__sim/faults/${(second.json as { id: string }).id}`)).status,
@@ -103,12 +91,12 @@ describe('/__sim/ control routes', () => {
     );
     await control('POST', '/__sim/faults', { route: 'getJob', kind: 'hang' });
     assert.equal((await control('DELETE', '/__sim/faults')).status, 204);
-    assert.deepEqual(sim.faults.list(), []);
+    assert.deepEqual(h.sim.faults.list(), []);
   });
 
   test('jobs: snapshot with messages; complete with an outcome; 404 for an unknown job', async () => {
-    const job = asJob(await ops.createJob('p1', { prompt: 'Start' }));
-    await ops.sendMessage('p1', job.id, { prompt: 'Then this' });
+    const job = asJob(await h.ops.createJob('p1', { prompt: 'Start' }));
+    await h.ops.sendMessage('p1', job.id, { prompt: 'Then this' });
     const snapshot = await control('GET', `/__sim/jobs/${job.id}`);
     assert.equal(snapshot.status, 200);
     const body = snapshot.json as {
@@ -126,7 +114,7 @@ describe('/__sim/ control routes', () => {
     });
     assert.equal(completed.status, 200);
     assert.equal((completed.json as { status: string }).status, 'completed');
-    assert.equal(asJob(await ops.getJob('p1', job.id)).prLink, null);
+    assert.equal(asJob(await h.ops.getJob('p1', job.id)).prLink, null);
     const noBody = await control('POST', `/__sim/jobs/${job.id}/complete`);
     assert.equal(noBody.status, 200, 'the outcome is optional');
     assert.equal((await control('GET', '/__sim/jobs/job_missing')).status, 404);
@@ -134,9 +122,9 @@ describe('/__sim/ control routes', () => {
   });
 
   test('stats, requests (with since) and reset', async () => {
-    await ops.createJob('p1');
-    await ops.visitors('p1', DAY);
-    await call(sim, 'GET', '/v1/analytics/p1/visitors', { key: 'mint_wrong' });
+    await h.ops.createJob('p1');
+    await h.ops.visitors('p1', DAY);
+    await call(h.sim, 'GET', '/v1/analytics/p1/visitors', { key: 'mint_wrong' });
     const stats = (await control('GET', '/__sim/stats')).json as SimulatorStats;
     assert.deepEqual(stats, {
       requests: { createJob: 1, getJob: 0, sendMessage: 0, getVisitors: 2 },
@@ -167,9 +155,9 @@ describe('/__sim/ control routes', () => {
     assert.equal((await control('GET', '/__sim/requests?since=x')).status, 400);
 
     assert.equal((await control('POST', '/__sim/reset')).status, 204);
-    assert.deepEqual(sim.requests(), []);
-    assert.equal(sim.stats().jobsCreated, 0);
-    assert.equal(asPage(await ops.visitors('p1', DAY)).visitors.length, 50);
+    assert.deepEqual(h.sim.requests(), []);
+    assert.equal(h.sim.stats().jobsCreated, 0);
+    assert.equal(asPage(await h.ops.visitors('p1', DAY)).visitors.length, 50);
   });
 
   test('unknown control route: 404; wrong method: 405', async () => {
@@ -245,13 +233,13 @@ describe('close', () => {
     });
     await assert.rejects(startSimulator({ port: 70_000 }), /port/);
     await assert.rejects(startSimulator({ analytics: { paths: -1 } }), /analytics\.paths/);
-    assert.throws(() => sim.configureProject('p', { visitorPaths: -5 }), /visitorPaths/);
+    assert.throws(() => h.sim.configureProject('p', { visitorPaths: -5 }), /visitorPaths/);
     const custom = await startSimulator({ apiKey: 'mint_custom-secret' });
     try {
       assert.equal(custom.apiKey, 'mint_custom-secret');
       assert.equal((await call(custom, 'GET', '/v1/analytics/p/visitors')).status, 200);
-      assert.match(sim.apiKey, /^sim_[0-9a-f]{32}$/);
-      assert.match(sim.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(h.sim.apiKey, /^sim_[0-9a-f]{32}$/);
+      assert.match(h.sim.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     } finally {
       await custom.close();
     }

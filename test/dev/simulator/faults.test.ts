@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
-import { startSimulator, type FaultRule, type Simulator } from '../../../dev/simulator';
+import { describe, test } from 'node:test';
+import { startSimulator, type FaultRule } from '../../../dev/simulator';
 import { api, asError, asJob, asPage, call, manualClock, type Answer } from './http-client';
+import { useSimulator } from './use-simulator';
 
 const clock = manualClock();
 const DAY = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
-let sim: Simulator;
-let ops: ReturnType<typeof api>;
-
-before(async () => {
-  sim = await startSimulator({ clock: clock.now, jobs: { durationMs: 60_000 } });
-  ops = api(sim);
-});
-after(() => sim.close());
-afterEach(() => sim.reset());
+const h = useSimulator({ clock: clock.now, jobs: { durationMs: 60_000 } });
 
 async function connectionError(promise: Promise<unknown>): Promise<string> {
   try {
@@ -25,16 +18,16 @@ async function connectionError(promise: Promise<unknown>): Promise<string> {
 }
 
 function lastEntry() {
-  const entry = sim.requests().at(-1);
+  const entry = h.sim.requests().at(-1);
   assert.ok(entry);
   return entry;
 }
 
 describe('latency', () => {
   test('delays, then answers normally', async () => {
-    sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 300 });
+    h.sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 300 });
     const started = Date.now();
-    const answer = await ops.visitors('p1', DAY);
+    const answer = await h.ops.visitors('p1', DAY);
     assert.ok(Date.now() - started >= 290);
     assert.equal(answer.status, 200);
     assert.equal(asPage(answer).visitors.length, 50);
@@ -42,10 +35,10 @@ describe('latency', () => {
   });
 
   test('composes with a status rule of the same route', async () => {
-    sim.faults.add({ route: 'getJob', kind: 'latency', latencyMs: 100 });
-    sim.faults.add({ route: 'getJob', kind: 'status', status: 502 });
+    h.sim.faults.add({ route: 'getJob', kind: 'latency', latencyMs: 100 });
+    h.sim.faults.add({ route: 'getJob', kind: 'status', status: 502 });
     const started = Date.now();
-    const answer = await ops.getJob('p1', 'job_x');
+    const answer = await h.ops.getJob('p1', 'job_x');
     assert.ok(Date.now() - started >= 90);
     assert.equal(answer.status, 502);
     assert.equal(asError(answer).code, 'bad_gateway');
@@ -55,81 +48,85 @@ describe('latency', () => {
 
 describe('status', () => {
   test('before processing: the error, and the service did not act', async () => {
-    sim.faults.add({ route: 'createJob', kind: 'status', status: 503, times: 1 });
-    const answer = await ops.createJob('p1');
+    h.sim.faults.add({ route: 'createJob', kind: 'status', status: 503, times: 1 });
+    const answer = await h.ops.createJob('p1');
     assert.equal(answer.status, 503);
     assert.equal(asError(answer).code, 'service_unavailable');
     assert.match(String(answer.headers['content-type']), /^application\/json/);
-    assert.equal(sim.stats().jobsCreated, 0);
+    assert.equal(h.sim.stats().jobsCreated, 0);
     const entry = lastEntry();
     assert.deepEqual([entry.status, entry.fault, entry.processed], [503, 'status', false]);
     assert.equal(entry.prompt, 'Fix the typos', 'the prompt of a faulted request is logged');
-    assert.equal((await ops.createJob('p1')).status, 201, 'times: 1 is used up');
+    assert.equal((await h.ops.createJob('p1')).status, 201, 'times: 1 is used up');
   });
 
   test('after processing: the job was created and the message recorded, yet the answer is an error', async () => {
-    sim.faults.add({ route: 'createJob', kind: 'status', status: 500, afterProcessing: true, times: 1 });
-    const failed = await ops.createJob('p1', { prompt: 'created anyway' });
+    h.sim.faults.add({ route: 'createJob', kind: 'status', status: 500, afterProcessing: true, times: 1 });
+    const failed = await h.ops.createJob('p1', { prompt: 'created anyway' });
     assert.equal(failed.status, 500);
-    assert.equal(sim.stats().jobsCreated, 1);
+    assert.equal(h.sim.stats().jobsCreated, 1);
     const entry = lastEntry();
     assert.equal(entry.processed, true);
     assert.ok(entry.jobId);
-    assert.equal(sim.job(entry.jobId)?.prompt, 'created anyway');
+    assert.equal(h.sim.job(entry.jobId)?.prompt, 'created anyway');
 
-    sim.faults.add({ route: 'sendMessage', kind: 'status', status: 502, afterProcessing: true, times: 1 });
-    assert.equal((await ops.sendMessage('p1', entry.jobId, { prompt: 'recorded anyway' })).status, 502);
+    h.sim.faults.add({ route: 'sendMessage', kind: 'status', status: 502, afterProcessing: true, times: 1 });
+    assert.equal((await h.ops.sendMessage('p1', entry.jobId, { prompt: 'recorded anyway' })).status, 502);
     assert.deepEqual(
-      sim.job(entry.jobId)?.messages.map((m) => m.prompt),
+      h.sim.job(entry.jobId)?.messages.map((m) => m.prompt),
       ['recorded anyway'],
     );
-    assert.equal(sim.stats().messagesAccepted, 1);
+    assert.equal(h.sim.stats().messagesAccepted, 1);
   });
 
   test('4xx statuses and an optional Retry-After', async () => {
     for (const status of [400, 403, 408, 422]) {
-      sim.faults.add({ route: 'getJob', kind: 'status', status, times: 1 });
-      const answer = await ops.getJob('p1', 'job_x');
+      h.sim.faults.add({ route: 'getJob', kind: 'status', status, times: 1 });
+      const answer = await h.ops.getJob('p1', 'job_x');
       assert.equal(answer.status, status);
       assert.ok(asError(answer).code);
     }
-    sim.faults.add({ route: 'getJob', kind: 'status', status: 503, retryAfter: { seconds: 4 }, times: 1 });
-    assert.equal((await ops.getJob('p1', 'job_x')).headers['retry-after'], '4');
-    assert.deepEqual(sim.stats().responsesByStatus, { '400': 1, '403': 1, '408': 1, '422': 1, '503': 1 });
+    h.sim.faults.add({ route: 'getJob', kind: 'status', status: 503, retryAfter: { seconds: 4 }, times: 1 });
+    assert.equal((await h.ops.getJob('p1', 'job_x')).headers['retry-after'], '4');
+    assert.deepEqual(h.sim.stats().responsesByStatus, { '400': 1, '403': 1, '408': 1, '422': 1, '503': 1 });
   });
 });
 
 describe('status with retryAfter', () => {
   test('500 and 503 carry the Retry-After header of the rule', async () => {
-    sim.faults.add({
+    h.sim.faults.add({
       route: 'getVisitors',
       kind: 'status',
       status: 500,
       retryAfter: { seconds: 2 },
       times: 1,
     });
-    const internal = await ops.visitors('p1', DAY);
+    const internal = await h.ops.visitors('p1', DAY);
     assert.equal(internal.status, 500);
     assert.equal(asError(internal).code, 'internal_error');
     assert.equal(internal.headers['retry-after'], '2');
-    sim.faults.add({
+    h.sim.faults.add({
       route: 'getVisitors',
       kind: 'status',
       status: 503,
       retryAfter: { httpDateInSeconds: 9 },
       times: 1,
     });
-    const unavailable = await ops.visitors('p1', DAY);
+    const unavailable = await h.ops.visitors('p1', DAY);
     assert.equal(unavailable.status, 503);
     assert.equal(
       Date.parse(String(unavailable.headers['retry-after'])) - Date.parse(String(unavailable.headers.date)),
       9000,
     );
-    sim.faults.add({ route: 'getVisitors', kind: 'status', status: 500, times: 1 });
-    assert.equal((await ops.visitors('p1', DAY)).headers['retry-after'], undefined, 'none unless asked for');
-    assert.equal((await ops.visitors('p1', DAY)).status, 200);
+    h.sim.faults.add({ route: 'getVisitors', kind: 'status', status: 500, times: 1 });
+    assert.equal(
+      (await h.ops.visitors('p1', DAY)).headers['retry-after'],
+      undefined,
+      'none unless asked for',
+    );
+    assert.equal((await h.ops.visitors('p1', DAY)).status, 200);
     assert.deepEqual(
-      sim.requests().map((r) => [r.status, r.fault ?? null, r.processed]),
+      h.sim.requests().map((r) => [r.status, r.fault ?? null, r.processed]),
       [
         [500, 'status', false],
         [503, 'status', false],
@@ -142,17 +139,17 @@ describe('status with retryAfter', () => {
 
 describe('rateLimit', () => {
   test('429 with Retry-After in seconds', async () => {
-    sim.faults.add({ route: 'createJob', kind: 'rateLimit', retryAfter: { seconds: 7 }, times: 1 });
-    const answer = await ops.createJob('p1');
+    h.sim.faults.add({ route: 'createJob', kind: 'rateLimit', retryAfter: { seconds: 7 }, times: 1 });
+    const answer = await h.ops.createJob('p1');
     assert.equal(answer.status, 429);
     assert.equal(asError(answer).code, 'rate_limited');
     assert.equal(answer.headers['retry-after'], '7');
-    assert.equal(sim.stats().jobsCreated, 0);
+    assert.equal(h.sim.stats().jobsCreated, 0);
   });
 
   test('429 with Retry-After as an HTTP date that far ahead of the Date header', async () => {
-    sim.faults.add({ route: 'getVisitors', kind: 'rateLimit', retryAfter: { httpDateInSeconds: 30 } });
-    const answer = await ops.visitors('p1');
+    h.sim.faults.add({ route: 'getVisitors', kind: 'rateLimit', retryAfter: { httpDateInSeconds: 30 } });
+    const answer = await h.ops.visitors('p1');
     assert.equal(answer.status, 429);
     const retryAt = Date.parse(String(answer.headers['retry-after']));
     const serverNow = Date.parse(String(answer.headers.date));
@@ -224,53 +221,53 @@ describe('hang and reset', () => {
   });
 
   test('hang: no answer until the client gives up; logged as hang', async () => {
-    sim.faults.add({ route: 'getJob', kind: 'hang', times: 1 });
-    const code = await connectionError(call(sim, 'GET', '/v2/agent/p1/job/job_x', { headersTimeout: 200 }));
+    h.sim.faults.add({ route: 'getJob', kind: 'hang', times: 1 });
+    const code = await connectionError(call(h.sim, 'GET', '/v2/agent/p1/job/job_x', { headersTimeout: 200 }));
     assert.equal(code, 'UND_ERR_HEADERS_TIMEOUT');
     assert.deepEqual([lastEntry().status, lastEntry().fault], ['hang', 'hang']);
-    assert.equal(sim.stats().responsesByStatus.hang, 1);
+    assert.equal(h.sim.stats().responsesByStatus.hang, 1);
   });
 
   test('hang after processing: the message was recorded', async () => {
-    const job = asJob(await ops.createJob('p1'));
-    sim.faults.add({ route: 'sendMessage', kind: 'hang', afterProcessing: true, times: 1 });
+    const job = asJob(await h.ops.createJob('p1'));
+    h.sim.faults.add({ route: 'sendMessage', kind: 'hang', afterProcessing: true, times: 1 });
     await connectionError(
-      call(sim, 'POST', `/v2/agent/p1/job/${job.id}/message`, {
+      call(h.sim, 'POST', `/v2/agent/p1/job/${job.id}/message`, {
         body: { prompt: 'lost answer' },
         headersTimeout: 200,
       }),
     );
     assert.deepEqual(
-      sim.job(job.id)?.messages.map((m) => m.prompt),
+      h.sim.job(job.id)?.messages.map((m) => m.prompt),
       ['lost answer'],
     );
     assert.equal(lastEntry().processed, true);
   });
 
   test('reset before processing: the connection is destroyed and no job exists', async () => {
-    sim.faults.add({ route: 'createJob', kind: 'reset', times: 1 });
-    const code = await connectionError(ops.createJob('p1'));
+    h.sim.faults.add({ route: 'createJob', kind: 'reset', times: 1 });
+    const code = await connectionError(h.ops.createJob('p1'));
     assert.match(code, /ECONNRESET|UND_ERR_SOCKET/);
-    assert.equal(sim.stats().jobsCreated, 0);
+    assert.equal(h.sim.stats().jobsCreated, 0);
     assert.deepEqual([lastEntry().status, lastEntry().processed], ['reset', false]);
-    assert.equal(sim.stats().responsesByStatus.reset, 1);
-    assert.equal((await ops.createJob('p1')).status, 201, 'the next request gets through');
+    assert.equal(h.sim.stats().responsesByStatus.reset, 1);
+    assert.equal((await h.ops.createJob('p1')).status, 201, 'the next request gets through');
   });
 
   test('reset after processing: the job was created', async () => {
-    sim.faults.add({ route: 'createJob', kind: 'reset', afterProcessing: true, times: 1 });
-    await connectionError(ops.createJob('p1'));
-    assert.equal(sim.stats().jobsCreated, 1);
+    h.sim.faults.add({ route: 'createJob', kind: 'reset', afterProcessing: true, times: 1 });
+    await connectionError(h.ops.createJob('p1'));
+    assert.equal(h.sim.stats().jobsCreated, 1);
     assert.deepEqual([lastEntry().status, lastEntry().processed], ['reset', true]);
   });
 });
 
 describe('malformed answers', () => {
   test('not-json, html-200, no-content-type, truncated-json', async () => {
-    const job = asJob(await ops.createJob('p1'));
-    const get = () => ops.getJob('p1', job.id);
+    const job = asJob(await h.ops.createJob('p1'));
+    const get = () => h.ops.getJob('p1', job.id);
     const add = (malformed: NonNullable<FaultRule['malformed']>) =>
-      sim.faults.add({ route: 'getJob', kind: 'malformed', malformed, times: 1 });
+      h.sim.faults.add({ route: 'getJob', kind: 'malformed', malformed, times: 1 });
 
     add('not-json');
     const notJson = await get();
@@ -295,7 +292,7 @@ describe('malformed answers', () => {
     assert.ok(JSON.stringify(asJob(await get())).startsWith(truncated.text));
 
     assert.deepEqual(
-      sim
+      h.sim
         .requests()
         .slice(1, 5)
         .map((r) => r.fault),
@@ -304,20 +301,20 @@ describe('malformed answers', () => {
   });
 
   test('only 2xx answers are malformed, and a rule is not used up by an error answer', async () => {
-    sim.faults.add({ route: 'getJob', kind: 'malformed', malformed: 'not-json', times: 1 });
-    const missing = await ops.getJob('p1', 'job_missing');
+    h.sim.faults.add({ route: 'getJob', kind: 'malformed', malformed: 'not-json', times: 1 });
+    const missing = await h.ops.getJob('p1', 'job_missing');
     assert.equal(missing.status, 404);
     assert.equal(asError(missing).code, 'not_found');
-    const job = asJob(await ops.createJob('p1'));
-    assert.equal((await ops.getJob('p1', job.id)).json, undefined);
+    const job = asJob(await h.ops.createJob('p1'));
+    assert.equal((await h.ops.getJob('p1', job.id)).json, undefined);
   });
 });
 
 describe('schema drift', () => {
   async function driftedJob(drift: NonNullable<FaultRule['drift']>): Promise<Record<string, unknown>> {
-    const job = asJob(await ops.createJob('p1'));
-    sim.faults.add({ route: 'getJob', kind: 'drift', drift, times: 1 });
-    const answer: Answer = await ops.getJob('p1', job.id);
+    const job = asJob(await h.ops.createJob('p1'));
+    h.sim.faults.add({ route: 'getJob', kind: 'drift', drift, times: 1 });
+    const answer: Answer = await h.ops.getJob('p1', job.id);
     assert.equal(answer.status, 200);
     return answer.json as Record<string, unknown>;
   }
@@ -332,75 +329,75 @@ describe('schema drift', () => {
     const omitted = await driftedJob('archivedAt-omitted');
     assert.equal('archivedAt' in omitted, false);
     assert.equal(typeof omitted.id, 'string');
-    assert.equal(sim.requests().filter((r) => r.fault === 'drift').length, 5);
+    assert.equal(h.sim.requests().filter((r) => r.fault === 'drift').length, 5);
   });
 
   test('visitors answers; a job-only drift does not touch a page and is kept for the next job answer', async () => {
     const add = (drift: NonNullable<FaultRule['drift']>) =>
-      sim.faults.add({ route: 'getVisitors', kind: 'drift', drift, times: 1 });
+      h.sim.faults.add({ route: 'getVisitors', kind: 'drift', drift, times: 1 });
     add('extra-fields');
-    const extra = asPage(await ops.visitors('p1', DAY));
+    const extra = asPage(await h.ops.visitors('p1', DAY));
     assert.ok(Object.keys(extra).length > 3);
     add('wrong-types');
-    assert.equal(typeof (asPage(await ops.visitors('p1', DAY)).hasMore as unknown), 'string');
+    assert.equal(typeof (asPage(await h.ops.visitors('p1', DAY)).hasMore as unknown), 'string');
     add('missing-id');
-    assert.ok(asPage(await ops.visitors('p1', DAY)).visitors.every((row) => !('path' in row)));
+    assert.ok(asPage(await h.ops.visitors('p1', DAY)).visitors.every((row) => !('path' in row)));
 
-    sim.faults.add({ route: '*', kind: 'drift', drift: 'unknown-status', times: 1 });
-    const page = await ops.visitors('p1', DAY);
+    h.sim.faults.add({ route: '*', kind: 'drift', drift: 'unknown-status', times: 1 });
+    const page = await h.ops.visitors('p1', DAY);
     assert.equal(asPage(page).visitors[0]?.path.startsWith('/'), true);
-    assert.equal(sim.requests().at(-1)?.fault, undefined);
-    const job = asJob(await ops.createJob('p1'));
+    assert.equal(h.sim.requests().at(-1)?.fault, undefined);
+    const job = asJob(await h.ops.createJob('p1'));
     assert.equal(job.status, 'paused_for_review', 'the create answer is a job answer too');
   });
 });
 
 describe('matching', () => {
   test('times, projectId and route filters', async () => {
-    sim.faults.add({ route: 'getJob', projectId: 'p2', kind: 'status', status: 500, times: 2 });
-    assert.equal((await ops.getJob('p1', 'job_x')).status, 404);
-    assert.equal((await ops.visitors('p2')).status, 200);
-    assert.equal((await ops.getJob('p2', 'job_x')).status, 500);
-    assert.equal((await ops.getJob('p2', 'job_x')).status, 500);
-    assert.equal((await ops.getJob('p2', 'job_x')).status, 404);
-    assert.deepEqual(sim.faults.list(), []);
+    h.sim.faults.add({ route: 'getJob', projectId: 'p2', kind: 'status', status: 500, times: 2 });
+    assert.equal((await h.ops.getJob('p1', 'job_x')).status, 404);
+    assert.equal((await h.ops.visitors('p2')).status, 200);
+    assert.equal((await h.ops.getJob('p2', 'job_x')).status, 500);
+    assert.equal((await h.ops.getJob('p2', 'job_x')).status, 500);
+    assert.equal((await h.ops.getJob('p2', 'job_x')).status, 404);
+    assert.deepEqual(h.sim.faults.list(), []);
   });
 
   test('probability draws from a seeded generator: the same pattern after a reset', async () => {
     const pattern = async (): Promise<string> => {
-      sim.faults.add({ route: '*', kind: 'status', status: 503, probability: 0.5 });
+      h.sim.faults.add({ route: '*', kind: 'status', status: 503, probability: 0.5 });
       let seen = '';
-      for (let i = 0; i < 40; i++) seen += (await ops.getJob('p1', 'job_x')).status === 503 ? 'x' : '.';
+      for (let i = 0; i < 40; i++) seen += (await h.ops.getJob('p1', 'job_x')).status === 503 ? 'x' : '.';
       return seen;
     };
     const first = await pattern();
-    sim.reset();
+    h.sim.reset();
     const second = await pattern();
     assert.equal(first, second);
     assert.ok(first.includes('x') && first.includes('.'), first);
   });
 
   test('add validates (TypeError naming the field); list and remove', () => {
-    assert.throws(() => sim.faults.add({ route: 'getJob', kind: 'status' }), /status/);
+    assert.throws(() => h.sim.faults.add({ route: 'getJob', kind: 'status' }), /status/);
     assert.throws(
-      () => sim.faults.add({ route: 'getJob', kind: 'latency', latencyMs: 5, status: 500 }),
+      () => h.sim.faults.add({ route: 'getJob', kind: 'latency', latencyMs: 5, status: 500 }),
       /status/,
     );
     assert.throws(
-      () => sim.faults.add({ route: 'nope', kind: 'hang' } as unknown as FaultRule),
+      () => h.sim.faults.add({ route: 'nope', kind: 'hang' } as unknown as FaultRule),
       (error: unknown) => error instanceof TypeError && /route/.test(error.message),
     );
-    assert.throws(() => sim.faults.add({ route: 'getJob', kind: 'hang', probability: 2 }), /probability/);
-    const a = sim.faults.add({ route: 'getJob', kind: 'hang' });
-    const b = sim.faults.add({ route: '*', projectId: 'p', kind: 'reset', afterProcessing: true });
+    assert.throws(() => h.sim.faults.add({ route: 'getJob', kind: 'hang', probability: 2 }), /probability/);
+    const a = h.sim.faults.add({ route: 'getJob', kind: 'hang' });
+    const b = h.sim.faults.add({ route: '*', projectId: 'p', kind: 'reset', afterProcessing: true });
     assert.notEqual(a, b);
-    assert.deepEqual(sim.faults.list(), [
+    assert.deepEqual(h.sim.faults.list(), [
       { route: 'getJob', kind: 'hang' },
       { route: '*', projectId: 'p', kind: 'reset', afterProcessing: true },
     ]);
-    sim.faults.remove(a);
-    assert.equal(sim.faults.list().length, 1);
-    sim.faults.clear();
-    assert.deepEqual(sim.faults.list(), []);
+    h.sim.faults.remove(a);
+    assert.equal(h.sim.faults.list().length, 1);
+    h.sim.faults.clear();
+    assert.deepEqual(h.sim.faults.list(), []);
   });
 });

@@ -3,52 +3,45 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { startSimulator, type Simulator } from '../../../dev/simulator';
 import { api, asError, asJob, call, manualClock } from './http-client';
+import { useSimulator } from './use-simulator';
 
 const clock = manualClock();
-let sim: Simulator;
-let ops: ReturnType<typeof api>;
-
-before(async () => {
-  sim = await startSimulator({ clock: clock.now, jobs: { durationMs: 1000 } });
-  ops = api(sim);
-});
-after(() => sim.close());
-afterEach(() => sim.reset());
+const h = useSimulator({ clock: clock.now, jobs: { durationMs: 1000 } });
 
 describe('authentication', () => {
   test('no key, a wrong key or another scheme: 401, and the presented key is never echoed', async () => {
     const wrong = 'mint_wrongsecretvalue123';
     const answers = [
-      await call(sim, 'POST', '/v2/agent/p1/job', { body: { prompt: 'x' }, key: null }),
-      await call(sim, 'GET', '/v2/agent/p1/job/job_1', { key: wrong }),
-      await call(sim, 'GET', '/v1/analytics/p1/visitors', { key: `${sim.apiKey}x` }),
+      await call(h.sim, 'POST', '/v2/agent/p1/job', { body: { prompt: 'x' }, key: null }),
+      await call(h.sim, 'GET', '/v2/agent/p1/job/job_1', { key: wrong }),
+      await call(h.sim, 'GET', '/v1/analytics/p1/visitors', { key: `${h.sim.apiKey}x` }),
     ];
     for (const answer of answers) {
       assert.equal(answer.status, 401);
       assert.equal(asError(answer).code, 'unauthorized');
       assert.match(String(answer.headers['content-type']), /^application\/json/);
       assert.ok(!answer.text.includes('wrongsecretvalue123'));
-      assert.ok(!answer.text.includes(sim.apiKey));
+      assert.ok(!answer.text.includes(h.sim.apiKey));
     }
-    const log = JSON.stringify(sim.requests());
-    assert.ok(!log.includes('wrongsecretvalue123') && !log.includes(sim.apiKey.slice(4)));
+    const log = JSON.stringify(h.sim.requests());
+    assert.ok(!log.includes('wrongsecretvalue123') && !log.includes(h.sim.apiKey.slice(4)));
     assert.deepEqual(
-      sim.requests().map((r) => [r.route, r.status, r.authOk, r.processed]),
+      h.sim.requests().map((r) => [r.route, r.status, r.authOk, r.processed]),
       [
         ['createJob', 401, false, false],
         ['getJob', 401, false, false],
         ['getVisitors', 401, false, false],
       ],
     );
-    assert.equal(sim.stats().jobsCreated, 0);
-    assert.equal(sim.stats().responsesByStatus['401'], 3);
+    assert.equal(h.sim.stats().jobsCreated, 0);
+    assert.equal(h.sim.stats().responsesByStatus['401'], 3);
   });
 
   test('the Bearer scheme is case-insensitive', async () => {
-    const answer = await call(sim, 'GET', '/v1/analytics/p1/visitors', { key: null });
+    const answer = await call(h.sim, 'GET', '/v1/analytics/p1/visitors', { key: null });
     assert.equal(answer.status, 401);
-    const ok = await request(`${sim.url}/v1/analytics/p1/visitors?limit=1`, {
-      headers: { authorization: `bearer ${sim.apiKey}` },
+    const ok = await request(`${h.sim.url}/v1/analytics/p1/visitors?limit=1`, {
+      headers: { authorization: `bearer ${h.sim.apiKey}` },
     });
     await ok.body.dump();
     assert.equal(ok.statusCode, 200);
@@ -59,7 +52,7 @@ describe('routing and headers', () => {
   test('every answer has a monotonic x-request-id and JSON bodies are typed', async () => {
     const ids: number[] = [];
     for (const path of ['/v1/analytics/p1/visitors', '/nope', '/v2/agent/p1/job/unknown']) {
-      const answer = await call(sim, 'GET', path);
+      const answer = await call(h.sim, 'GET', path);
       assert.match(String(answer.headers['content-type']), /^application\/json/);
       ids.push(Number(/^req_(\d+)$/.exec(String(answer.headers['x-request-id']))?.[1]));
     }
@@ -68,52 +61,52 @@ describe('routing and headers', () => {
       String(ids),
     );
     assert.deepEqual(
-      sim.requests().map((r) => r.requestId),
+      h.sim.requests().map((r) => r.requestId),
       ids.map((id) => `req_${id}`),
     );
   });
 
   test('unknown route: 404 JSON; wrong method: 405 with Allow', async () => {
-    const unknown = await call(sim, 'GET', '/v3/agent/p1/job');
+    const unknown = await call(h.sim, 'GET', '/v3/agent/p1/job');
     assert.equal(unknown.status, 404);
     assert.equal(asError(unknown).code, 'not_found');
-    const trailing = await call(sim, 'POST', '/v2/agent/p1/job/', { body: { prompt: 'x' } });
+    const trailing = await call(h.sim, 'POST', '/v2/agent/p1/job/', { body: { prompt: 'x' } });
     assert.equal(trailing.status, 404);
-    const wrongMethod = await call(sim, 'DELETE', '/v2/agent/p1/job');
+    const wrongMethod = await call(h.sim, 'DELETE', '/v2/agent/p1/job');
     assert.equal(wrongMethod.status, 405);
     assert.equal(wrongMethod.headers.allow, 'POST');
-    const getOnCreate = await call(sim, 'PUT', '/v1/analytics/p1/visitors');
+    const getOnCreate = await call(h.sim, 'PUT', '/v1/analytics/p1/visitors');
     assert.equal(getOnCreate.status, 405);
     assert.equal(getOnCreate.headers.allow, 'GET');
     assert.deepEqual(
-      sim.requests().map((r) => r.route),
+      h.sim.requests().map((r) => r.route),
       ['unknown', 'unknown', 'unknown', 'unknown'],
     );
-    assert.deepEqual(sim.stats().requests, { createJob: 0, getJob: 0, sendMessage: 0, getVisitors: 0 });
+    assert.deepEqual(h.sim.stats().requests, { createJob: 0, getJob: 0, sendMessage: 0, getVisitors: 0 });
   });
 });
 
 describe('happy path', () => {
   test('create 201, get 200, message 200: the job object, and an x-request-id on every answer', async () => {
-    const created = await ops.createJob('p1', { prompt: 'Document the webhooks' });
+    const created = await h.ops.createJob('p1', { prompt: 'Document the webhooks' });
     assert.equal(created.status, 201);
     const job = asJob(created);
     assert.equal(job.status, 'active');
-    const read = await ops.getJob('p1', job.id);
+    const read = await h.ops.getJob('p1', job.id);
     assert.equal(read.status, 200);
     assert.deepEqual(asJob(read), job);
-    const followed = await ops.sendMessage('p1', job.id, { prompt: 'Add an example' });
+    const followed = await h.ops.sendMessage('p1', job.id, { prompt: 'Add an example' });
     assert.equal(followed.status, 200);
     assert.equal(asJob(followed).id, job.id);
     assert.equal(asJob(followed).status, 'active');
-    const refused = await ops.getJob('p1', 'job_missing');
-    const unauthorized = await call(sim, 'GET', `/v2/agent/p1/job/${job.id}`, { key: null });
+    const refused = await h.ops.getJob('p1', 'job_missing');
+    const unauthorized = await call(h.sim, 'GET', `/v2/agent/p1/job/${job.id}`, { key: null });
     const answers = [created, read, followed, refused, unauthorized];
     const ids = answers.map((a) => String(a.headers['x-request-id']));
     for (const id of ids) assert.match(id, /^req_\d+$/);
     assert.equal(new Set(ids).size, answers.length, 'request ids are unique');
     assert.deepEqual(
-      sim.requests().map((r) => [r.requestId, r.route, r.status]),
+      h.sim.requests().map((r) => [r.requestId, r.route, r.status]),
       [
         [ids[0], 'createJob', 201],
         [ids[1], 'getJob', 200],
@@ -123,11 +116,11 @@ describe('happy path', () => {
       ],
     );
     assert.deepEqual(
-      sim.job(job.id)?.messages.map((m) => m.prompt),
+      h.sim.job(job.id)?.messages.map((m) => m.prompt),
       ['Add an example'],
     );
-    assert.equal(sim.stats().messagesAccepted, 1);
-    assert.deepEqual(sim.stats().requests, { createJob: 1, getJob: 3, sendMessage: 1, getVisitors: 0 });
+    assert.equal(h.sim.stats().messagesAccepted, 1);
+    assert.deepEqual(h.sim.stats().requests, { createJob: 1, getJob: 3, sendMessage: 1, getVisitors: 0 });
   });
 });
 
@@ -243,7 +236,7 @@ describe('state transitions in real time (durationMs 50)', () => {
 
 describe('job state machine', () => {
   test('create answers 201 with the job object; get follows it to completed with a PR link', async () => {
-    const created = await ops.createJob('p1', { prompt: 'Document the API' });
+    const created = await h.ops.createJob('p1', { prompt: 'Document the API' });
     assert.equal(created.status, 201);
     const job = asJob(created);
     assert.match(job.id, /^job_\w+$/);
@@ -257,27 +250,31 @@ describe('job state machine', () => {
       archivedAt: null,
     });
     clock.advance(999);
-    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'active');
+    assert.equal(asJob(await h.ops.getJob('p1', job.id)).status, 'active');
     clock.advance(1);
-    const done = asJob(await ops.getJob('p1', job.id));
+    const done = asJob(await h.ops.getJob('p1', job.id));
     assert.equal(done.status, 'completed');
     assert.match(done.prLink ?? '', /^https:\/\/github\.com\/sim-org\/p1-docs\/pull\/\d+$/);
     assert.equal(done.archivedAt, null);
-    assert.equal(sim.stats().jobsCreated, 1);
-    assert.deepEqual(sim.stats().jobsCreatedByProject, { p1: 1 });
-    assert.equal(sim.job(job.id)?.prompt, 'Document the API');
-    const [create] = sim.requests();
+    assert.equal(h.sim.stats().jobsCreated, 1);
+    assert.deepEqual(h.sim.stats().jobsCreatedByProject, { p1: 1 });
+    assert.equal(h.sim.job(job.id)?.prompt, 'Document the API');
+    const [create] = h.sim.requests();
     assert.equal(create?.jobId, job.id);
     assert.equal(create?.prompt, 'Document the API');
     assert.equal(create?.processed, true);
   });
 
   test('pull requests are numbered per repository', async () => {
-    const a = asJob(await ops.createJob('p1'));
-    const b = asJob(await ops.createJob('p1'));
-    const c = asJob(await ops.createJob('p2'));
+    const a = asJob(await h.ops.createJob('p1'));
+    const b = asJob(await h.ops.createJob('p1'));
+    const c = asJob(await h.ops.createJob('p2'));
     clock.advance(1000);
-    const links = await Promise.all([ops.getJob('p1', a.id), ops.getJob('p1', b.id), ops.getJob('p2', c.id)]);
+    const links = await Promise.all([
+      h.ops.getJob('p1', a.id),
+      h.ops.getJob('p1', b.id),
+      h.ops.getJob('p2', c.id),
+    ]);
     assert.deepEqual(
       links.map((l) => asJob(l).prLink),
       [
@@ -289,117 +286,117 @@ describe('job state machine', () => {
   });
 
   test('completed without edits: no PR link', async () => {
-    sim.configureProject('quiet', { jobs: { outcome: 'completed-no-edits' } });
-    const job = asJob(await ops.createJob('quiet'));
+    h.sim.configureProject('quiet', { jobs: { outcome: 'completed-no-edits' } });
+    const job = asJob(await h.ops.createJob('quiet'));
     clock.advance(1000);
-    const done = asJob(await ops.getJob('quiet', job.id));
+    const done = asJob(await h.ops.getJob('quiet', job.id));
     assert.equal(done.status, 'completed');
     assert.equal(done.prLink, null);
   });
 
   test('failed: no PR link, and a message is refused with 409', async () => {
-    sim.configureProject('broken', { jobs: { outcome: 'failed', durationMs: 50 } });
-    const job = asJob(await ops.createJob('broken'));
+    h.sim.configureProject('broken', { jobs: { outcome: 'failed', durationMs: 50 } });
+    const job = asJob(await h.ops.createJob('broken'));
     clock.advance(50);
-    const failed = asJob(await ops.getJob('broken', job.id));
+    const failed = asJob(await h.ops.getJob('broken', job.id));
     assert.equal(failed.status, 'failed');
     assert.equal(failed.prLink, null);
-    const refused = await ops.sendMessage('broken', job.id);
+    const refused = await h.ops.sendMessage('broken', job.id);
     assert.equal(refused.status, 409);
     assert.equal(asError(refused).code, 'conflict');
-    assert.equal(sim.stats().messagesAccepted, 0);
-    assert.deepEqual(sim.job(job.id)?.messages, []);
+    assert.equal(h.sim.stats().messagesAccepted, 0);
+    assert.deepEqual(h.sim.job(job.id)?.messages, []);
   });
 
   test('archived straight from active, archivedAt set; messages refused with 409', async () => {
-    sim.configureProject('old', { jobs: { outcome: 'archived' } });
-    const job = asJob(await ops.createJob('old'));
+    h.sim.configureProject('old', { jobs: { outcome: 'archived' } });
+    const job = asJob(await h.ops.createJob('old'));
     const end = clock.now() + 1000;
     clock.advance(1000);
-    const archived = asJob(await ops.getJob('old', job.id));
+    const archived = asJob(await h.ops.getJob('old', job.id));
     assert.equal(archived.status, 'archived');
     assert.equal(archived.archivedAt, new Date(end).toISOString());
-    assert.equal((await ops.sendMessage('old', job.id)).status, 409);
+    assert.equal((await h.ops.sendMessage('old', job.id)).status, 409);
   });
 
   test('archived after a completed period when archiveAfterMs > 0', async () => {
-    sim.configureProject('later', { jobs: { outcome: 'archived', archiveAfterMs: 500 } });
-    const job = asJob(await ops.createJob('later'));
+    h.sim.configureProject('later', { jobs: { outcome: 'archived', archiveAfterMs: 500 } });
+    const job = asJob(await h.ops.createJob('later'));
     clock.advance(1000);
-    const completed = asJob(await ops.getJob('later', job.id));
+    const completed = asJob(await h.ops.getJob('later', job.id));
     assert.equal(completed.status, 'completed');
     assert.match(completed.prLink ?? '', /\/pull\/\d+$/);
     assert.equal(completed.archivedAt, null);
     clock.advance(499);
-    assert.equal(asJob(await ops.getJob('later', job.id)).status, 'completed');
+    assert.equal(asJob(await h.ops.getJob('later', job.id)).status, 'completed');
     clock.advance(1);
-    const archived = asJob(await ops.getJob('later', job.id));
+    const archived = asJob(await h.ops.getJob('later', job.id));
     assert.equal(archived.status, 'archived');
     assert.equal(archived.archivedAt, new Date(clock.now()).toISOString());
   });
 
   test('a message to an active job is recorded in order and extends the active period', async () => {
-    const job = asJob(await ops.createJob('p1'));
+    const job = asJob(await h.ops.createJob('p1'));
     clock.advance(600);
-    const first = await ops.sendMessage('p1', job.id, { prompt: 'first' });
+    const first = await h.ops.sendMessage('p1', job.id, { prompt: 'first' });
     assert.equal(first.status, 200);
     assert.equal(asJob(first).status, 'active');
     clock.advance(100);
-    await ops.sendMessage('p1', job.id, { prompt: 'second' });
+    await h.ops.sendMessage('p1', job.id, { prompt: 'second' });
     clock.advance(999);
-    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'active');
+    assert.equal(asJob(await h.ops.getJob('p1', job.id)).status, 'active');
     clock.advance(1);
-    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'completed');
-    assert.deepEqual(sim.job(job.id)?.messages, [
+    assert.equal(asJob(await h.ops.getJob('p1', job.id)).status, 'completed');
+    assert.deepEqual(h.sim.job(job.id)?.messages, [
       { prompt: 'first', at: clock.now() - 1100 },
       { prompt: 'second', at: clock.now() - 1000 },
     ]);
-    assert.equal(sim.stats().messagesAccepted, 2);
+    assert.equal(h.sim.stats().messagesAccepted, 2);
   });
 
   test('a message to a completed job makes it active again, then completed with the same PR', async () => {
-    const job = asJob(await ops.createJob('p1'));
+    const job = asJob(await h.ops.createJob('p1'));
     clock.advance(1000);
-    const done = asJob(await ops.getJob('p1', job.id));
+    const done = asJob(await h.ops.getJob('p1', job.id));
     assert.equal(done.status, 'completed');
-    const reopened = asJob(await ops.sendMessage('p1', job.id, { prompt: 'One more thing' }));
+    const reopened = asJob(await h.ops.sendMessage('p1', job.id, { prompt: 'One more thing' }));
     assert.equal(reopened.status, 'active');
     assert.equal(reopened.prLink, null);
     clock.advance(1000);
-    const again = asJob(await ops.getJob('p1', job.id));
+    const again = asJob(await h.ops.getJob('p1', job.id));
     assert.equal(again.status, 'completed');
     assert.equal(again.prLink, done.prLink);
   });
 
   test('completeJob forces the terminal transition now; unknown ids throw', async () => {
-    const job = asJob(await ops.createJob('p1'));
-    sim.completeJob(job.id, 'failed');
-    assert.equal(asJob(await ops.getJob('p1', job.id)).status, 'failed');
-    const other = asJob(await ops.createJob('p1'));
-    sim.completeJob(other.id);
-    assert.equal(asJob(await ops.getJob('p1', other.id)).status, 'completed');
-    assert.equal(sim.job(other.id)?.status, 'completed');
-    assert.throws(() => sim.completeJob('job_nope'), /job_nope/);
+    const job = asJob(await h.ops.createJob('p1'));
+    h.sim.completeJob(job.id, 'failed');
+    assert.equal(asJob(await h.ops.getJob('p1', job.id)).status, 'failed');
+    const other = asJob(await h.ops.createJob('p1'));
+    h.sim.completeJob(other.id);
+    assert.equal(asJob(await h.ops.getJob('p1', other.id)).status, 'completed');
+    assert.equal(h.sim.job(other.id)?.status, 'completed');
+    assert.throws(() => h.sim.completeJob('job_nope'), /job_nope/);
   });
 
   test('404 for an unknown job, and for a job of another project', async () => {
-    const job = asJob(await ops.createJob('p1'));
+    const job = asJob(await h.ops.createJob('p1'));
     for (const answer of [
-      await ops.getJob('p1', 'job_missing'),
-      await ops.sendMessage('p1', 'job_missing'),
-      await ops.getJob('p2', job.id),
-      await ops.sendMessage('p2', job.id),
+      await h.ops.getJob('p1', 'job_missing'),
+      await h.ops.sendMessage('p1', 'job_missing'),
+      await h.ops.getJob('p2', job.id),
+      await h.ops.sendMessage('p2', job.id),
     ]) {
       assert.equal(answer.status, 404);
       assert.equal(asError(answer).code, 'not_found');
     }
-    assert.equal(sim.stats().messagesAccepted, 0);
+    assert.equal(h.sim.stats().messagesAccepted, 0);
   });
 });
 
 describe('request validation', () => {
   test('create and message: 400 naming prompt; invalid JSON: 400; nothing created or recorded', async () => {
-    const job = asJob(await ops.createJob('p1'));
+    const job = asJob(await h.ops.createJob('p1'));
     const bad: [unknown, string][] = [
       [{}, 'prompt'],
       [{ prompt: '' }, 'prompt'],
@@ -408,23 +405,23 @@ describe('request validation', () => {
       [null, 'prompt'],
     ];
     for (const [body, field] of bad) {
-      for (const answer of [await ops.createJob('p1', body), await ops.sendMessage('p1', job.id, body)]) {
+      for (const answer of [await h.ops.createJob('p1', body), await h.ops.sendMessage('p1', job.id, body)]) {
         assert.equal(answer.status, 400, JSON.stringify(body));
         assert.equal(asError(answer).code, 'invalid_request');
         assert.equal(asError(answer).field, field);
       }
     }
     for (const path of ['/v2/agent/p1/job', `/v2/agent/p1/job/${job.id}/message`]) {
-      const noBody = await call(sim, 'POST', path);
+      const noBody = await call(h.sim, 'POST', path);
       assert.equal(noBody.status, 400);
       assert.equal(asError(noBody).field, 'prompt');
-      const notJson = await call(sim, 'POST', path, { raw: '{"prompt": "x"' });
+      const notJson = await call(h.sim, 'POST', path, { raw: '{"prompt": "x"' });
       assert.equal(notJson.status, 400);
       assert.equal(asError(notJson).code, 'invalid_request');
       assert.equal(asError(notJson).field, 'body');
     }
-    assert.equal(sim.stats().jobsCreated, 1);
-    assert.equal(sim.stats().messagesAccepted, 0);
+    assert.equal(h.sim.stats().jobsCreated, 1);
+    assert.equal(h.sim.stats().messagesAccepted, 0);
   });
 });
 
@@ -495,8 +492,8 @@ describe('rate limits', () => {
   });
 
   test('the defaults are 100 per hour per project', async () => {
-    for (let i = 0; i < 100; i++) assert.equal((await ops.createJob('busy')).status, 201);
-    const refused = await ops.createJob('busy');
+    for (let i = 0; i < 100; i++) assert.equal((await h.ops.createJob('busy')).status, 201);
+    const refused = await h.ops.createJob('busy');
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers['retry-after']) > 0);
   });
