@@ -1,14 +1,30 @@
-# Worker image: compiled JavaScript plus the prebuilt workflow bundle, no dev dependencies at run time.
-FROM node:20-bookworm-slim AS build
+# Two images from one file:
+#   worker (the default, last stage): compiled JavaScript of src/ plus the prebuilt workflow bundle,
+#     production dependencies only, no dev/ code.
+#   simulator (--target simulator, compose profile demo): the documentation service's stand-in from
+#     dev/simulator, run from TypeScript with tsx (a dev dependency); never for production.
+FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
+
+FROM deps AS build
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:20-bookworm-slim AS simulator
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json tsconfig.json ./
+COPY dev/simulator ./dev/simulator
+USER node
+EXPOSE 4010
+ENTRYPOINT ["node", "--import", "tsx", "dev/simulator/main.ts"]
+CMD ["--port", "4010", "--host", "0.0.0.0"]
+
+FROM node:20-bookworm-slim AS worker
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
