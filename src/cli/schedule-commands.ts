@@ -9,7 +9,7 @@ import {
   updateVisitorsSchedule,
   type VisitorsScheduleChanges,
 } from '../client/schedules';
-import { parseApiDate } from '../contract/validation';
+import { parseApiDate } from '../contract/api-dates';
 import type { CommandContext } from './command-context';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';

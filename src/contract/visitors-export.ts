@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { apiDateSchema, parseApiDate, projectIdSchema } from './validation';
+import { apiDateSchema, parseApiDate } from './api-dates';
+import { projectIdSchema } from './validation';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -34,6 +35,8 @@ export interface VisitorsExportContinuation {
   exportKey: string;
   dateFrom: string;
   dateTo: string;
+  /** What is sent instead of dateFrom/dateTo: a scheduled day in a zone other than UTC, as offset date-times. */
+  requestRange?: { dateFrom: string; dateTo: string };
   /** Pages counted so far, in offset order: the next run starts at offset pagesDone * pageSize. */
   pagesDone: number;
   rowsDone: number;
@@ -44,11 +47,26 @@ export interface VisitorsExportContinuation {
   warnings: string[];
 }
 
-export interface VisitorTotals {
-  human: number;
-  ai: number;
-  total: number;
-}
+const visitorCount = z.number().int().nonnegative();
+
+/** Site-wide unique visitors of a date range (section 2.3 of the service's interface). */
+export const visitorTotalsSchema = z.object({ human: visitorCount, ai: visitorCount, total: visitorCount });
+export const visitorRowSchema = z.object({
+  path: z.string(),
+  human: visitorCount,
+  ai: visitorCount,
+  total: visitorCount,
+});
+/** One offset page of the visitors operation; every field is used, fields the interface does not list are dropped. */
+export const visitorsPageSchema = z.object({
+  totals: visitorTotalsSchema,
+  visitors: z.array(visitorRowSchema),
+  hasMore: z.boolean(),
+});
+
+export type VisitorTotals = z.infer<typeof visitorTotalsSchema>;
+export type VisitorRow = z.infer<typeof visitorRowSchema>;
+export type VisitorsPage = z.infer<typeof visitorsPageSchema>;
 
 export interface VisitorsExportResult {
   projectId: string;
@@ -74,7 +92,13 @@ export const VisitorsExportFailureType = {
 /** Content of `manifest.json`, written last beside the export file. */
 export interface VisitorsExportManifest {
   projectId: string;
-  range: { dateFrom: string; dateTo: string; dateToExclusive: true };
+  /** The local days; `requested` is what was sent when they differ (a scheduled day in a zone other than UTC). */
+  range: {
+    dateFrom: string;
+    dateTo: string;
+    dateToExclusive: true;
+    requested?: { dateFrom: string; dateTo: string };
+  };
   file: string;
   format: ExportFormat;
   rows: number;
@@ -130,9 +154,10 @@ export const visitorsExportInputSchema = z
         exportKey: z.string().min(1),
         dateFrom: apiDateSchema,
         dateTo: apiDateSchema,
+        requestRange: z.object({ dateFrom: apiDateSchema, dateTo: apiDateSchema }).strict().optional(),
         pagesDone: z.number().int().min(0),
         rowsDone: z.number().int().min(0),
-        totals: z.object({ human: z.number(), ai: z.number(), total: z.number() }).nullable(),
+        totals: visitorTotalsSchema.nullable(),
         totalsMismatch: z.boolean(),
         attempt: z.number().int().min(1).max(2),
         warnings: z.array(z.string()),
