@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import type { FaultKind, FaultRule, JobOutcome, ProjectConfig } from './types';
+import {
+  REDIRECT_STATUSES,
+  type Drift,
+  type FaultKind,
+  type FaultRule,
+  type JobOutcome,
+  type ProjectConfig,
+} from './types';
 
 /** Keys have the form `<letters/digits>_<non-empty>`; the prefix is not fixed (the real service's is `mint_`). */
 export const API_KEY_PATTERN = /^[A-Za-z0-9]+_\S+$/;
@@ -40,7 +47,18 @@ const FAULT_KINDS = [
   'reset',
   'malformed',
   'drift',
+  'redirect',
 ] as const satisfies [FaultKind, ...FaultKind[]];
+
+const DRIFTS = [
+  'unknown-status',
+  'missing-id',
+  'extra-fields',
+  'wrong-types',
+  'odd-optional-types',
+  'null-ref',
+  'archivedAt-omitted',
+] as const satisfies [Drift, ...Drift[]];
 
 /** The optional fields each kind takes; any other kind-specific field is a mistake worth reporting. */
 const FIELDS_OF_KIND: Record<FaultKind, readonly string[]> = {
@@ -51,6 +69,7 @@ const FIELDS_OF_KIND: Record<FaultKind, readonly string[]> = {
   reset: ['afterProcessing'],
   malformed: ['malformed'],
   drift: ['drift'],
+  redirect: ['redirect'],
 };
 const REQUIRED_OF_KIND: Partial<Record<FaultKind, string>> = {
   latency: 'latencyMs',
@@ -58,7 +77,15 @@ const REQUIRED_OF_KIND: Partial<Record<FaultKind, string>> = {
   malformed: 'malformed',
   drift: 'drift',
 };
-const KIND_SPECIFIC = ['latencyMs', 'status', 'retryAfter', 'afterProcessing', 'malformed', 'drift'] as const;
+const KIND_SPECIFIC = [
+  'latencyMs',
+  'status',
+  'retryAfter',
+  'afterProcessing',
+  'malformed',
+  'drift',
+  'redirect',
+] as const;
 
 export const faultRuleSchema = z
   .object({
@@ -75,8 +102,13 @@ export const faultRuleSchema = z
       .optional(),
     afterProcessing: z.boolean().optional(),
     malformed: z.enum(['not-json', 'html-200', 'no-content-type', 'truncated-json']).optional(),
-    drift: z
-      .enum(['unknown-status', 'missing-id', 'extra-fields', 'wrong-types', 'archivedAt-omitted'])
+    drift: z.enum(DRIFTS).optional(),
+    redirect: z
+      .object({
+        status: z.union(REDIRECT_STATUSES.map((status) => z.literal(status))).optional(),
+        location: z.string().min(1).optional(),
+      })
+      .strict()
       .optional(),
     times: z.number().int().min(1).optional(),
     probability: z.number().min(0).max(1).optional(),

@@ -11,6 +11,8 @@ export interface DocsApiFailureDetails {
   safeToRetry: boolean;
   retryAfterMs?: number;
   field?: string;
+  /** A malformed answer that still named a job (its id): the job exists. */
+  jobId?: string;
 }
 
 /** Failure types a non-idempotent call (create, message) may retry because the service did not act. */
@@ -25,4 +27,5 @@ export const DocsApiFailureType = {
   network: 'NetworkError',
   timeout: 'TimeoutError',
   malformedResponse: 'MalformedResponseError',
+  redirect: 'RedirectError',
 } as const;

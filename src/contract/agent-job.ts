@@ -3,17 +3,29 @@ import { jobIdSchema } from '../docs-api/arguments';
 import { parseDuration, type DurationInput } from './duration';
 import { durationSchema, promptSchema, projectIdSchema } from './validation';
 
-/** The job as the documentation service describes it (section 2.1 of its interface). */
-export interface AgentJob {
-  id: string;
-  /** `active`, `completed`, `archived`, `failed`, or a value the interface does not list yet. */
-  status: string;
-  prLink: string | null;
-  model?: string;
-  source?: { repository?: string; ref?: string };
-  createdAt?: string;
-  archivedAt?: string | null;
-}
+/**
+ * The job as the documentation service describes it (section 2.1 of its interface): the one declaration of its
+ * shape. The workflow state, the result and the update's answer use it; the HTTP client's lenient parser
+ * (src/docs-api/job-response.ts) produces it. Only `id`, `status` and `prLink` are required of an answer.
+ */
+export const agentJobSchema = z
+  .object({
+    id: z.string().min(1),
+    /** `active`, `completed`, `archived`, `failed`, or a value the interface does not list yet. */
+    status: z.string().min(1),
+    prLink: z.string().nullable(),
+    model: z.string().optional(),
+    /** `repository` is the repository's URL; `ref` (the branch) may be null. */
+    source: z
+      .object({ repository: z.string().optional(), ref: z.string().nullable().optional() })
+      .strict()
+      .optional(),
+    createdAt: z.string().optional(),
+    archivedAt: z.string().nullable().optional(),
+  })
+  .strict();
+
+export type AgentJob = z.infer<typeof agentJobSchema>;
 
 export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
 export const KNOWN_JOB_STATUSES = ['active', ...TERMINAL_JOB_STATUSES] as const;
@@ -119,17 +131,11 @@ export interface AgentJobContinuation {
   continuedRuns: number;
 }
 
-export interface AgentJobResult {
-  jobId: string;
-  status: string;
-  prLink: string | null;
-  model?: string;
-  source?: { repository?: string; ref?: string };
-  createdAt?: string;
-  archivedAt?: string | null;
-  followUps: FollowUpRecord[];
-  polls: number;
-}
+/** The job's fields (its `id` as `jobId`), the follow-ups and the number of polls. */
+export type AgentJobResult = { jobId: string } & Omit<AgentJob, 'id'> & {
+    followUps: FollowUpRecord[];
+    polls: number;
+  };
 
 export interface AgentJobState {
   projectId: string;
@@ -227,18 +233,6 @@ const nonNegativeInt = z
   .int('must be an integer')
   .min(0, 'must be >= 0');
 
-const agentJobSnapshotSchema = z
-  .object({
-    id: z.string().min(1),
-    status: z.string().min(1),
-    prLink: z.string().nullable(),
-    model: z.string().optional(),
-    source: z.object({ repository: z.string().optional(), ref: z.string().optional() }).optional(),
-    createdAt: z.string().optional(),
-    archivedAt: z.string().nullable().optional(),
-  })
-  .strict();
-
 const followUpRecordSchema = z
   .object({
     messageId: z.string().min(1),
@@ -254,7 +248,7 @@ export const agentJobContinuationSchema = z
     polls: nonNegativeInt,
     backoffStep: nonNegativeInt,
     nextPollAt: nonNegativeInt.nullable(),
-    job: agentJobSnapshotSchema.nullable(),
+    job: agentJobSchema.nullable(),
     pollAfterMessage: z.boolean(),
     followUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords),
     pendingFollowUps: z

@@ -10,7 +10,8 @@ export type DocsApiErrorKind =
   | 'server'
   | 'network'
   | 'timeout'
-  | 'malformed_response';
+  | 'malformed_response'
+  | 'redirect';
 
 export interface DocsApiErrorInit {
   operation: DocsApiOperation;
@@ -141,6 +142,21 @@ export class MalformedResponseError extends DocsApiError {
     message: string,
     init: DocsApiErrorInit,
     readonly field: string | undefined,
+    /** The job the answer names, when it carried a usable `id`: a create that answered so did create it. */
+    readonly jobId?: string,
+  ) {
+    super(message, init);
+  }
+}
+
+/** A 3xx: the request was not processed, and is not followed (DOCS_API_BASE_URL must name the final address). */
+export class RedirectError extends DocsApiError {
+  readonly kind = 'redirect';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    init: DocsApiErrorInit,
+    readonly location: string,
   ) {
     super(message, init);
   }

@@ -1,51 +1,85 @@
 import { z } from 'zod';
-import type { AgentJob } from '../contract/agent-job';
-import type { VisitorTotals } from '../contract/visitors-export';
+import { agentJobSchema, type AgentJob } from '../contract/agent-job';
 
-// Unknown fields are stripped (forward compatible); only id and status are required of a job.
-const optionalString = z.string().nullish();
-
-export const agentJobResponseSchema = z.object({
-  id: z.string().min(1),
-  status: z.string().min(1),
-  prLink: z.string().nullish(),
-  model: optionalString,
-  source: z.object({ repository: optionalString, ref: optionalString }).nullish(),
-  createdAt: optionalString,
-  archivedAt: optionalString,
-});
-
-const count = z.number().int().nonnegative();
-
-export const visitorTotalsSchema = z.object({ human: count, ai: count, total: count });
-
-export const visitorRowSchema = z.object({ path: z.string(), human: count, ai: count, total: count });
-
-export const visitorsPageResponseSchema = z.object({
-  totals: visitorTotalsSchema,
-  visitors: z.array(visitorRowSchema),
-  hasMore: z.boolean(),
-});
-
-export type VisitorRow = z.infer<typeof visitorRowSchema>;
-
-export interface VisitorsPage {
-  totals: VisitorTotals;
-  visitors: VisitorRow[];
-  hasMore: boolean;
+/** A parsed answer and what was dropped from it: fields the worker does not need whose type was not the documented one. */
+export interface Lenient<T> {
+  value: T;
+  warnings: string[];
 }
 
-/** Normalizes a parsed job: null and omitted optional fields become absent, prLink becomes null. */
-export function toAgentJob(parsed: z.infer<typeof agentJobResponseSchema>): AgentJob {
-  const job: AgentJob = { id: parsed.id, status: parsed.status, prLink: parsed.prLink ?? null };
-  if (parsed.model != null) job.model = parsed.model;
-  if (parsed.source != null) {
-    const source: NonNullable<AgentJob['source']> = {};
-    if (parsed.source.repository != null) source.repository = parsed.source.repository;
-    if (parsed.source.ref != null) source.ref = parsed.source.ref;
-    job.source = source;
+/** The shape of zod's safeParse, so that a schema or a lenient parser can read an answer. */
+export type ParseOutcome<T> = { success: true; data: T } | { success: false; error: z.ZodError };
+
+/** What the worker uses of a job answer, parsed strictly: a missing or odd `id`, `status` or `prLink` fails it. */
+const usedJobFieldsSchema = z.object({
+  id: agentJobSchema.shape.id,
+  status: agentJobSchema.shape.status,
+  prLink: z.string().nullish(),
+});
+
+const sourceShape = agentJobSchema.shape.source.unwrap().shape;
+
+/**
+ * Parses a job answer: `id`, `status` and `prLink` strictly, every other documented field on its own. A field of
+ * an unexpected type is dropped with a warning (never the whole answer: a created job's id is never lost); null
+ * stands for an absent `model`, `createdAt` or `source.repository`; fields the interface does not list are ignored.
+ */
+export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
+  const used = usedJobFieldsSchema.safeParse(json);
+  if (!used.success) return used;
+  const raw = isObject(json) ? json : {};
+  const warnings: string[] = [];
+  const job: Record<string, unknown> = {
+    id: used.data.id,
+    status: used.data.status,
+    prLink: used.data.prLink ?? null,
+  };
+  keepIfValid(job, 'model', raw.model, agentJobSchema.shape.model, warnings);
+  keepIfValid(job, 'createdAt', raw.createdAt, agentJobSchema.shape.createdAt, warnings);
+  if (raw.archivedAt !== undefined) {
+    keepIfValid(job, 'archivedAt', raw.archivedAt, agentJobSchema.shape.archivedAt, warnings, true);
   }
-  if (parsed.createdAt != null) job.createdAt = parsed.createdAt;
-  if (parsed.archivedAt !== undefined) job.archivedAt = parsed.archivedAt;
-  return job;
+  if (isObject(raw.source)) {
+    const source: Record<string, unknown> = {};
+    keepIfValid(
+      source,
+      'repository',
+      raw.source.repository,
+      sourceShape.repository,
+      warnings,
+      false,
+      'source.',
+    );
+    if (raw.source.ref !== undefined) {
+      keepIfValid(source, 'ref', raw.source.ref, sourceShape.ref, warnings, true, 'source.');
+    }
+    job.source = source;
+  } else if (raw.source != null) {
+    warnings.push(dropped('source', raw.source));
+  }
+  // Every kept field passed its own schema, so the whole cannot fail; parsing again gives the type without a cast.
+  return { success: true, data: { value: agentJobSchema.parse(job), warnings } };
+}
+
+function keepIfValid(
+  target: Record<string, unknown>,
+  key: string,
+  value: unknown,
+  schema: z.ZodType,
+  warnings: string[],
+  keepNull = false,
+  prefix = '',
+): void {
+  if (value === undefined || (value === null && !keepNull)) return;
+  if (schema.safeParse(value).success) target[key] = value;
+  else warnings.push(dropped(`${prefix}${key}`, value));
+}
+
+function dropped(field: string, value: unknown): string {
+  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  return `response field ${field}: unexpected type ${type}, dropped`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

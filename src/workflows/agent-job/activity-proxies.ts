@@ -12,6 +12,7 @@ export const REFUSAL_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
   'AuthError',
   'NotFoundError',
   'ConflictError',
+  'RedirectError',
 ];
 
 /**
