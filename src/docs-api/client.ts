@@ -240,8 +240,7 @@ export class DocsApiClient {
       const location = this.#redact(firstHeader(headers, ['location']) ?? '(no Location header)');
       // Not followed: a POST would not be re-sent as a POST, and the key must not travel to another origin.
       return new RedirectError(
-        `the service answered a redirect to ${location} and requests are not followed: ` +
-          'set DOCS_API_BASE_URL to the address the service redirects to (for example https:// instead of http://)',
+        `redirected to ${location}, not followed and not processed: set DOCS_API_BASE_URL to the address it names`,
         init(true),
         location,
       );

@@ -156,7 +156,7 @@ describe('403 and 3xx', () => {
     assert.equal(error.status, 301);
     assert.equal(error.safeToRetry, true, 'the service did not act');
     assert.equal(error.retryable, false, 'the same URL redirects again');
-    assert.ok(error.message.includes(`redirect to ${expected}`), error.message);
+    assert.ok(error.message.includes(`redirected to ${expected}, not followed`), error.message);
     assert.match(error.message, /set DOCS_API_BASE_URL/);
     assert.equal(sim.stats().jobsCreated, 0);
     assert.deepEqual(
