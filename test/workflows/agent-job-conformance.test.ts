@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sendFollowUpAndWait } from '../../src/client/agent-job';
 import { AgentJobFailureType } from '../../src/contract/agent-job';
+import { followUpSignal } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { visitorsExport } from '../../src/workflows';
@@ -154,6 +155,19 @@ describe('agentJob: 403 and 3xx are refusals, not unknown outcomes', () => {
     assert.match(failure.message, /read-only key, or one restricted to other IP addresses/);
     assert.equal(requestsOf(stack.sim, { projectId, route: 'getJob' }).length, 1, 'not retried');
   });
+
+  test('403 on a follow-up: recorded rejected with the explanation, sent once; the job completes', async () => {
+    const projectId = uniqueProject('forbidden-message');
+    stack.sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 403 });
+    const handle = await startJob(stack.client, { projectId, prompt: 'Start' });
+    await handle.signal(followUpSignal, { prompt: 'And the FAQ', messageId: 'faq' });
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    const [record] = result.followUps;
+    assert.equal(record?.status, 'rejected');
+    assert.match(record?.error ?? '', /read-only key, or one restricted to other IP addresses/);
+    assert.equal(requestsOf(stack.sim, { projectId, route: 'sendMessage' }).length, 1);
+  });
 });
 
 describe('visitorsExport against the service shapes', () => {
@@ -177,6 +191,24 @@ describe('visitorsExport against the service shapes', () => {
     ) as VisitorsExportManifest;
     assert.equal(manifest.rows, 40);
     assert.equal(manifest.range.requested, undefined, 'explicit dates are sent as given');
+  });
+
+  test('a redirected page fails the export at once, naming DOCS_API_BASE_URL; not retried', async () => {
+    const projectId = uniqueProject('page-301');
+    stack.sim.faults.add({ route: 'getVisitors', projectId, kind: 'redirect' });
+    const failure = await workflowFailure(
+      stack.client.workflow.execute(visitorsExport, {
+        taskQueue: DEFAULT_TASK_QUEUE,
+        workflowId: `conformance-${projectId}`,
+        args: [{ projectId, dateFrom: '2026-11-01', dateTo: '2026-11-02', concurrency: 1 }],
+      }),
+    );
+    assert.equal(failure.type, 'VisitorsExportPageFailed');
+    assert.match(
+      failure.cause?.message ?? '',
+      /getVisitors: redirected to https:\/\/.*set DOCS_API_BASE_URL/,
+    );
+    assert.equal(requestsOf(stack.sim, { projectId, route: 'getVisitors' }).length, 1);
   });
 
   test("a page refused with the service's error body fails the export with its message and details", async () => {
