@@ -17,62 +17,48 @@ const usedJobFieldsSchema = z.object({
   prLink: z.string().nullish(),
 });
 
+const { id: _id, status: _status, prLink: _prLink, ...optionalJobShape } = agentJobSchema.shape;
 const sourceShape = agentJobSchema.shape.source.unwrap().shape;
+/** The fields whose null the service documents, kept as null; elsewhere a null stands for an absent field. */
+const NULL_KEPT = new Set(['archivedAt', 'source.ref']);
 
 /**
  * Parses a job answer: `id`, `status` and `prLink` strictly, every other documented field on its own. A field of
- * an unexpected type is dropped with a warning (never the whole answer: a created job's id is never lost); null
- * stands for an absent `model`, `createdAt` or `source.repository`; fields the interface does not list are ignored.
+ * an unexpected type is dropped with a warning (never the whole answer: a created job's id is never lost), and so
+ * is each odd field inside `source`; fields the interface does not list are ignored.
  */
 export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
   const used = usedJobFieldsSchema.safeParse(json);
   if (!used.success) return used;
-  const raw = isObject(json) ? json : {};
   const warnings: string[] = [];
-  const job: Record<string, unknown> = {
+  const job = {
+    ...keptFields(optionalJobShape, isObject(json) ? json : {}, '', warnings),
     id: used.data.id,
     status: used.data.status,
     prLink: used.data.prLink ?? null,
   };
-  keepIfValid(job, 'model', raw.model, agentJobSchema.shape.model, warnings);
-  keepIfValid(job, 'createdAt', raw.createdAt, agentJobSchema.shape.createdAt, warnings);
-  if (raw.archivedAt !== undefined) {
-    keepIfValid(job, 'archivedAt', raw.archivedAt, agentJobSchema.shape.archivedAt, warnings, true);
-  }
-  if (isObject(raw.source)) {
-    const source: Record<string, unknown> = {};
-    keepIfValid(
-      source,
-      'repository',
-      raw.source.repository,
-      sourceShape.repository,
-      warnings,
-      false,
-      'source.',
-    );
-    if (raw.source.ref !== undefined) {
-      keepIfValid(source, 'ref', raw.source.ref, sourceShape.ref, warnings, true, 'source.');
-    }
-    job.source = source;
-  } else if (raw.source != null) {
-    warnings.push(dropped('source', raw.source));
-  }
   // Every kept field passed its own schema, so the whole cannot fail; parsing again gives the type without a cast.
   return { success: true, data: { value: agentJobSchema.parse(job), warnings } };
 }
 
-function keepIfValid(
-  target: Record<string, unknown>,
-  key: string,
-  value: unknown,
-  schema: z.ZodType,
+/** The fields of `raw` that pass their own schema in `shape`; each that does not becomes a warning. */
+function keptFields(
+  shape: Record<string, z.ZodType>,
+  raw: Record<string, unknown>,
+  prefix: string,
   warnings: string[],
-  keepNull = false,
-  prefix = '',
-): void {
-  if (value === undefined || (value === null && !keepNull)) return;
-  if (schema.safeParse(value).success) target[key] = value;
-  else warnings.push(dropped(`${prefix}${key}`, value));
+): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(shape)) {
+    const field = `${prefix}${key}`;
+    const value = raw[key];
+    if (value === undefined || (value === null && !NULL_KEPT.has(field))) continue;
+    if (field === 'source' && isObject(value))
+      kept[key] = keptFields(sourceShape, value, 'source.', warnings);
+    else if (schema.safeParse(value).success) kept[key] = value;
+    else warnings.push(dropped(field, value));
+  }
+  return kept;
 }
 
 function dropped(field: string, value: unknown): string {

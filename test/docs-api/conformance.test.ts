@@ -60,8 +60,8 @@ describe('job answers: only id, status and prLink are parsed strictly', () => {
     assert.deepEqual(Object.keys(job).sort(), ['archivedAt', 'id', 'prLink', 'status']);
     assert.deepEqual(warnings, [
       'response field model: unexpected type object, dropped',
-      'response field createdAt: unexpected type number, dropped',
       'response field source: unexpected type string, dropped',
+      'response field createdAt: unexpected type number, dropped',
     ]);
   });
 

@@ -66,8 +66,8 @@ describe('agentJob: answers with odd fields keep the job', () => {
     const [created] = await activityResults(handle, 'createAgentJob');
     assert.deepEqual((created as { responseWarnings?: string[] }).responseWarnings, [
       'response field model: unexpected type object, dropped',
-      'response field createdAt: unexpected type number, dropped',
       'response field source: unexpected type string, dropped',
+      'response field createdAt: unexpected type number, dropped',
     ]);
   });
 
