@@ -43,15 +43,17 @@ export function errorReply(status: number, message: string, extra: Record<string
 }
 
 /**
- * An error reply in the real service's shape: `{ "error": "<message>" }`; the analytics operation adds
- * `details: [{ "message" }]` to a 400. Other replies are returned as they are.
+ * An error reply in the real service's shape: `{ "error": "<message>" }`; a 400 of the analytics operation says
+ * what was wrong in `details: [{ "message" }]`. Other replies are returned as they are.
  */
 export function inServiceShape(reply: Reply, analytics: boolean): Reply {
   const parsed = detailedErrorSchema.safeParse(reply.body);
   if (!parsed.success) return reply;
   const { message } = parsed.data.error;
-  const details = analytics && reply.status === 400 ? { details: [{ message }] } : {};
-  return { ...reply, body: { error: message, ...details } };
+  if (analytics && reply.status === 400) {
+    return { ...reply, body: { error: 'invalid query parameters', details: [{ message }] } };
+  }
+  return { ...reply, body: { error: message } };
 }
 
 const detailedErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });

@@ -199,7 +199,7 @@ export class DocsApiClient {
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
-      // An answer to a create that carries an id names a job that exists: the caller must not lose it.
+      // A job answer that carries an id names a job that exists (after a create too): the caller must not lose it.
       const jobId = operation === 'getVisitors' ? undefined : answeredJobId(json);
       throw new MalformedResponseError(
         `response field ${field}: ${issue?.message ?? 'does not match the schema'}` +
@@ -353,7 +353,7 @@ function serviceMessage(text: string): string | undefined {
   const { error, message, details } = body.data;
   const main = typeof error === 'object' ? error.message : (error ?? message);
   if (main === undefined) return undefined;
-  const detail = (details ?? []).flatMap((d) => (d === undefined ? [] : [d.message]));
+  const detail = (details ?? []).flatMap((d) => (d === undefined || d.message === main ? [] : [d.message]));
   return (detail.length === 0 ? main : `${main} (${detail.join('; ')})`).slice(0, EXCERPT_CHARS);
 }
 

@@ -124,7 +124,10 @@ describe('error bodies: the service shape and the detailed one', () => {
     assert.deepEqual(Object.keys(body as object).sort(), ['details', 'error']);
     sim.faults.add({ route: 'getVisitors', kind: 'status', status: 400, times: 1 });
     const error = await rejection(client.getVisitors('p', { limit: 1 }), InvalidRequestError);
-    assert.match(error.message, /invalid request: injected HTTP 400 \(injected HTTP 400\) \| HTTP 400/);
+    assert.match(
+      error.message,
+      /invalid request: invalid query parameters \(injected HTTP 400\) \| HTTP 400/,
+    );
   });
 
   for (const [name, which] of [
@@ -216,7 +219,8 @@ describe('dates: the client and the simulator follow one rule', () => {
         { headers: { authorization: `Bearer ${sim.apiKey}` } },
       );
       assert.equal(raw.status, 400);
-      assert.match(((await raw.json()) as { error: string }).error, /dateFrom must be YYYY-MM-DD/);
+      const body = (await raw.json()) as { details: { message: string }[] };
+      assert.match(body.details[0]?.message ?? '', /dateFrom must be YYYY-MM-DD/);
     });
   }
 });

@@ -224,6 +224,6 @@ describe('visitorsExport against the service shapes', () => {
     assert.equal(failure.type, 'VisitorsExportPageFailed');
     const cause = failure.cause;
     assert.ok(cause);
-    assert.match(cause.message, /invalid request: injected HTTP 400 \(injected HTTP 400\)/);
+    assert.match(cause.message, /invalid request: invalid query parameters \(injected HTTP 400\)/);
   });
 });

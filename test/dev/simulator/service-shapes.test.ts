@@ -34,7 +34,7 @@ describe("errorBodies 'service': { error: string }, analytics adding details", (
     const answer = await ops.visitors('p1', { limit: 0 });
     assert.equal(answer.status, 400);
     assert.deepEqual(answer.json, {
-      error: 'limit must be an integer from 1 to 250',
+      error: 'invalid query parameters',
       details: [{ message: 'limit must be an integer from 1 to 250' }],
     });
   });
