@@ -199,12 +199,31 @@ describe('starter CLI', () => {
     const status = await cli('job', 'status', '--project', 'cli-job', '--key', 'k1');
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /pull request: https:/);
+    // Which model worked on it and which branch the pull request came from.
+    assert.match(status.stdout, /^model: sim-agent-1$/m);
+    assert.match(status.stdout, /^source: https:\/\/github\.com\/sim-org\/cli-job-docs, branch main$/m);
+    const waited = await cli(
+      'job',
+      'start',
+      '--project',
+      'cli-job',
+      '--prompt',
+      'Fix more typos',
+      '--key',
+      'k2',
+      '--initial-interval',
+      '200ms',
+      '--wait',
+    );
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.match(waited.stdout, /^model: sim-agent-1$/m);
+    assert.match(waited.stdout, /^source: https:\/\/github\.com\/sim-org\/cli-job-docs, branch main$/m);
     const deadline = Date.now() + 10_000;
     let listed = '';
     while (Date.now() < deadline && !listed.includes('agent-job/cli-job/k1')) {
       listed = (await cli('job', 'list', '--project', 'cli-job')).stdout;
     }
     assert.match(listed, /agent-job\/cli-job\/k1\s+COMPLETED\s+completed/);
-    assert.equal(sim.stats().jobsCreated, 1);
+    assert.equal(sim.stats().jobsCreated, 2);
   });
 });

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { JobOutcome } from './types';
+import type { ErrorBodies, JobOutcome } from './types';
 import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
 import { jobOutcomeSchema, MAX_VISITOR_PATHS } from './schemas';
 
@@ -14,6 +14,7 @@ Options:
   --paths <n>            analytics paths per project, 0..${MAX_VISITOR_PATHS} (default 120)
   --job-duration-ms <n>  how long a job stays active (default 2000)
   --outcome <outcome>    completed | completed-no-edits | failed | archived (default completed)
+  --error-bodies <shape> service ({ "error": "<message>" }, as the real service) | detailed (default)
   --print-key            print the generated key in full (when DOCS_API_KEY is not set)
   --help                 show this help
 
@@ -34,6 +35,7 @@ export interface CliConfig {
   outcome: JobOutcome;
   printKey: boolean;
   help: boolean;
+  errorBodies: ErrorBodies;
   /** From DOCS_API_KEY; undefined: generate one. */
   apiKey?: string;
 }
@@ -59,6 +61,7 @@ const flagsSchema = z.object({
   }),
   'print-key': z.boolean(),
   help: z.boolean(),
+  'error-bodies': z.enum(['service', 'detailed'], { error: '--error-bodies must be service or detailed' }),
 });
 
 /** Flags and environment of the standalone simulator; a failure names the flag or variable at fault. */
@@ -77,6 +80,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliParse {
         outcome: { type: 'string', default: 'completed' },
         'print-key': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
+        'error-bodies': { type: 'string', default: 'detailed' },
       },
     }));
   } catch (error) {
@@ -99,6 +103,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliParse {
       outcome: flags.outcome,
       printKey: flags['print-key'],
       help: flags.help,
+      errorBodies: flags['error-bodies'],
       ...(apiKey !== undefined ? { apiKey } : {}),
     },
   };

@@ -7,9 +7,13 @@ export function retryAfterHeader(rule: FaultRule, nowMs: number): string {
   return new Date(nowMs + spec.httpDateInSeconds * 1000).toUTCString();
 }
 
-/** The answer of a 'rateLimit' or 'status' rule. */
-export function injectedReply(rule: FaultRule, nowMs: number): Reply {
+/** The answer of a 'rateLimit', 'status' or 'redirect' rule; `httpsUrl` is the request's URL over https. */
+export function injectedReply(rule: FaultRule, nowMs: number, httpsUrl: string): Reply {
   if (rule.kind === 'rateLimit') return tooManyRequests(retryAfterHeader(rule, nowMs));
+  if (rule.kind === 'redirect') {
+    const status = rule.redirect?.status ?? 301;
+    return { status, headers: { location: rule.redirect?.location ?? httpsUrl } };
+  }
   const status = rule.status ?? 500;
   const reply = errorReply(status, `injected HTTP ${status}`);
   return rule.retryAfter ? { ...reply, headers: { 'retry-after': retryAfterHeader(rule, nowMs) } } : reply;
@@ -33,6 +37,7 @@ export function shapeApplies(rule: FaultRule, body: unknown): boolean {
   switch (rule.drift) {
     case 'extra-fields':
     case 'wrong-types':
+    case 'odd-optional-types':
       return true;
     case 'missing-id':
       return body.visitors.length > 0;
@@ -99,6 +104,15 @@ function driftedJob(rule: FaultRule, job: Body): Body {
       };
     case 'wrong-types':
       return { ...job, status: 42, createdAt: Date.parse(String(job.createdAt)) };
+    case 'odd-optional-types':
+      return {
+        ...job,
+        model: { name: job.model, version: 2 },
+        createdAt: Date.parse(String(job.createdAt)),
+        source: repositoryOf(job),
+      };
+    case 'null-ref':
+      return { ...job, source: { ...(job.source as Body), ref: null } };
     case 'archivedAt-omitted': {
       const { archivedAt: _archivedAt, ...rest } = job;
       return rest;
@@ -118,7 +132,22 @@ function driftedPage(rule: FaultRule, page: Body & { visitors: Body[] }): Body {
       };
     case 'wrong-types':
       return { ...page, hasMore: String(page.hasMore) };
+    case 'odd-optional-types':
+      return {
+        ...page,
+        totals: { ...(page.totals as Body), sessions: 'n/a' },
+        visitors: page.visitors.map((row) => ({ ...row, bounceRate: null, tags: 'docs' })),
+        sampling: 1,
+        nextOffset: 'see hasMore',
+      };
     default:
       return page;
   }
+}
+
+/** A job's `source.repository`, as the plain string an odd answer gives instead of the object. */
+function repositoryOf(job: Body): string {
+  const source = job.source;
+  const repository = typeof source === 'object' && source !== null ? (source as Body).repository : undefined;
+  return typeof repository === 'string' ? repository : '';
 }

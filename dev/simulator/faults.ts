@@ -17,6 +17,7 @@ const STAGE_OF: Record<FaultKind, FaultStage> = {
   reset: 'disrupt',
   malformed: 'shape',
   drift: 'shape',
+  redirect: 'disrupt',
 };
 
 const RANDOM_SEED = fnv1a('docs-sim-faults');

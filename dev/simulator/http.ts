@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
 
 /** An answer before encoding: `body` is sent as JSON. */
 export interface Reply {
@@ -40,6 +41,22 @@ export function errorCode(status: number): string {
 export function errorReply(status: number, message: string, extra: Record<string, string> = {}): Reply {
   return { status, body: { error: { code: errorCode(status), message, ...extra } } };
 }
+
+/**
+ * An error reply in the real service's shape: `{ "error": "<message>" }`; a 400 of the analytics operation says
+ * what was wrong in `details: [{ "message" }]`. Other replies are returned as they are.
+ */
+export function inServiceShape(reply: Reply, analytics: boolean): Reply {
+  const parsed = detailedErrorSchema.safeParse(reply.body);
+  if (!parsed.success) return reply;
+  const { message } = parsed.data.error;
+  if (analytics && reply.status === 400) {
+    return { ...reply, body: { error: 'invalid query parameters', details: [{ message }] } };
+  }
+  return { ...reply, body: { error: message } };
+}
+
+const detailedErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 export function invalid(field: string, message: string): Reply {
   return errorReply(400, message, { field });

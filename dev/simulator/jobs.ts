@@ -95,7 +95,7 @@ export class JobStore {
     if (!job.forced && now < job.activeUntil) return { status: 'active', prLink: null, archivedAt: null };
     const outcome = job.forced?.outcome ?? job.behaviour.outcome;
     const endedAt = job.forced?.at ?? job.activeUntil;
-    const prLink = `https://github.com/${repository(job.projectId)}/pull/${job.prNumber}`;
+    const prLink = `${repository(job.projectId)}/pull/${job.prNumber}`;
     switch (outcome) {
       case 'completed':
         return { status: 'completed', prLink, archivedAt: null };
@@ -147,6 +147,7 @@ export class JobStore {
   }
 }
 
+/** The repository's URL, as the service gives it in `source.repository`. */
 function repository(projectId: string): string {
-  return `${SOURCE_ORG}/${projectId}-docs`;
+  return `https://github.com/${SOURCE_ORG}/${projectId}-docs`;
 }

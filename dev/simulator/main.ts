@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     ...(config.apiKey !== undefined ? { apiKey: config.apiKey } : {}),
     jobs: { durationMs: config.jobDurationMs, outcome: config.outcome },
     analytics: { paths: config.paths },
+    errorBodies: config.errorBodies,
   });
   if (config.apiKey === undefined) {
     console.log(

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ResolvedBehaviour } from './jobs';
 import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
 import { jobBehaviourPatchSchema, parseOrThrow, visitorPathsSchema } from './schemas';
-import type { SimulatorOptions } from './types';
+import type { ErrorBodies, SimulatorOptions } from './types';
 
 export interface ResolvedOptions {
   host: string;
@@ -15,6 +15,7 @@ export interface ResolvedOptions {
   perHour: { createJob: number; sendMessage: number };
   clock: () => number;
   maxLogEntries: number;
+  errorBodies: ErrorBodies;
 }
 
 const optionsSchema = z
@@ -41,6 +42,7 @@ const optionsSchema = z
       .custom<() => number>((value) => typeof value === 'function', 'clock must be a function')
       .optional(),
     maxLogEntries: z.number().int().min(1).optional(),
+    errorBodies: z.enum(['service', 'detailed']).optional(),
   })
   .strict();
 
@@ -60,5 +62,6 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
     },
     clock: o.clock ?? Date.now,
     maxLogEntries: o.maxLogEntries ?? 200_000,
+    errorBodies: o.errorBodies ?? 'detailed',
   };
 }

@@ -8,6 +8,7 @@ import type { FaultRules } from './faults';
 import {
   encode,
   errorReply,
+  inServiceShape,
   MAX_BODY_BYTES,
   methodNotAllowed,
   notFound,
@@ -15,11 +16,12 @@ import {
   readBody,
   write,
   type RawReply,
+  type Reply,
 } from './http';
 import type { RequestLog } from './request-log';
 import { matchRoute } from './routes';
 import { handleService, type ServiceDeps } from './service-routes';
-import type { FaultRule, RequestLogEntry } from './types';
+import type { ErrorBodies, FaultRule, RequestLogEntry } from './types';
 
 export interface PipelineDeps extends ServiceDeps {
   apiKey: string;
@@ -30,6 +32,7 @@ export interface PipelineDeps extends ServiceDeps {
   /** Aborted by close(): cuts injected latency short. */
   signal: AbortSignal;
   nextRequestId(): string;
+  errorBodies: ErrorBodies;
 }
 
 /**
@@ -61,21 +64,24 @@ export async function handleRequest(
     ...(match.kind === 'route' && match.jobId !== undefined ? { jobId: match.jobId } : {}),
     authOk: false,
   });
-  const respond = (reply: RawReply): void => {
+  const respondRaw = (reply: RawReply): void => {
     entry.status = reply.status;
     deps.counters.response(reply.status);
     write(res, reply, requestId, deps.clock());
   };
+  const analytics = match.kind === 'route' && match.route === 'getVisitors';
+  const respond = (reply: Reply): void =>
+    respondRaw(encode(deps.errorBodies === 'service' ? inServiceShape(reply, analytics) : reply));
   if (match.kind === 'route') deps.counters.request(match.route);
 
   if (!authorized(req.headers.authorization, deps.apiKey)) {
-    return respond(encode(errorReply(401, 'missing or invalid API key')));
+    return respond(errorReply(401, 'missing or invalid API key'));
   }
   entry.authOk = true;
-  if (match.kind === 'not-found') return respond(encode(notFound(`no route ${method} ${url.pathname}`)));
-  if (match.kind === 'method-not-allowed') return respond(encode(methodNotAllowed(method, match.allowed)));
+  if (match.kind === 'not-found') return respond(notFound(`no route ${method} ${url.pathname}`));
+  if (match.kind === 'method-not-allowed') return respond(methodNotAllowed(method, match.allowed));
   if (raw === 'too-large') {
-    return respond(encode(errorReply(413, `the request body exceeds ${MAX_BODY_BYTES} bytes`)));
+    return respond(errorReply(413, `the request body exceeds ${MAX_BODY_BYTES} bytes`));
   }
   const body = parseBody(raw);
   const prompt = body.kind === 'json' ? (body.value as { prompt?: unknown } | null)?.prompt : undefined;
@@ -106,10 +112,10 @@ export async function handleRequest(
     const shape = deps.faults.take('shape', route, projectId, (rule) => shapeApplies(rule, reply.body));
     if (shape) {
       entry.fault = shape.kind;
-      return respond(shapedReply(shape, reply));
+      return respondRaw(shapedReply(shape, reply));
     }
   }
-  respond(encode(reply));
+  respond(reply);
 }
 
 function disrupt(
@@ -117,7 +123,7 @@ function disrupt(
   rule: FaultRule,
   entry: RequestLogEntry,
   req: IncomingMessage,
-  respond: (reply: RawReply) => void,
+  respond: (reply: Reply) => void,
 ): void {
   if (rule.kind === 'reset' || rule.kind === 'hang') {
     entry.status = rule.kind;
@@ -126,7 +132,7 @@ function disrupt(
     if (rule.kind === 'reset') req.socket.resetAndDestroy();
     return;
   }
-  respond(encode(injectedReply(rule, deps.clock())));
+  respond(injectedReply(rule, deps.clock(), `https://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`));
 }
 
 function control(

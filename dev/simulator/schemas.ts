@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import type { FaultKind, FaultRule, JobOutcome, ProjectConfig } from './types';
+import {
+  REDIRECT_STATUSES,
+  type Drift,
+  type FaultKind,
+  type FaultRule,
+  type JobOutcome,
+  type ProjectConfig,
+} from './types';
 
 export const MAX_VISITOR_PATHS = 1_000_000;
 
@@ -38,7 +45,18 @@ const FAULT_KINDS = [
   'reset',
   'malformed',
   'drift',
+  'redirect',
 ] as const satisfies [FaultKind, ...FaultKind[]];
+
+const DRIFTS = [
+  'unknown-status',
+  'missing-id',
+  'extra-fields',
+  'wrong-types',
+  'odd-optional-types',
+  'null-ref',
+  'archivedAt-omitted',
+] as const satisfies [Drift, ...Drift[]];
 
 /** The optional fields each kind takes; any other kind-specific field is a mistake worth reporting. */
 const FIELDS_OF_KIND: Record<FaultKind, readonly string[]> = {
@@ -49,6 +67,7 @@ const FIELDS_OF_KIND: Record<FaultKind, readonly string[]> = {
   reset: ['afterProcessing'],
   malformed: ['malformed'],
   drift: ['drift'],
+  redirect: ['redirect'],
 };
 const REQUIRED_OF_KIND: Partial<Record<FaultKind, string>> = {
   latency: 'latencyMs',
@@ -56,7 +75,15 @@ const REQUIRED_OF_KIND: Partial<Record<FaultKind, string>> = {
   malformed: 'malformed',
   drift: 'drift',
 };
-const KIND_SPECIFIC = ['latencyMs', 'status', 'retryAfter', 'afterProcessing', 'malformed', 'drift'] as const;
+const KIND_SPECIFIC = [
+  'latencyMs',
+  'status',
+  'retryAfter',
+  'afterProcessing',
+  'malformed',
+  'drift',
+  'redirect',
+] as const;
 
 export const faultRuleSchema = z
   .object({
@@ -73,8 +100,13 @@ export const faultRuleSchema = z
       .optional(),
     afterProcessing: z.boolean().optional(),
     malformed: z.enum(['not-json', 'html-200', 'no-content-type', 'truncated-json']).optional(),
-    drift: z
-      .enum(['unknown-status', 'missing-id', 'extra-fields', 'wrong-types', 'archivedAt-omitted'])
+    drift: z.enum(DRIFTS).optional(),
+    redirect: z
+      .object({
+        status: z.union(REDIRECT_STATUSES.map((status) => z.literal(status))).optional(),
+        location: z.string().min(1).optional(),
+      })
+      .strict()
       .optional(),
     times: z.number().int().min(1).optional(),
     probability: z.number().min(0).max(1).optional(),

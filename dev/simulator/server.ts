@@ -46,6 +46,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     log,
     signal: lifetime.signal,
     nextRequestId: () => `req_${++requestIds}`,
+    errorBodies: o.errorBodies,
     control: {
       configureProject: (projectId, cfg) => projects.configure(projectId, cfg),
       faults,

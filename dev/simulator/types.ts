@@ -34,9 +34,18 @@ export interface SimulatorOptions {
   clock?: () => number;
   /** Request log entries kept, oldest dropped first; default 200,000. */
   maxLogEntries?: number;
+  /**
+   * Error bodies of the service routes. 'service': as the real service documents them, `{ "error": "<message>" }`,
+   * analytics adding `details: [{ "message" }]`. 'detailed' (default): `{ "error": { code, message, field? } }`,
+   * which tests find easier to assert on.
+   */
+  errorBodies?: ErrorBodies;
 }
 
-export type FaultKind = 'latency' | 'status' | 'rateLimit' | 'hang' | 'reset' | 'malformed' | 'drift';
+export type ErrorBodies = 'service' | 'detailed';
+
+export type FaultKind =
+  'latency' | 'status' | 'rateLimit' | 'hang' | 'reset' | 'malformed' | 'drift' | 'redirect';
 
 export interface FaultRule {
   route: RouteName | '*';
@@ -54,12 +63,32 @@ export interface FaultRule {
   /** 'malformed' (required): applied to 2xx answers only. */
   malformed?: 'not-json' | 'html-200' | 'no-content-type' | 'truncated-json';
   /** 'drift' (required): schema drift in an otherwise 2xx answer. */
-  drift?: 'unknown-status' | 'missing-id' | 'extra-fields' | 'wrong-types' | 'archivedAt-omitted';
+  drift?: Drift;
+  /** 'redirect': a 3xx (default 301) to `location` (default: the same URL over https); nothing is processed. */
+  redirect?: { status?: RedirectStatus; location?: string };
   /** Apply to the next N matching requests; default unlimited until removed. */
   times?: number;
   /** 0..1, drawn from a seeded deterministic generator (re-seeded by clear and reset). */
   probability?: number;
 }
+
+/**
+ * Schema drift of a 2xx answer. 'wrong-types': a field the worker uses has the wrong type (a job's status, a page's
+ * hasMore). 'odd-optional-types': fields the worker does not need have other types than documented (a job's
+ * `model` an object, `createdAt` a number, `source` a string; a page's extra fields of any type).
+ * 'null-ref': a job's `source.ref` is null, as the service documents it may be.
+ */
+export type Drift =
+  | 'unknown-status'
+  | 'missing-id'
+  | 'extra-fields'
+  | 'wrong-types'
+  | 'odd-optional-types'
+  | 'null-ref'
+  | 'archivedAt-omitted';
+
+export const REDIRECT_STATUSES = [301, 302, 303, 307, 308] as const;
+export type RedirectStatus = (typeof REDIRECT_STATUSES)[number];
 
 export interface FaultController {
   /** Validates the rule (throws a TypeError naming the field) and returns its id. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_DATE_RULE, parseApiDate } from '../../src/contract/api-dates';
 import { DAY_MS } from './analytics';
 import { firstIssue, type Invalid } from './schemas';
 
@@ -26,11 +27,12 @@ function integer(name: string, min: number, max: number): z.ZodType<number, stri
 }
 
 function date(name: string): z.ZodType<number, string> {
-  return z
-    .union([z.iso.date(), z.iso.datetime({ offset: true, local: true })], {
-      error: `${name} must be an ISO 8601 date-time or YYYY-MM-DD`,
-    })
-    .transform(toEpochMs);
+  // The rule the worker's client checks before sending: one module, so the two cannot disagree.
+  return z.string().transform((value, ctx) => {
+    const ms = parseApiDate(value);
+    if (ms === undefined) ctx.addIssue({ code: 'custom', message: `${name} ${API_DATE_RULE}` });
+    return ms ?? z.NEVER;
+  });
 }
 
 const querySchema = z.object({
@@ -56,10 +58,4 @@ export function parseVisitorsQuery(
       : { ok: false, field: 'dateTo', message: 'dateTo must be after dateFrom' };
   }
   return { ok: true, query: { limit, offset, fromMs, toMs } };
-}
-
-function toEpochMs(value: string): number {
-  if (value.length === 10) return Date.parse(`${value}T00:00:00Z`);
-  // A date-time without an offset is read as UTC, as the service's timestamps are.
-  return Date.parse(/(?:Z|[+-]\d{2}:\d{2})$/i.test(value) ? value : `${value}Z`);
 }

@@ -1,11 +1,14 @@
 import { Context } from '@temporalio/activity';
 import type { AgentJob } from '../contract/agent-job';
-import type { DocsApiClient } from '../docs-api/client';
+import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
 
 export interface AgentJobActivityDeps extends FailureMappingOptions {
   docsApi: DocsApiClient;
 }
+
+/** The job as answered, with the fields dropped for their unexpected type (only when there were some). */
+export type AgentJobAnswer = AgentJob & { responseWarnings?: string[] };
 
 export interface AgentJobRef {
   projectId: string;
@@ -18,35 +21,30 @@ export interface AgentJobRef {
  * safeToRetry (see docs/architecture.md).
  */
 export function createAgentJobActivities({ docsApi, ...mapping }: AgentJobActivityDeps) {
-  const signal = (): AbortSignal => Context.current().cancellationSignal;
+  /** One call with the activity's cancellation signal; dropped fields travel with the answer for the workflow to log. */
+  async function answer(call: (options: RequestOptions) => Promise<AgentJob>): Promise<AgentJobAnswer> {
+    const warnings: string[] = [];
+    try {
+      const options = {
+        signal: Context.current().cancellationSignal,
+        onWarning: (warning: string) => warnings.push(warning),
+      };
+      const job = await call(options);
+      return warnings.length === 0 ? job : { ...job, responseWarnings: warnings };
+    } catch (error) {
+      throw toApplicationFailure(error, mapping);
+    }
+  }
   return {
-    async createAgentJob(input: { projectId: string; prompt: string }): Promise<AgentJob> {
-      try {
-        return await docsApi.createJob(input.projectId, { prompt: input.prompt }, { signal: signal() });
-      } catch (error) {
-        throw toApplicationFailure(error, mapping);
-      }
-    },
+    createAgentJob: (input: { projectId: string; prompt: string }): Promise<AgentJobAnswer> =>
+      answer((options) => docsApi.createJob(input.projectId, { prompt: input.prompt }, options)),
 
-    async getAgentJob(ref: AgentJobRef): Promise<AgentJob> {
-      try {
-        return await docsApi.getJob(ref.projectId, ref.jobId, { signal: signal() });
-      } catch (error) {
-        throw toApplicationFailure(error, mapping);
-      }
-    },
+    getAgentJob: (ref: AgentJobRef): Promise<AgentJobAnswer> =>
+      answer((options) => docsApi.getJob(ref.projectId, ref.jobId, options)),
 
-    async sendAgentJobMessage(input: AgentJobRef & { prompt: string }): Promise<AgentJob> {
-      try {
-        return await docsApi.sendMessage(
-          input.projectId,
-          input.jobId,
-          { prompt: input.prompt },
-          { signal: signal() },
-        );
-      } catch (error) {
-        throw toApplicationFailure(error, mapping);
-      }
-    },
+    sendAgentJobMessage: (input: AgentJobRef & { prompt: string }): Promise<AgentJobAnswer> =>
+      answer((options) =>
+        docsApi.sendMessage(input.projectId, input.jobId, { prompt: input.prompt }, options),
+      ),
   };
 }

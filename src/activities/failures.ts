@@ -32,6 +32,7 @@ export function toApplicationFailure(error: unknown, options: FailureMappingOpti
     ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(field === undefined ? {} : { field }),
+    ...(error instanceof MalformedResponseError && error.jobId !== undefined ? { jobId: error.jobId } : {}),
   };
   return ApplicationFailure.create({
     message: error.message,

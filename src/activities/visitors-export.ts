@@ -52,6 +52,8 @@ export interface MergeRequest {
   format: ExportFormat;
   /** Warnings found before the merge (totals mismatch…), recorded in the manifest too. */
   warnings: string[];
+  /** The range sent to the service when it differs from dateFrom/dateTo (which name the folder). */
+  requestRange?: { dateFrom: string; dateTo: string };
   workflowId: string;
   runId: string;
 }
@@ -145,7 +147,12 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
       }
       const manifest: VisitorsExportManifest = {
         projectId: request.projectId,
-        range: { dateFrom: request.dateFrom, dateTo: request.dateTo, dateToExclusive: true },
+        range: {
+          dateFrom: request.dateFrom,
+          dateTo: request.dateTo,
+          dateToExclusive: true,
+          ...(request.requestRange === undefined ? {} : { requested: request.requestRange }),
+        },
         file,
         format: request.format,
         rows: merged.rows,

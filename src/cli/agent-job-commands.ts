@@ -116,10 +116,17 @@ async function waitForJob(client: Client, workflowId: string, json: boolean): Pr
 }
 
 function describeResult(result: AgentJobResult): string {
+  const { source } = result;
   return [
     `job ${result.jobId}: ${result.status} after ${result.polls} polls`,
     result.prLink ? `pull request: ${result.prLink}` : 'no pull request (no files changed)',
-  ].join('\n');
+    result.model === undefined ? '' : `model: ${result.model}`,
+    source === undefined
+      ? ''
+      : `source: ${source.repository ?? '(repository not given)'}, branch ${source.ref ?? '(none given)'}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 export const jobMessageSpec: FlagSpec = {

@@ -9,7 +9,7 @@ import {
   updateVisitorsSchedule,
   type VisitorsScheduleChanges,
 } from '../client/schedules';
-import { parseApiDate } from '../contract/validation';
+import { API_DATE_RULE, parseApiDate } from '../contract/api-dates';
 import type { CommandContext } from './command-context';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';
@@ -132,7 +132,7 @@ export async function scheduleBackfill(argv: string[], ctx: CommandContext): Pro
   const flags = parseFlags(argv, scheduleBackfillSpec);
   const bound = (name: 'from' | 'to'): Date => {
     const ms = parseApiDate(stringFlag(flags[name]) ?? '');
-    if (ms === undefined) throw new UsageError(`--${name}: must be YYYY-MM-DD or an ISO 8601 date-time`);
+    if (ms === undefined) throw new UsageError(`--${name}: ${API_DATE_RULE}`);
     return new Date(ms);
   };
   const start = bound('from');

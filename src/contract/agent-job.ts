@@ -3,16 +3,23 @@ import { jobIdSchema } from '../docs-api/arguments';
 import { parseDuration, type DurationInput } from './duration';
 import { durationSchema, intInRange, promptSchema, projectIdSchema } from './validation';
 
-/** The job as the documentation service describes it (section 2.1 of its interface), normalized: null and
- * omitted optional fields are absent, prLink is null until set. `status` may be a value the interface does not
- * list yet. The one declaration of the job: state, result and the HTTP client's parser all use it. */
+/**
+ * The job as the documentation service describes it (section 2.1 of its interface): the one declaration of its
+ * shape. The workflow state, the result and the update's answer use it; the HTTP client's lenient parser
+ * (src/docs-api/schemas.ts) produces it. Only `id`, `status` and `prLink` are required of an answer.
+ */
 export const agentJobSchema = z
   .object({
     id: z.string().min(1),
+    /** `active`, `completed`, `archived`, `failed`, or a value the interface does not list yet. */
     status: z.string().min(1),
     prLink: z.string().nullable(),
     model: z.string().optional(),
-    source: z.object({ repository: z.string().optional(), ref: z.string().optional() }).optional(),
+    /** `repository` is the repository's URL; `ref` (the branch) may be null. */
+    source: z
+      .object({ repository: z.string().optional(), ref: z.string().nullable().optional() })
+      .strict()
+      .optional(),
     createdAt: z.string().optional(),
     archivedAt: z.string().nullable().optional(),
   })

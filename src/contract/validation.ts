@@ -57,19 +57,3 @@ export const durationSchema = z
     (value) => parseDuration(value) !== undefined,
     'must be a non-negative duration: milliseconds or a string such as "5s", "2m" or "1h30m"',
   );
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/;
-
-/** Milliseconds since the epoch for a `YYYY-MM-DD` (UTC midnight) or ISO 8601 date-time, or undefined. */
-export function parseApiDate(value: string): number | undefined {
-  if (!DATE_ONLY.test(value) && !DATE_TIME.test(value)) return undefined;
-  const ms = Date.parse(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value);
-  if (Number.isNaN(ms)) return undefined;
-  if (DATE_ONLY.test(value) && new Date(ms).toISOString().slice(0, 10) !== value) return undefined;
-  return ms;
-}
-
-export const apiDateSchema = z
-  .string({ error: 'must be a string' })
-  .refine((value) => parseApiDate(value) !== undefined, 'must be YYYY-MM-DD or an ISO 8601 date-time');

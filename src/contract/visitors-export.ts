@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { apiDateSchema, intInRange, parseApiDate, projectIdSchema } from './validation';
+import { apiDateSchema, parseApiDate } from './api-dates';
+import { intInRange, projectIdSchema } from './validation';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -9,11 +10,26 @@ export const MAX_PAGE_SIZE = 250;
 export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 16;
 
-export interface VisitorTotals {
-  human: number;
-  ai: number;
-  total: number;
-}
+const visitorCount = intInRange(0);
+
+/** Site-wide unique visitors of a date range (section 2.3 of the service's interface). */
+export const visitorTotalsSchema = z.object({ human: visitorCount, ai: visitorCount, total: visitorCount });
+export const visitorRowSchema = z.object({
+  path: z.string(),
+  human: visitorCount,
+  ai: visitorCount,
+  total: visitorCount,
+});
+/** One offset page of the visitors operation; every field is used, fields the interface does not list are dropped. */
+export const visitorsPageSchema = z.object({
+  totals: visitorTotalsSchema,
+  visitors: z.array(visitorRowSchema),
+  hasMore: z.boolean(),
+});
+
+export type VisitorTotals = z.infer<typeof visitorTotalsSchema>;
+export type VisitorRow = z.infer<typeof visitorRowSchema>;
+export type VisitorsPage = z.infer<typeof visitorsPageSchema>;
 
 export interface VisitorsExportResult {
   projectId: string;
@@ -39,7 +55,13 @@ export const VisitorsExportFailureType = {
 /** Content of `manifest.json`, written last beside the export file. */
 export interface VisitorsExportManifest {
   projectId: string;
-  range: { dateFrom: string; dateTo: string; dateToExclusive: true };
+  /** The local days; `requested` is what was sent when they differ (a scheduled day in a zone other than UTC). */
+  range: {
+    dateFrom: string;
+    dateTo: string;
+    dateToExclusive: true;
+    requested?: { dateFrom: string; dateTo: string };
+  };
   file: string;
   format: ExportFormat;
   rows: number;
@@ -72,10 +94,12 @@ export const visitorsExportContinuationSchema = z
     exportKey: z.string().min(1),
     dateFrom: apiDateSchema,
     dateTo: apiDateSchema,
+    /** What is sent instead of dateFrom/dateTo: a scheduled day in a zone other than UTC, as offset date-times. */
+    requestRange: z.object({ dateFrom: apiDateSchema, dateTo: apiDateSchema }).strict().optional(),
     /** Pages counted so far, in offset order: the next run starts at offset pagesDone * pageSize. */
     pagesDone: intInRange(0),
     rowsDone: intInRange(0),
-    totals: z.object({ human: intInRange(0), ai: intInRange(0), total: intInRange(0) }).nullable(),
+    totals: visitorTotalsSchema.nullable(),
     totalsMismatch: z.boolean(),
     /** 1, or 2 when the whole export runs again after pages disagreed on totals. */
     attempt: intInRange(1, 2),

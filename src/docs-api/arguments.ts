@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../contract/visitors-export';
-import {
-  apiDateSchema,
-  intInRange,
-  parseApiDate,
-  projectIdSchema,
-  promptSchema,
-} from '../contract/validation';
+import { apiDateSchema, parseApiDate } from '../contract/api-dates';
+import { intInRange, projectIdSchema, promptSchema } from '../contract/validation';
 import { InvalidArgumentError, type DocsApiOperation } from './errors';
 
 export const jobIdSchema = z

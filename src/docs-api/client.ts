@@ -1,6 +1,7 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AgentJob } from '../contract/agent-job';
+import { visitorsPageSchema, type VisitorsPage } from '../contract/visitors-export';
 import { ApiKey } from './api-key';
 import { checkJobId, checkProjectId, checkPrompt, checkVisitorsQuery, type VisitorsQuery } from './arguments';
 import {
@@ -11,6 +12,7 @@ import {
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  RedirectError,
   ServerError,
   TimeoutError,
   type DocsApiError,
@@ -18,7 +20,7 @@ import {
   type DocsApiOperation,
 } from './errors';
 import { parseRetryAfter } from './retry-after';
-import { agentJobResponseSchema, toAgentJob, visitorsPageResponseSchema, type VisitorsPage } from './schemas';
+import { parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
 
 export interface DocsApiClientOptions {
   /** Base URL of the service, e.g. https://api.example.com (a path prefix is kept). */
@@ -35,6 +37,8 @@ export interface DocsApiClientOptions {
 export interface RequestOptions {
   /** Aborts the request, e.g. the activity's cancellation signal. */
   signal?: AbortSignal;
+  /** Told of each field of a job answer dropped for its unexpected type (the answer itself is still used). */
+  onWarning?: (warning: string) => void;
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -84,14 +88,14 @@ export class DocsApiClient {
     const op = 'createJob';
     const path = `/v2/agent/${enc(checkProjectId(projectId, op))}/job`;
     const prompt = checkPrompt(body.prompt, op);
-    return toAgentJob(await this.#send(op, 'POST', path, { prompt }, agentJobResponseSchema, options));
+    return withWarnings(await this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options), options);
   }
 
   /** GET /v2/agent/{projectId}/job/{id}. */
   async getJob(projectId: string, jobId: string, options: RequestOptions = {}): Promise<AgentJob> {
     const op = 'getJob';
     const path = `/v2/agent/${enc(checkProjectId(projectId, op))}/job/${enc(checkJobId(jobId, op))}`;
-    return toAgentJob(await this.#send(op, 'GET', path, undefined, agentJobResponseSchema, options));
+    return withWarnings(await this.#send(op, 'GET', path, undefined, parseJobAnswer, options), options);
   }
 
   /** POST /v2/agent/{projectId}/job/{id}/message. Not idempotent, like createJob. */
@@ -104,7 +108,7 @@ export class DocsApiClient {
     const op = 'sendMessage';
     const path = `/v2/agent/${enc(checkProjectId(projectId, op))}/job/${enc(checkJobId(jobId, op))}/message`;
     const prompt = checkPrompt(body.prompt, op);
-    return toAgentJob(await this.#send(op, 'POST', path, { prompt }, agentJobResponseSchema, options));
+    return withWarnings(await this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options), options);
   }
 
   /** GET /v1/analytics/{projectId}/visitors: one offset page. */
@@ -121,21 +125,21 @@ export class DocsApiClient {
       if (value !== undefined) params.set(key, String(value));
     }
     const path = `/v1/analytics/${enc(checkProjectId(projectId, op))}/visitors?${params.toString()}`;
-    return this.#send(op, 'GET', path, undefined, visitorsPageResponseSchema, options);
+    return this.#send(op, 'GET', path, undefined, (json) => visitorsPageSchema.safeParse(json), options);
   }
 
   async close(): Promise<void> {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
 
-  async #send<S extends z.ZodType>(
+  async #send<T>(
     operation: DocsApiOperation,
     method: 'GET' | 'POST',
     path: string,
     body: unknown,
-    schema: S,
+    parse: (json: unknown) => ParseOutcome<T>,
     options: RequestOptions,
-  ): Promise<z.output<S>> {
+  ): Promise<T> {
     const headers: Record<string, string> = {
       authorization: this.#apiKey.authorizationHeader(),
       accept: 'application/json',
@@ -191,14 +195,18 @@ export class DocsApiClient {
     } catch {
       throw new MalformedResponseError('response body is not valid JSON', init(false), 'body');
     }
-    const parsed = schema.safeParse(json);
+    const parsed = parse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+      // A job answer that carries an id names a job that exists (after a create too): the caller must not lose it.
+      const jobId = operation === 'getVisitors' ? undefined : answeredJobId(json);
       throw new MalformedResponseError(
-        `response field ${field}: ${issue?.message ?? 'does not match the schema'}`,
+        `response field ${field}: ${issue?.message ?? 'does not match the schema'}` +
+          (jobId === undefined ? '' : ` (the answer names job ${jobId})`),
         init(false),
         field,
+        jobId,
       );
     }
     return parsed.data;
@@ -214,7 +222,13 @@ export class DocsApiClient {
     const retryAfterMs = parseRetryAfter(firstHeader(headers, ['retry-after']));
     if (status === 400 || status === 422)
       return new InvalidRequestError(`invalid request: ${detail}`, init(true));
-    if (status === 401 || status === 403) return new AuthError(`not authorized: ${detail}`, init(true));
+    if (status === 401) return new AuthError(`not authorized: ${detail}`, init(true));
+    if (status === 403) {
+      return new AuthError(
+        `forbidden: the key is not allowed this operation (a read-only key, or one restricted to other IP addresses): ${detail}`,
+        init(true),
+      );
+    }
     if (status === 404) return new NotFoundError(`not found: ${detail}`, init(true));
     if (status === 409) return new ConflictError(`conflict: ${detail}`, init(true));
     if (status === 429) return new RateLimitedError(`rate limited: ${detail}`, init(true), retryAfterMs);
@@ -222,6 +236,15 @@ export class DocsApiClient {
       return new TimeoutError(`the service timed out reading the request: ${detail}`, init(true));
     if (status >= 500) return new ServerError(`server error: ${detail}`, init(status === 503), retryAfterMs);
     if (status >= 400) return new InvalidRequestError(`request refused: ${detail}`, init(true));
+    if (status >= 300 && status < 400) {
+      const location = this.#redact(firstHeader(headers, ['location']) ?? '(no Location header)');
+      // Not followed: a POST would not be re-sent as a POST, and the key must not travel to another origin.
+      return new RedirectError(
+        `redirected to ${location}, not followed and not processed: set DOCS_API_BASE_URL to the address it names`,
+        init(true),
+        location,
+      );
+    }
     return new MalformedResponseError(`unexpected HTTP status ${status}`, init(false), 'status');
   }
 
@@ -274,6 +297,18 @@ export class DocsApiClient {
   }
 }
 
+function withWarnings(answer: Lenient<AgentJob>, options: RequestOptions): AgentJob {
+  for (const warning of answer.warnings) options.onWarning?.(warning);
+  return answer.value;
+}
+
+/** The `id` of a job answer that failed its schema, when it is a usable one. */
+function answeredJobId(json: unknown): string | undefined {
+  if (typeof json !== 'object' || json === null || !('id' in json)) return undefined;
+  const { id } = json;
+  return typeof id === 'string' && id !== '' && id.length <= 256 ? id : undefined;
+}
+
 function enc(segment: string): string {
   return encodeURIComponent(segment);
 }
@@ -302,22 +337,39 @@ function errorCode(error: unknown): string | undefined {
   );
 }
 
-/** The message an error body carries, in the common shapes `{error:{message}}`, `{message}`, `{error}`. */
+/**
+ * The message an error body carries: the service's `{ "error": "<message>" }` with analytics'
+ * `details: [{ "message" }]`, or the common shapes `{ error: { message } }` and `{ message }`.
+ */
 function serviceMessage(text: string): string | undefined {
+  let json: unknown;
   try {
-    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
-    const nested =
-      typeof body.error === 'object' && body.error !== null
-        ? (body.error as { message?: unknown }).message
-        : undefined;
-    for (const candidate of [nested, body.message, body.error]) {
-      if (typeof candidate === 'string' && candidate !== '') return candidate.slice(0, EXCERPT_CHARS);
-    }
+    json = JSON.parse(text);
   } catch {
-    // not JSON: the excerpt carries the body
+    return undefined; // not JSON: the excerpt carries the body
   }
-  return undefined;
+  const body = errorBodySchema.safeParse(json);
+  if (!body.success) return undefined;
+  const { error, message, details } = body.data;
+  const main = typeof error === 'object' ? error.message : (error ?? message);
+  if (main === undefined) return undefined;
+  const detail = (details ?? []).flatMap((d) => (d === undefined || d.message === main ? [] : [d.message]));
+  return (detail.length === 0 ? main : `${main} (${detail.join('; ')})`).slice(0, EXCERPT_CHARS);
 }
+
+const errorMessageSchema = z.string().min(1);
+/** Error bodies: each part is optional, and an odd part is ignored rather than hiding the rest. */
+const errorBodySchema = z.object({
+  error: z
+    .union([errorMessageSchema, z.object({ message: errorMessageSchema })])
+    .optional()
+    .catch(undefined),
+  message: errorMessageSchema.optional().catch(undefined),
+  details: z
+    .array(z.object({ message: errorMessageSchema }).optional().catch(undefined))
+    .optional()
+    .catch(undefined),
+});
 
 async function readText(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];

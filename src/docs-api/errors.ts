@@ -123,6 +123,20 @@ export class MalformedResponseError extends DocsApiError {
     message: string,
     init: DocsApiErrorInit,
     readonly field: string | undefined,
+    /** The job the answer names, when it carried a usable `id`: a create that answered so did create it. */
+    readonly jobId?: string,
+  ) {
+    super(message, init);
+  }
+}
+
+/** A 3xx: the request was not processed, and is not followed (DOCS_API_BASE_URL must name the final address). */
+export class RedirectError extends DocsApiError {
+  override readonly name = DocsApiFailureType.redirect;
+  constructor(
+    message: string,
+    init: DocsApiErrorInit,
+    readonly location: string,
   ) {
     super(message, init);
   }

@@ -24,6 +24,8 @@ export const DocsApiFailureType = {
   timeout: 'TimeoutError',
   /** A 2xx that is not the documented JSON. */
   malformedResponse: 'MalformedResponseError',
+  /** A 3xx: not followed, so nothing was processed; the base URL needs changing. */
+  redirect: 'RedirectError',
 } as const;
 
 export type DocsApiFailureTypeName = (typeof DocsApiFailureType)[keyof typeof DocsApiFailureType];
@@ -35,6 +37,7 @@ export const REFUSAL_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
   DocsApiFailureType.auth,
   DocsApiFailureType.notFound,
   DocsApiFailureType.conflict,
+  DocsApiFailureType.redirect,
 ];
 
 export function isRefusal(type: string | undefined): boolean {
@@ -50,4 +53,6 @@ export interface DocsApiFailureDetails {
   safeToRetry: boolean;
   retryAfterMs?: number;
   field?: string;
+  /** A malformed answer that still named a job (its id): the job exists. */
+  jobId?: string;
 }

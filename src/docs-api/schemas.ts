@@ -1,51 +1,71 @@
 import { z } from 'zod';
-import type { AgentJob } from '../contract/agent-job';
-import type { VisitorTotals } from '../contract/visitors-export';
+import { agentJobSchema, type AgentJob } from '../contract/agent-job';
 
-// Unknown fields are stripped (forward compatible); only id and status are required of a job.
-const optionalString = z.string().nullish();
-
-export const agentJobResponseSchema = z.object({
-  id: z.string().min(1),
-  status: z.string().min(1),
-  prLink: z.string().nullish(),
-  model: optionalString,
-  source: z.object({ repository: optionalString, ref: optionalString }).nullish(),
-  createdAt: optionalString,
-  archivedAt: optionalString,
-});
-
-const count = z.number().int().nonnegative();
-
-export const visitorTotalsSchema = z.object({ human: count, ai: count, total: count });
-
-export const visitorRowSchema = z.object({ path: z.string(), human: count, ai: count, total: count });
-
-export const visitorsPageResponseSchema = z.object({
-  totals: visitorTotalsSchema,
-  visitors: z.array(visitorRowSchema),
-  hasMore: z.boolean(),
-});
-
-export type VisitorRow = z.infer<typeof visitorRowSchema>;
-
-export interface VisitorsPage {
-  totals: VisitorTotals;
-  visitors: VisitorRow[];
-  hasMore: boolean;
+/** A parsed answer and what was dropped from it: fields the worker does not need whose type was not the documented one. */
+export interface Lenient<T> {
+  value: T;
+  warnings: string[];
 }
 
-/** Normalizes a parsed job: null and omitted optional fields become absent, prLink becomes null. */
-export function toAgentJob(parsed: z.infer<typeof agentJobResponseSchema>): AgentJob {
-  const job: AgentJob = { id: parsed.id, status: parsed.status, prLink: parsed.prLink ?? null };
-  if (parsed.model != null) job.model = parsed.model;
-  if (parsed.source != null) {
-    const source: NonNullable<AgentJob['source']> = {};
-    if (parsed.source.repository != null) source.repository = parsed.source.repository;
-    if (parsed.source.ref != null) source.ref = parsed.source.ref;
-    job.source = source;
+/** The shape of zod's safeParse, so that a schema or a lenient parser can read an answer. */
+export type ParseOutcome<T> = { success: true; data: T } | { success: false; error: z.ZodError };
+
+/** What the worker uses of a job answer, parsed strictly: a missing or odd `id`, `status` or `prLink` fails it. */
+const usedJobFieldsSchema = z.object({
+  id: agentJobSchema.shape.id,
+  status: agentJobSchema.shape.status,
+  prLink: z.string().nullish(),
+});
+
+const { id: _id, status: _status, prLink: _prLink, ...optionalJobShape } = agentJobSchema.shape;
+const sourceShape = agentJobSchema.shape.source.unwrap().shape;
+/** The fields whose null the service documents, kept as null; elsewhere a null stands for an absent field. */
+const NULL_KEPT = new Set(['archivedAt', 'source.ref']);
+
+/**
+ * Parses a job answer: `id`, `status` and `prLink` strictly, every other documented field on its own. A field of
+ * an unexpected type is dropped with a warning (never the whole answer: a created job's id is never lost), and so
+ * is each odd field inside `source`; fields the interface does not list are ignored.
+ */
+export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
+  const used = usedJobFieldsSchema.safeParse(json);
+  if (!used.success) return used;
+  const warnings: string[] = [];
+  const job = {
+    ...keptFields(optionalJobShape, isObject(json) ? json : {}, '', warnings),
+    id: used.data.id,
+    status: used.data.status,
+    prLink: used.data.prLink ?? null,
+  };
+  // Every kept field passed its own schema, so the whole cannot fail; parsing again gives the type without a cast.
+  return { success: true, data: { value: agentJobSchema.parse(job), warnings } };
+}
+
+/** The fields of `raw` that pass their own schema in `shape`; each that does not becomes a warning. */
+function keptFields(
+  shape: Record<string, z.ZodType>,
+  raw: Record<string, unknown>,
+  prefix: string,
+  warnings: string[],
+): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(shape)) {
+    const field = `${prefix}${key}`;
+    const value = raw[key];
+    if (value === undefined || (value === null && !NULL_KEPT.has(field))) continue;
+    if (field === 'source' && isObject(value))
+      kept[key] = keptFields(sourceShape, value, 'source.', warnings);
+    else if (schema.safeParse(value).success) kept[key] = value;
+    else warnings.push(dropped(field, value));
   }
-  if (parsed.createdAt != null) job.createdAt = parsed.createdAt;
-  if (parsed.archivedAt !== undefined) job.archivedAt = parsed.archivedAt;
-  return job;
+  return kept;
+}
+
+function dropped(field: string, value: unknown): string {
+  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  return `response field ${field}: unexpected type ${type}, dropped`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

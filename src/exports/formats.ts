@@ -1,5 +1,5 @@
 import type { ExportFormat } from '../contract/visitors-export';
-import type { VisitorRow } from '../docs-api/schemas';
+import type { VisitorRow } from '../contract/visitors-export';
 
 export const CSV_HEADER = 'path,human,ai,total\n';
 

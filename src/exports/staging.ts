@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { VisitorRow } from '../docs-api/schemas';
+import type { VisitorRow } from '../contract/visitors-export';
 import { writeFileAtomic } from './atomic-file';
 import { stagedPagePath, stagingDirectory, stagingRoot } from './layout';
 

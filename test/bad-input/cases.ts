@@ -14,6 +14,7 @@ import {
 } from '../../src/client/schedules';
 import type { AgentJobInput } from '../../src/contract/agent-job';
 import { WorkflowType, agentJobWorkflowId, visitorsExportWorkflowId } from '../../src/contract/names';
+import { API_DATE_RULE } from '../../src/contract/api-dates';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
 import type { DocsApiClient } from '../../src/docs-api/client';
 import type { FaultRule } from '../../dev/simulator';
@@ -26,7 +27,7 @@ export const OVER_LIMIT_PROMPT = 'x'.repeat(MAX_PROMPT_CHARS + 1);
 export const THREE_MB_PROMPT = 'y'.repeat(3 * 1024 * 1024);
 const LONG_MESSAGE_ID = 'm'.repeat(201);
 const PROJECT_RULE = /projectId: must start with a letter or digit and contain only letters, digits/;
-const DATE_RULE = 'must be YYYY-MM-DD or an ISO 8601 date-time';
+const DATE_RULE = API_DATE_RULE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // ---- Starter CLI (a child process): exit 2 with "Nothing was started", or exit 3 "not found" ----
 
@@ -602,6 +603,24 @@ export const docsApiCases: DocsApiCase[] = [
     rule: new RegExp(`^${DATE_RULE}$`),
   },
   {
+    name: "getVisitors dateFrom '2024-02-30' (no such day; the simulator answers 400 too)",
+    call: (api, p) => api.getVisitors(p, { dateFrom: '2024-02-30', dateTo: '2024-03-02' }),
+    field: 'dateFrom',
+    rule: new RegExp(`^${DATE_RULE}$`),
+  },
+  {
+    name: "getVisitors dateTo '2026-11-02T00:00:00+0100' (offset without its colon)",
+    call: (api, p) => api.getVisitors(p, { dateFrom: '2026-11-01', dateTo: '2026-11-02T00:00:00+0100' }),
+    field: 'dateTo',
+    rule: new RegExp(`^${DATE_RULE}$`),
+  },
+  {
+    name: "getVisitors dateTo '2026-11-02T00:00Z' (no seconds)",
+    call: (api, p) => api.getVisitors(p, { dateFrom: '2026-11-01', dateTo: '2026-11-02T00:00Z' }),
+    field: 'dateTo',
+    rule: new RegExp(`^${DATE_RULE}$`),
+  },
+  {
     name: 'getVisitors inverted dates',
     call: (api, p) => api.getVisitors(p, { dateFrom: '2026-11-02', dateTo: '2026-11-01' }),
     field: 'dateTo',
@@ -622,6 +641,12 @@ export const docsApiCases: DocsApiCase[] = [
   {
     name: "createJob prompt ''",
     call: (api, p) => api.createJob(p, { prompt: '' }),
+    field: 'prompt',
+    rule: /^must not be empty$/,
+  },
+  {
+    name: "createJob prompt '   ' (legal at the service; refused by the project's rule)",
+    call: (api, p) => api.createJob(p, { prompt: '   ' }),
     field: 'prompt',
     rule: /^must not be empty$/,
   },
@@ -848,7 +873,7 @@ export const signalCases: SignalCase[] = [
 
 // ---- The service's answers: a fault once, then normal answers ----
 
-export type FaultShape = Pick<FaultRule, 'route' | 'kind' | 'malformed' | 'drift'>;
+export type FaultShape = Pick<FaultRule, 'route' | 'kind' | 'malformed' | 'drift' | 'status'>;
 
 export interface GetJobAnswerCase {
   name: string;
@@ -898,36 +923,76 @@ export const getJobAnswerCases: GetJobAnswerCase[] = [
     fault: { route: 'getJob', kind: 'drift', drift: 'extra-fields' },
     failure: undefined,
   },
+  {
+    name: 'model an object, createdAt a number, source a string (fields the worker does not need)',
+    fault: { route: 'getJob', kind: 'drift', drift: 'odd-optional-types' },
+    failure: undefined,
+  },
+  {
+    name: 'source.ref null',
+    fault: { route: 'getJob', kind: 'drift', drift: 'null-ref' },
+    failure: undefined,
+  },
 ];
 
 export interface CreateAnswerCase {
   name: string;
   fault: FaultShape;
-  failure: RegExp;
+  /** outcome-unknown: the job may exist, never re-sent; rejected: the service did not act; completes: the job goes on. */
+  outcome: 'outcome-unknown' | 'rejected' | 'completes';
+  /** The failure's message (outcome-unknown, rejected). */
+  failure?: RegExp;
 }
 
 export const createAnswerCases: CreateAnswerCase[] = [
   {
     name: '200 with an HTML body',
     fault: { route: 'createJob', kind: 'malformed', malformed: 'html-200' },
+    outcome: 'outcome-unknown',
     failure: /createJob: expected a JSON response, got content-type "text\/html/,
   },
   {
     name: 'truncated JSON',
     fault: { route: 'createJob', kind: 'malformed', malformed: 'truncated-json' },
+    outcome: 'outcome-unknown',
     failure: /createJob: response body is not valid JSON/,
   },
   {
     name: 'a job without its id',
     fault: { route: 'createJob', kind: 'drift', drift: 'missing-id' },
+    outcome: 'outcome-unknown',
     failure: /createJob: response field id/,
+  },
+  {
+    name: 'model an object, createdAt a number, source a string',
+    fault: { route: 'createJob', kind: 'drift', drift: 'odd-optional-types' },
+    outcome: 'completes',
+  },
+  {
+    name: 'status 42 beside the job id',
+    fault: { route: 'createJob', kind: 'drift', drift: 'wrong-types' },
+    outcome: 'completes',
+  },
+  {
+    name: 'HTTP 403 (a read-only or IP-restricted key)',
+    fault: { route: 'createJob', kind: 'status', status: 403 },
+    outcome: 'rejected',
+    failure: /createJob: forbidden: .*read-only key, or one restricted to other IP addresses/,
+  },
+  {
+    name: 'HTTP 301 to https (an http:// DOCS_API_BASE_URL)',
+    fault: { route: 'createJob', kind: 'redirect' },
+    outcome: 'rejected',
+    failure:
+      /createJob: redirected to https:\/\/.*\/job, not followed and not processed: set DOCS_API_BASE_URL/,
   },
 ];
 
 export interface VisitorsAnswerCase {
   name: string;
   fault: FaultShape;
-  failure: RegExp;
+  /** The failure of the retried page; undefined when the answer is tolerated. */
+  failure: RegExp | undefined;
 }
 
 export const visitorsAnswerCases: VisitorsAnswerCase[] = [
@@ -945,5 +1010,10 @@ export const visitorsAnswerCases: VisitorsAnswerCase[] = [
     name: 'hasMore as a string (wrong type)',
     fault: { route: 'getVisitors', kind: 'drift', drift: 'wrong-types' },
     failure: /getVisitors: response field hasMore/,
+  },
+  {
+    name: 'extra fields of any type (on the page, its totals and rows)',
+    fault: { route: 'getVisitors', kind: 'drift', drift: 'odd-optional-types' },
+    failure: undefined,
   },
 ];

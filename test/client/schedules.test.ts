@@ -19,6 +19,7 @@ import {
 } from '../../src/client/schedules';
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/contract/names';
+import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import type { Simulator } from '../../dev/simulator';
 import { Worker } from '@temporalio/worker';
 import { startStack, type TestStack } from '../../dev/stack';
@@ -182,9 +183,10 @@ describe('nightly visitors export schedule', () => {
       .requests()
       .filter((r) => r.route === 'getVisitors' && r.projectId === 'backfilled')
       .map((r) => `${r.query.dateFrom}_${r.query.dateTo}`);
+    // The service reads a bare date as midnight UTC: each Auckland day is sent with its offset.
     assert.deepEqual(
       [...new Set(requested)].sort(),
-      expected,
+      expected.map((range) => range.replace(/(\d{4}-\d{2}-\d{2})/g, '$1T00:00:00+13:00')),
       'the service was asked for exactly these days',
     );
     // The ranges above were derived inside the sandbox (V8 Intl); the runs also replay cleanly there.
@@ -193,6 +195,36 @@ describe('nightly visitors export schedule', () => {
       await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, run.workflowId);
     }
     await deleteVisitorsSchedule(env.client, 'backfilled');
+  });
+
+  test('02:30 in Paris exports the Paris day: sent with its offsets, filed and described under the local day', async () => {
+    // The issue's case: a backfill at 2026-11-10 02:30 Paris used to ask for 2026-11-09..2026-11-10, which the
+    // service reads as the UTC day 2026-11-09T00:00Z..2026-11-10T00:00Z, an hour off the Paris day.
+    await createVisitorsSchedule(env.client, { projectId: 'paris', at: '02:30', timeZone: 'Europe/Paris' });
+    await backfillVisitorsSchedule(env.client, 'paris', {
+      start: new Date('2026-11-10T01:00:00Z'),
+      end: new Date('2026-11-10T02:00:00Z'),
+    });
+    const scheduleId = 'visitors-export-nightly/paris';
+    assert.deepEqual(await completedRanges(scheduleId, 1), ['2026-11-09_2026-11-10']);
+    assert.deepEqual(await exportedRanges('paris'), ['2026-11-09_2026-11-10']);
+    const sent = sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === 'paris');
+    assert.ok(sent.length > 0);
+    for (const request of sent) {
+      assert.equal(request.query.dateFrom, '2026-11-09T00:00:00+01:00');
+      assert.equal(request.query.dateTo, '2026-11-10T00:00:00+01:00');
+      assert.equal(Date.parse(request.query.dateFrom ?? ''), Date.parse('2026-11-08T23:00:00Z'));
+    }
+    const manifest = JSON.parse(
+      await fs.readFile(path.join(exportDir, 'paris', '2026-11-09_2026-11-10', 'manifest.json'), 'utf8'),
+    ) as VisitorsExportManifest;
+    assert.deepEqual(manifest.range, {
+      dateFrom: '2026-11-09',
+      dateTo: '2026-11-10',
+      dateToExclusive: true,
+      requested: { dateFrom: '2026-11-09T00:00:00+01:00', dateTo: '2026-11-10T00:00:00+01:00' },
+    });
+    await deleteVisitorsSchedule(env.client, 'paris');
   });
 
   test('a schedule created with the official temporal CLI behaves the same', async () => {

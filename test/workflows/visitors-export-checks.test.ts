@@ -16,7 +16,7 @@ import type {
 import type { VisitorsQuery } from '../../src/docs-api/arguments';
 import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
 import { ServerError } from '../../src/docs-api/errors';
-import type { VisitorsPage } from '../../src/docs-api/schemas';
+import type { VisitorsPage } from '../../src/contract/visitors-export';
 import type { Simulator } from '../../dev/simulator';
 import { visitorsExport } from '../../src/workflows';
 import { startStack, type TestStack } from '../../dev/stack';

@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { previousDayRange } from '../../src/workflows/visitors-export/scheduled-range';
+import { parseApiDate } from '../../src/contract/api-dates';
+import { previousDay, type DateRange } from '../../src/workflows/visitors-export/scheduled-range';
 
 // The workflow runs this in Temporal's sandbox (V8's Intl, the same ICU data); test/client/schedules.test.ts runs
 // it there through real schedules. These cases pin the calendar arithmetic.
-const cases: { name: string; zone: string; nominal: string; dateFrom: string; dateTo: string }[] = [
+// `requested` is what the service is sent (it reads a bare date as midnight UTC); `hours` how long that day is.
+const cases: {
+  name: string;
+  zone: string;
+  nominal: string;
+  dateFrom: string;
+  dateTo: string;
+  requested?: DateRange;
+  hours?: number;
+}[] = [
   { name: 'UTC', zone: 'UTC', nominal: '2026-11-10T02:00:00Z', dateFrom: '2026-11-09', dateTo: '2026-11-10' },
   {
     name: '01:00 in Auckland is noon UTC the day before',
@@ -12,6 +22,8 @@ const cases: { name: string; zone: string; nominal: string; dateFrom: string; da
     nominal: '2026-11-09T12:00:00Z',
     dateFrom: '2026-11-09',
     dateTo: '2026-11-10',
+    requested: { dateFrom: '2026-11-09T00:00:00+13:00', dateTo: '2026-11-10T00:00:00+13:00' },
+    hours: 24,
   },
   {
     name: '23:30 in New York is 04:30 UTC the next day',
@@ -19,6 +31,8 @@ const cases: { name: string; zone: string; nominal: string; dateFrom: string; da
     nominal: '2026-11-11T04:30:00Z',
     dateFrom: '2026-11-09',
     dateTo: '2026-11-10',
+    requested: { dateFrom: '2026-11-09T00:00:00-05:00', dateTo: '2026-11-10T00:00:00-05:00' },
+    hours: 24,
   },
   {
     name: 'the night Paris leaves summer time (02:30 CEST)',
@@ -26,6 +40,60 @@ const cases: { name: string; zone: string; nominal: string; dateFrom: string; da
     nominal: '2026-10-25T00:30:00Z',
     dateFrom: '2026-10-24',
     dateTo: '2026-10-25',
+    requested: { dateFrom: '2026-10-24T00:00:00+02:00', dateTo: '2026-10-25T00:00:00+02:00' },
+    hours: 24,
+  },
+  {
+    name: "the issue's case: 02:30 Paris on 2026-11-10 exports the Paris day 2026-11-09, not the UTC day",
+    zone: 'Europe/Paris',
+    nominal: '2026-11-10T01:30:00Z',
+    dateFrom: '2026-11-09',
+    dateTo: '2026-11-10',
+    requested: { dateFrom: '2026-11-09T00:00:00+01:00', dateTo: '2026-11-10T00:00:00+01:00' },
+    hours: 24,
+  },
+  {
+    name: 'the Paris day that leaves summer time lasts 25 hours',
+    zone: 'Europe/Paris',
+    nominal: '2026-10-26T01:30:00Z',
+    dateFrom: '2026-10-25',
+    dateTo: '2026-10-26',
+    requested: { dateFrom: '2026-10-25T00:00:00+02:00', dateTo: '2026-10-26T00:00:00+01:00' },
+    hours: 25,
+  },
+  {
+    name: 'the Paris day that starts summer time lasts 23 hours',
+    zone: 'Europe/Paris',
+    nominal: '2026-03-30T00:30:00Z',
+    dateFrom: '2026-03-29',
+    dateTo: '2026-03-30',
+    requested: { dateFrom: '2026-03-29T00:00:00+01:00', dateTo: '2026-03-30T00:00:00+02:00' },
+    hours: 23,
+  },
+  {
+    name: 'Santiago skips midnight when summer time starts: that day begins at 01:00',
+    zone: 'America/Santiago',
+    nominal: '2026-09-07T12:00:00Z',
+    dateFrom: '2026-09-06',
+    dateTo: '2026-09-07',
+    requested: { dateFrom: '2026-09-06T01:00:00-03:00', dateTo: '2026-09-07T00:00:00-03:00' },
+    hours: 23,
+  },
+  {
+    name: 'London in winter is at +00:00: bare dates',
+    zone: 'Europe/London',
+    nominal: '2026-01-10T02:30:00Z',
+    dateFrom: '2026-01-09',
+    dateTo: '2026-01-10',
+  },
+  {
+    name: 'London in summer is not',
+    zone: 'Europe/London',
+    nominal: '2026-07-10T01:30:00Z',
+    dateFrom: '2026-07-09',
+    dateTo: '2026-07-10',
+    requested: { dateFrom: '2026-07-09T00:00:00+01:00', dateTo: '2026-07-10T00:00:00+01:00' },
+    hours: 24,
   },
   {
     name: 'the night New York starts summer time (03:30 EDT)',
@@ -33,6 +101,8 @@ const cases: { name: string; zone: string; nominal: string; dateFrom: string; da
     nominal: '2026-03-08T07:30:00Z',
     dateFrom: '2026-03-07',
     dateTo: '2026-03-08',
+    requested: { dateFrom: '2026-03-07T00:00:00-05:00', dateTo: '2026-03-08T00:00:00-05:00' },
+    hours: 24,
   },
   {
     name: 'midnight sharp across a year boundary in Tokyo',
@@ -40,6 +110,8 @@ const cases: { name: string; zone: string; nominal: string; dateFrom: string; da
     nominal: '2025-12-31T15:00:00Z',
     dateFrom: '2025-12-31',
     dateTo: '2026-01-01',
+    requested: { dateFrom: '2025-12-31T00:00:00+09:00', dateTo: '2026-01-01T00:00:00+09:00' },
+    hours: 24,
   },
   {
     name: 'after a leap day',
@@ -50,8 +122,18 @@ const cases: { name: string; zone: string; nominal: string; dateFrom: string; da
   },
 ];
 
-for (const { name, zone, nominal, dateFrom, dateTo } of cases) {
+for (const { name, zone, nominal, dateFrom, dateTo, requested, hours } of cases) {
   test(`previous day of the nominal time: ${name}`, () => {
-    assert.deepEqual(previousDayRange(new Date(nominal), zone), { dateFrom, dateTo });
+    const day = previousDay(new Date(nominal), zone);
+    assert.deepEqual(day, {
+      dateFrom,
+      dateTo,
+      ...(requested === undefined ? {} : { requestRange: requested }),
+    });
+    if (day.requestRange === undefined || hours === undefined) return;
+    const from = parseApiDate(day.requestRange.dateFrom);
+    const to = parseApiDate(day.requestRange.dateTo);
+    assert.ok(from !== undefined && to !== undefined, 'the dates sent follow the shared date rule');
+    assert.equal((to - from) / 3_600_000, hours);
   });
 }

@@ -11,7 +11,7 @@ import type { DocsApiFailureDetails } from '../../docs-api/failure-types';
 export type CallOutcome =
   | { kind: 'resend'; reason: string; retryAfterMs: number | undefined }
   | { kind: 'refused'; reason: string; failureType: string; status: number | undefined }
-  | { kind: 'unknown'; reason: string };
+  | { kind: 'unknown'; reason: string; jobId?: string };
 
 const REASON_CHARS = 300;
 
@@ -32,7 +32,9 @@ export function classifyCallFailure(error: unknown): CallOutcome {
     return { kind: 'refused', reason, failureType: cause.type ?? 'Error', status: details?.status };
   }
   if (details?.safeToRetry === true) return { kind: 'resend', reason, retryAfterMs: details.retryAfterMs };
-  return { kind: 'unknown', reason };
+  return details?.jobId === undefined
+    ? { kind: 'unknown', reason }
+    : { kind: 'unknown', reason, jobId: details.jobId };
 }
 
 /** The failure type an activity failure carries (e.g. NotFoundError), if any. */

@@ -1,9 +1,10 @@
 import { isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
 import { createAgentJob, getAgentJob, sendAgentJobMessage } from './activity-proxies';
 import { pollDelayMs, pollJitterKey, resendDelayMs } from './backoff';
 import { classifyCallFailure, failureTypeOf, isTimeout, shorten } from './call-failures';
-import { isKnownStatus, isTerminal, iso, statusOf, type RunState } from './state';
+import { isKnownStatus, isTerminal, iso, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 import { createOutcomeUnknown, createRejected, pollRefused, timedOut } from './workflow-failures';
 
@@ -12,21 +13,28 @@ const SUMMARY_PROMPT_CHARS = 80;
 /** One create attempt. Success stores the job id in state, where it stays: the job is never created twice. */
 export async function attemptCreate(state: RunState): Promise<void> {
   try {
-    const job = await createAgentJob.executeWithOptions(
-      { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
-      [{ projectId: state.projectId, prompt: state.input.prompt }],
+    const job = jobOf(
+      await createAgentJob.executeWithOptions(
+        { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
+        [{ projectId: state.projectId, prompt: state.input.prompt }],
+      ),
     );
-    state.jobId = job.id;
-    state.resendAttempt = 0;
-    state.resendAt = 0;
-    state.lastError = null;
-    applyJob(state, job);
-    schedulePoll(state, 0);
+    created(state, job);
     log.info('Agent job created', { jobId: job.id, projectId: state.projectId, status: job.status });
   } catch (error) {
     if (isCancellation(error)) throw error;
     const outcome = classifyCallFailure(error);
     if (outcome.kind === 'refused') throw createRejected(state, outcome.reason, error);
+    if (outcome.kind === 'unknown' && outcome.jobId !== undefined) {
+      // The service answered with the new job's id beside a field it needs that was odd: the job exists, and
+      // reading it tells its status. Its id is never lost, and the create is never sent again.
+      created(state, { id: outcome.jobId, status: STATUS_UNREAD, prLink: null });
+      log.warn('The create answer was malformed but named the job: polling it', {
+        jobId: outcome.jobId,
+        reason: outcome.reason,
+      });
+      return;
+    }
     if (outcome.kind === 'unknown') throw createOutcomeUnknown(state, outcome.reason, error);
     state.resendAt = Date.now() + resendDelayMs(state.resendAttempt, outcome.retryAfterMs);
     state.resendAttempt += 1;
@@ -36,15 +44,38 @@ export async function attemptCreate(state: RunState): Promise<void> {
   }
 }
 
+function created(state: RunState, job: AgentJob): void {
+  state.jobId = job.id;
+  state.resendAttempt = 0;
+  state.resendAt = 0;
+  state.lastError = null;
+  applyJob(state, job);
+  schedulePoll(state, 0);
+}
+
+/** The job of an activity's answer; fields the service sent with an unexpected type were dropped, and are logged. */
+function jobOf(answer: AgentJobAnswer): AgentJob {
+  const { responseWarnings, ...job } = answer;
+  if (responseWarnings !== undefined) {
+    log.warn('The service answered fields of an unexpected type: they were dropped', {
+      jobId: job.id,
+      warnings: responseWarnings,
+    });
+  }
+  return job;
+}
+
 /** One poll: get-job as a short activity whose own retries absorb transient errors (they are not polls). */
 export async function pollJob(state: RunState): Promise<void> {
   const jobId = state.jobId as string;
   const remaining = Math.max(1000, state.deadlineAt - Date.now());
   let job: AgentJob;
   try {
-    job = await getAgentJob.executeWithOptions(
-      { scheduleToCloseTimeout: remaining, summary: `Poll job ${jobId} (poll ${state.polls + 1})` },
-      [{ projectId: state.projectId, jobId }],
+    job = jobOf(
+      await getAgentJob.executeWithOptions(
+        { scheduleToCloseTimeout: remaining, summary: `Poll job ${jobId} (poll ${state.polls + 1})` },
+        [{ projectId: state.projectId, jobId }],
+      ),
     );
   } catch (error) {
     if (isCancellation(error)) throw error;
@@ -64,9 +95,11 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
   const next = state.followUps.head();
   if (!next || state.jobId === null) return;
   try {
-    const job = await sendAgentJobMessage.executeWithOptions(
-      { summary: `Send follow-up ${next.messageId}: ${firstLine(next.prompt)}` },
-      [{ projectId: state.projectId, jobId: state.jobId, prompt: next.prompt }],
+    const job = jobOf(
+      await sendAgentJobMessage.executeWithOptions(
+        { summary: `Send follow-up ${next.messageId}: ${firstLine(next.prompt)}` },
+        [{ projectId: state.projectId, jobId: state.jobId, prompt: next.prompt }],
+      ),
     );
     state.followUps.deliverHead(job);
     state.lastError = null;
@@ -113,7 +146,7 @@ function schedulePoll(state: RunState, step: number): void {
 function applyJob(state: RunState, job: AgentJob): void {
   const before = statusOf(state);
   state.job = job;
-  if (job.status !== before && !isKnownStatus(job.status)) {
+  if (job.status !== before && !isKnownStatus(job.status) && job.status !== STATUS_UNREAD) {
     log.warn('The service reported a job status this worker does not know; treating the job as running', {
       jobId: job.id,
       status: job.status,

@@ -63,6 +63,9 @@ export function initialState(input: AgentJobInput, now: number): RunState {
   };
 }
 
+/** The status held for a job whose create answer named it but whose status could not be read: polled at once. */
+export const STATUS_UNREAD = 'unread';
+
 export function statusOf(state: RunState): string {
   return state.job?.status ?? STATUS_NOT_CREATED;
 }
@@ -106,17 +109,8 @@ export function toAgentJobState(state: RunState): AgentJobState {
 
 /** The contract's result; only called once the job exists. */
 export function toResult(state: RunState, job: AgentJob): AgentJobResult {
-  return {
-    jobId: job.id,
-    status: job.status,
-    prLink: job.prLink,
-    ...(job.model === undefined ? {} : { model: job.model }),
-    ...(job.source === undefined ? {} : { source: job.source }),
-    ...(job.createdAt === undefined ? {} : { createdAt: job.createdAt }),
-    ...(job.archivedAt === undefined ? {} : { archivedAt: job.archivedAt }),
-    followUps: state.followUps.records(),
-    polls: state.polls,
-  };
+  const { id, ...fields } = job;
+  return { jobId: id, ...fields, followUps: state.followUps.records(), polls: state.polls };
 }
 
 export function toContinuation(state: RunState): AgentJobContinuation {

@@ -3,7 +3,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { InputValidationError, parseOrThrow } from '../../contract/validation';
 import { visitorsExportInputSchema, type VisitorsExportInput } from '../../contract/visitors-export';
 import { invalidInput } from './failures';
-import { previousDayRange } from './scheduled-range';
+import { previousDay, type ScheduledDay } from './scheduled-range';
 
 /** Set by the server on every run a schedule starts: the run's nominal time (also for triggers and backfills). */
 const ScheduledStartTimeKey = defineSearchAttributeKey(
@@ -21,9 +21,7 @@ export function validateInput(raw: unknown): VisitorsExportInput {
   }
 }
 
-export interface ResolvedRange {
-  dateFrom: string;
-  dateTo: string;
+export interface ResolvedRange extends ScheduledDay {
   /** Set when a scheduled run had no timeZone in its input and fell back to UTC. */
   warning?: string;
 }
@@ -42,7 +40,7 @@ export function resolveRange(input: VisitorsExportInput): ResolvedRange {
       'Invalid visitorsExport input: dateFrom, dateTo: are required unless the run is started by a schedule',
     );
   }
-  const range = previousDayRange(nominal, input.timeZone ?? 'UTC');
+  const range = previousDay(nominal, input.timeZone ?? 'UTC');
   if (input.timeZone !== undefined) return range;
   return {
     ...range,

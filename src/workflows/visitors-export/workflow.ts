@@ -62,8 +62,8 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       fetchVisitorsPage({
         exportKey: state.exportKey,
         projectId,
-        dateFrom: state.dateFrom,
-        dateTo: state.dateTo,
+        dateFrom: state.requestRange?.dateFrom ?? state.dateFrom,
+        dateTo: state.requestRange?.dateTo ?? state.dateTo,
         offset,
         limit: pageSize,
       }),
@@ -102,6 +102,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       totals,
       format,
       warnings,
+      ...(state.requestRange === undefined ? {} : { requestRange: state.requestRange }),
       workflowId: info.workflowId,
       runId: info.runId,
     }),
@@ -122,13 +123,14 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
 }
 
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
-  const { dateFrom, dateTo, warning } = resolveRange(input);
+  const { dateFrom, dateTo, requestRange, warning } = resolveRange(input);
   const info = workflowInfo();
   return {
     // Stable across continue-as-new, distinct for every new run of the same range.
     exportKey: `${info.workflowId}/${info.firstExecutionRunId}`,
     dateFrom,
     dateTo,
+    ...(requestRange === undefined ? {} : { requestRange }),
     pagesDone: 0,
     rowsDone: 0,
     totals: null,

@@ -148,7 +148,7 @@ describe('date ranges', () => {
     for (const [dateFrom, dateTo] of [
       ['2026-11-01T00:00:00Z', '2026-11-02T00:00:00.000Z'],
       ['2026-11-01T01:00:00+01:00', '2026-11-01T19:00:00-05:00'],
-      ['2026-11-01T00:00:00', '2026-11-02T00:00'],
+      ['2026-11-01T00:00:00', '2026-11-02T00:00:00'],
     ] as const) {
       const answer = await h.ops.visitors('p1', { dateFrom, dateTo, limit: 250 });
       assert.equal(answer.status, 200, `${dateFrom} ${dateTo}: ${answer.text}`);
@@ -219,6 +219,9 @@ describe('query validation: 400 naming the parameter', () => {
     [{ dateFrom: '2026-02-30', dateTo: '2026-03-02' }, 'dateFrom'],
     [{ dateFrom: 'yesterday' }, 'dateFrom'],
     [{ ...DAY, dateTo: '2026-11-01T25:00:00Z' }, 'dateTo'],
+    [{ ...DAY, dateTo: '2026-11-02T00:00:00+0100' }, 'dateTo'],
+    [{ ...DAY, dateTo: '2026-11-02T00:00Z' }, 'dateTo'],
+    [{ dateFrom: '2024-02-30T00:00:00Z', dateTo: '2024-03-02' }, 'dateFrom'],
     [{ dateFrom: '2026-11-02', dateTo: '2026-11-01' }, 'dateTo'],
     [{ dateFrom: '2026-11-02', dateTo: '2026-11-02' }, 'dateTo'],
     [{ dateFrom: '2026-12-01' }, 'dateFrom'],

@@ -243,7 +243,7 @@ describe('job state machine', () => {
     assert.deepEqual(job, {
       id: job.id,
       status: 'active',
-      source: { repository: 'sim-org/p1-docs', ref: 'main' },
+      source: { repository: 'https://github.com/sim-org/p1-docs', ref: 'main' },
       model: 'sim-agent-1',
       prLink: null,
       createdAt: new Date(clock.now()).toISOString(),
