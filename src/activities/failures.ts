@@ -1,11 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  DocsApiError,
-  InvalidArgumentError,
-  MalformedResponseError,
-  RateLimitedError,
-  ServerError,
-} from '../docs-api/errors';
+import { DocsApiError, InvalidArgumentError, MalformedResponseError } from '../docs-api/errors';
 import type { DocsApiFailureDetails } from '../docs-api/failure-types';
 
 export interface FailureMappingOptions {
@@ -19,8 +13,7 @@ export interface FailureMappingOptions {
  */
 export function toApplicationFailure(error: unknown, options: FailureMappingOptions = {}): unknown {
   if (!(error instanceof DocsApiError)) return error;
-  const retryAfterMs =
-    error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
+  const retryAfterMs = error.retryAfterMs;
   const field =
     error instanceof InvalidArgumentError || error instanceof MalformedResponseError
       ? error.field

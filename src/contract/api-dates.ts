@@ -38,6 +38,23 @@ export const apiDateSchema = z
   .string({ error: 'must be a string' })
   .refine((value) => parseApiDate(value) !== undefined, API_DATE_RULE);
 
+/** Adds the issue "dateTo must be after dateFrom" when both are valid dates and the range is empty or reversed. */
+export function checkDateOrder(
+  range: { dateFrom?: string | undefined; dateTo?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if (range.dateFrom === undefined || range.dateTo === undefined) return;
+  const from = parseApiDate(range.dateFrom);
+  const to = parseApiDate(range.dateTo);
+  if (from !== undefined && to !== undefined && from >= to) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['dateTo'],
+      message: 'must be after dateFrom (dateTo is exclusive)',
+    });
+  }
+}
+
 /** The instant of a wall-clock time read as UTC, when every part names a real calendar day and time of day. */
 function utcMs([year = 0, month = 0, day = 0]: number[], [hour, minute, second]: [number, number, number]) {
   if (hour > 23 || minute > 59 || second > 59) return undefined;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { apiDateSchema, parseApiDate } from './api-dates';
+import { apiDateSchema, checkDateOrder } from './api-dates';
 import { intInRange, projectIdSchema } from './validation';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
@@ -138,16 +138,7 @@ export const visitorsExportInputSchema = z
       });
       return;
     }
-    if (input.dateFrom === undefined || input.dateTo === undefined) return;
-    const from = parseApiDate(input.dateFrom);
-    const to = parseApiDate(input.dateTo);
-    if (from !== undefined && to !== undefined && from >= to) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['dateTo'],
-        message: 'must be after dateFrom (dateTo is exclusive)',
-      });
-    }
+    checkDateOrder(input, ctx);
   });
 
 export type VisitorsExportInput = z.infer<typeof visitorsExportInputSchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../contract/visitors-export';
-import { apiDateSchema, parseApiDate } from '../contract/api-dates';
+import { apiDateSchema, checkDateOrder } from '../contract/api-dates';
 import { intInRange, projectIdSchema, promptSchema } from '../contract/validation';
 import { InvalidArgumentError, type DocsApiOperation } from './errors';
 
@@ -29,18 +29,7 @@ const visitorsQuerySchema = z
     limit: intInRange(1, MAX_PAGE_SIZE).optional(),
     offset: intInRange(0).optional(),
   })
-  .superRefine((query, ctx) => {
-    if (query.dateFrom === undefined || query.dateTo === undefined) return;
-    const from = parseApiDate(query.dateFrom);
-    const to = parseApiDate(query.dateTo);
-    if (from !== undefined && to !== undefined && from >= to) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['dateTo'],
-        message: 'must be after dateFrom (dateTo is exclusive)',
-      });
-    }
-  });
+  .superRefine(checkDateOrder);
 
 function check<S extends z.ZodType>(
   schema: S,

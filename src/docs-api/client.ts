@@ -231,10 +231,12 @@ export class DocsApiClient {
     }
     if (status === 404) return new NotFoundError(`not found: ${detail}`, init(true));
     if (status === 409) return new ConflictError(`conflict: ${detail}`, init(true));
-    if (status === 429) return new RateLimitedError(`rate limited: ${detail}`, init(true), retryAfterMs);
+    if (status === 429)
+      return new RateLimitedError(`rate limited: ${detail}`, { ...init(true), retryAfterMs });
     if (status === 408)
       return new TimeoutError(`the service timed out reading the request: ${detail}`, init(true));
-    if (status >= 500) return new ServerError(`server error: ${detail}`, init(status === 503), retryAfterMs);
+    if (status >= 500)
+      return new ServerError(`server error: ${detail}`, { ...init(status === 503), retryAfterMs });
     if (status >= 400) return new InvalidRequestError(`request refused: ${detail}`, init(true));
     if (status >= 300 && status < 400) {
       const location = this.#redact(firstHeader(headers, ['location']) ?? '(no Location header)');

@@ -9,6 +9,8 @@ export interface DocsApiErrorInit {
   bodyExcerpt?: string;
   /** True when the service cannot have acted on the request, so even a non-idempotent call may be re-sent. */
   safeToRetry: boolean;
+  /** From Retry-After (seconds or an HTTP date), when the service sent one with a 429 or 5xx. */
+  retryAfterMs?: number | undefined;
   cause?: unknown;
 }
 
@@ -20,6 +22,7 @@ export abstract class DocsApiError extends Error {
   readonly requestId: string | undefined;
   readonly bodyExcerpt: string | undefined;
   readonly safeToRetry: boolean;
+  readonly retryAfterMs: number | undefined;
 
   constructor(message: string, init: DocsApiErrorInit) {
     super(describe(message, init), init.cause === undefined ? undefined : { cause: init.cause });
@@ -28,6 +31,7 @@ export abstract class DocsApiError extends Error {
     this.requestId = init.requestId;
     this.bodyExcerpt = init.bodyExcerpt;
     this.safeToRetry = init.safeToRetry;
+    this.retryAfterMs = init.retryAfterMs;
   }
 
   /** Whether the same request may succeed later (transient), regardless of idempotency. */
@@ -75,28 +79,14 @@ export class ConflictError extends DocsApiError {
   override readonly name = DocsApiFailureType.conflict;
 }
 
-/** 429: rate limited. `retryAfterMs` comes from Retry-After when the service sent one. */
+/** 429: rate limited; `retryAfterMs` when the service said when to come back. */
 export class RateLimitedError extends DocsApiError {
   override readonly name = DocsApiFailureType.rateLimited;
-  constructor(
-    message: string,
-    init: DocsApiErrorInit,
-    readonly retryAfterMs: number | undefined,
-  ) {
-    super(message, init);
-  }
 }
 
 /** 408 or 5xx. 503 means the service did not act; other 5xx may come after it acted. */
 export class ServerError extends DocsApiError {
   override readonly name = DocsApiFailureType.server;
-  constructor(
-    message: string,
-    init: DocsApiErrorInit,
-    readonly retryAfterMs: number | undefined,
-  ) {
-    super(message, init);
-  }
 }
 
 /** The connection failed (refused, reset, DNS). `safeToRetry` tells whether the request can have reached the service. */

@@ -181,11 +181,7 @@ describe('visitorsExport merge checks', () => {
     sim.configureProject('tail', { visitorPaths: 100 });
     docsApi.scripts.set('tail', async (offset, fetch) => {
       if (offset >= 100) {
-        throw new ServerError(
-          'injected',
-          { operation: 'getVisitors', status: 503, safeToRetry: true },
-          undefined,
-        );
+        throw new ServerError('injected', { operation: 'getVisitors', status: 503, safeToRetry: true });
       }
       return fetch();
     });
