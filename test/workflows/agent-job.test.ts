@@ -59,7 +59,7 @@ describe('agentJob: outcomes', () => {
     assert.equal(state.nextPollAt, null);
     const metadata = await handle.query(workflowMetadataQuery);
     assert.match(metadata.currentDetails ?? '', /\*\*Status:\*\* completed/);
-    // 11 events per poll, as agent-job-backoff.test.ts assumes for its 24-hour estimate.
+    // 11 events per poll, as agent-job/backoff.test.ts assumes for its 24-hour estimate.
     assert.ok(description.historyLength <= 14 + 11 * result.polls, `${description.historyLength} events`);
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { previousDayRange } from '../../src/workflows/visitors-export/scheduled-range';
+import { previousDayRange } from '../../../src/workflows/visitors-export/scheduled-range';
 
 // The workflow runs this in Temporal's sandbox (V8's Intl, the same ICU data); test/client/schedules.test.ts runs
 // it there through real schedules. These cases pin the calendar arithmetic.
