@@ -1,7 +1,6 @@
 import type { AgentJobResult } from '../../src/contract/agent-job';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -9,6 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { getAgentJobState } from '../../src/client/agent-job';
 import { startTemporal } from '../../dev/temporal';
 import { startTestWorker } from '../../dev/worker';
+import { freePort } from '../helpers/ports';
 import { useProcessStack } from '../helpers/stack';
 import { eventually, requestsOf, startJob, uniqueProject } from './agent-job-harness';
 
@@ -19,14 +19,6 @@ import { eventually, requestsOf, startJob, uniqueProject } from './agent-job-har
 // file and uses only the stack's simulator.
 const stack = useProcessStack({ name: 'agent-job-process', simulator: { jobs: { durationMs: 10_000 } } });
 const service = () => ({ url: stack.sim.url, apiKey: stack.sim.apiKey });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function pollsReached(env: TestWorkflowEnvironment, workflowId: string, polls: number): Promise<void> {
   await eventually(
