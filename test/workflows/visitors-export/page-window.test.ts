@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { CancellationScope } from '@temporalio/workflow';
+import { DocsApiFailureType } from '../../../src/activities/failure-details';
 import type { PageSummary } from '../../../src/activities/visitors-export';
 import { VisitorsExportFailureType } from '../../../src/contract/visitors-export';
 import {
@@ -163,7 +164,7 @@ describe('PageWindow', () => {
     const run = await startWindow({ concurrency: 3 });
     const forbidden = ApplicationFailure.create({
       message: 'getVisitors: forbidden | HTTP 403',
-      type: 'AuthError',
+      type: DocsApiFailureType.auth,
     });
     await run.pages.fail(100, activityFailed(forbidden, 'fetchVisitorsPage'));
     assert.deepEqual(run.pages.requested, [0, 100, 200], 'nothing issued after a failure');
@@ -177,7 +178,7 @@ describe('PageWindow', () => {
     assert.match(error.message, /offset 100 failed: getVisitors: forbidden \| HTTP 403/);
     assert.equal(
       (error.cause as ApplicationFailure | undefined)?.type,
-      'AuthError',
+      DocsApiFailureType.auth,
       'the service error is the cause',
     );
     assert.deepEqual(run.counted, [0]);
