@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import {
   agentJobFailureOf,
@@ -16,18 +16,11 @@ import {
   TEST_POLLING,
   eventually,
   requestsOf,
-  startHarness,
+  useAgentJobStack,
   uniqueProject,
-  type AgentJobHarness,
 } from '../workflows/agent-job-harness';
 
-let h: AgentJobHarness;
-before(async () => {
-  h = await startHarness();
-});
-after(async () => {
-  await h.close();
-});
+const h = useAgentJobStack();
 
 /** A client whose connection is never opened: any call to Temporal would fail. */
 function unreachableClient(): Client {

@@ -3,9 +3,8 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { ScheduleDescription } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
@@ -20,31 +19,23 @@ import {
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
-import type { Simulator } from '../../dev/simulator';
 import { Worker } from '@temporalio/worker';
-import { startStack, type TestStack } from '../../dev/stack';
+import { useStack } from '../helpers/stack';
 import { temporalCliPath, workflowBundle } from '../../dev/temporal';
 
 const exec = promisify(execFile);
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
-let stack: TestStack;
-let exportDir: string;
-
-before(async () => {
-  stack = await startStack({ name: 'schedules', simulator: { analytics: { paths: 30 } } });
-  ({ env, sim, exportDir } = stack);
-});
-after(() => stack.stop());
+const stack = useStack({ name: 'schedules', simulator: { analytics: { paths: 30 } } });
 
 /** Waits until the schedule has `count` completed runs and returns their results' ranges. */
 async function completedRanges(scheduleId: string, count: number): Promise<string[]> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const ranges: string[] = [];
-    for await (const run of env.client.workflow.list({ query: `TemporalScheduledById = '${scheduleId}'` })) {
+    for await (const run of stack.env.client.workflow.list({
+      query: `TemporalScheduledById = '${scheduleId}'`,
+    })) {
       if (run.status.name !== 'COMPLETED') continue;
-      const result = (await env.client.workflow.getHandle(run.workflowId, run.runId).result()) as {
+      const result = (await stack.env.client.workflow.getHandle(run.workflowId, run.runId).result()) as {
         dateFrom: string;
         dateTo: string;
       };
@@ -73,18 +64,18 @@ function actionInput(described: ScheduleDescription): unknown {
 }
 
 async function exportedRanges(projectId: string): Promise<string[]> {
-  return (await fs.readdir(path.join(exportDir, projectId))).sort();
+  return (await fs.readdir(path.join(stack.exportDir, projectId))).sort();
 }
 
 describe('nightly visitors export schedule', () => {
   test('create, describe, pause, unpause, update (only what changes), delete', async () => {
-    await createVisitorsSchedule(env.client, {
+    await createVisitorsSchedule(stack.env.client, {
       projectId: 'lifecycle',
       at: '02:30',
       timeZone: 'Europe/Paris',
       catchupWindow: '2 hours',
     });
-    let described = await describeVisitorsSchedule(env.client, 'lifecycle');
+    let described = await describeVisitorsSchedule(stack.env.client, 'lifecycle');
     assert.equal(described.scheduleId, 'visitors-export-nightly/lifecycle');
     assert.equal(described.spec.timezone, 'Europe/Paris');
     assert.deepEqual(timeOf(described), [2, 30]);
@@ -98,76 +89,80 @@ describe('nightly visitors export schedule', () => {
     assert.deepEqual(actionInput(described), { projectId: 'lifecycle', timeZone: 'Europe/Paris' });
     assert.ok(described.info.nextActionTimes.length > 0);
 
-    await pauseVisitorsSchedule(env.client, 'lifecycle', 'maintenance');
-    described = await describeVisitorsSchedule(env.client, 'lifecycle');
+    await pauseVisitorsSchedule(stack.env.client, 'lifecycle', 'maintenance');
+    described = await describeVisitorsSchedule(stack.env.client, 'lifecycle');
     assert.equal(described.state.paused, true);
     assert.equal(described.state.note, 'maintenance');
-    await unpauseVisitorsSchedule(env.client, 'lifecycle');
+    await unpauseVisitorsSchedule(stack.env.client, 'lifecycle');
 
-    await updateVisitorsSchedule(env.client, { projectId: 'lifecycle', at: '04:15' });
-    described = await describeVisitorsSchedule(env.client, 'lifecycle');
+    await updateVisitorsSchedule(stack.env.client, { projectId: 'lifecycle', at: '04:15' });
+    described = await describeVisitorsSchedule(stack.env.client, 'lifecycle');
     assert.equal(described.state.paused, false);
     assert.deepEqual(timeOf(described), [4, 15]);
     assert.equal(described.spec.timezone, 'Europe/Paris', 'unchanged settings are kept');
     assert.equal(described.policies.catchupWindow, 7_200_000);
 
-    await updateVisitorsSchedule(env.client, { projectId: 'lifecycle', timeZone: 'UTC', format: 'json' });
-    described = await describeVisitorsSchedule(env.client, 'lifecycle');
+    await updateVisitorsSchedule(stack.env.client, {
+      projectId: 'lifecycle',
+      timeZone: 'UTC',
+      format: 'json',
+    });
+    described = await describeVisitorsSchedule(stack.env.client, 'lifecycle');
     assert.equal(described.spec.timezone, 'UTC');
     assert.deepEqual(timeOf(described), [4, 15]);
     assert.deepEqual(actionInput(described), { projectId: 'lifecycle', timeZone: 'UTC', format: 'json' });
 
-    await deleteVisitorsSchedule(env.client, 'lifecycle');
-    await assert.rejects(describeVisitorsSchedule(env.client, 'lifecycle'), ScheduleNotFoundError);
+    await deleteVisitorsSchedule(stack.env.client, 'lifecycle');
+    await assert.rejects(describeVisitorsSchedule(stack.env.client, 'lifecycle'), ScheduleNotFoundError);
   });
 
   test('the catch-up window defaults to 1 day', async () => {
-    await createVisitorsSchedule(env.client, { projectId: 'defaults', at: '03:00', timeZone: 'UTC' });
-    const described = await describeVisitorsSchedule(env.client, 'defaults');
+    await createVisitorsSchedule(stack.env.client, { projectId: 'defaults', at: '03:00', timeZone: 'UTC' });
+    const described = await describeVisitorsSchedule(stack.env.client, 'defaults');
     assert.equal(described.policies.catchupWindow, 86_400_000);
-    await deleteVisitorsSchedule(env.client, 'defaults');
+    await deleteVisitorsSchedule(stack.env.client, 'defaults');
   });
 
   test('bad options are rejected before anything is created', async () => {
     await assert.rejects(
-      updateVisitorsSchedule(env.client, { projectId: 'bad', concurrency: 17 }),
+      updateVisitorsSchedule(stack.env.client, { projectId: 'bad', concurrency: 17 }),
       /concurrency: must be at most 16/,
     );
     await assert.rejects(
-      createVisitorsSchedule(env.client, { projectId: 'bad', at: '25:00', timeZone: 'UTC' }),
+      createVisitorsSchedule(stack.env.client, { projectId: 'bad', at: '25:00', timeZone: 'UTC' }),
       (error: unknown) =>
         error instanceof InputValidationError && /at: must be a time of day HH:MM/.test(error.message),
     );
     await assert.rejects(
-      createVisitorsSchedule(env.client, { projectId: 'bad', at: '02:00', timeZone: 'Mars/Olympus' }),
+      createVisitorsSchedule(stack.env.client, { projectId: 'bad', at: '02:00', timeZone: 'Mars/Olympus' }),
       /timeZone: must be an IANA time zone/,
     );
-    await assert.rejects(describeVisitorsSchedule(env.client, 'bad'), ScheduleNotFoundError);
+    await assert.rejects(describeVisitorsSchedule(stack.env.client, 'bad'), ScheduleNotFoundError);
   });
 
   test('trigger exports the previous day of now in the schedule zone', async () => {
     // UTC+14: for most of the UTC day, the local date is already the next one.
     const zone = 'Pacific/Kiritimati';
-    await createVisitorsSchedule(env.client, { projectId: 'triggered', at: '02:00', timeZone: zone });
+    await createVisitorsSchedule(stack.env.client, { projectId: 'triggered', at: '02:00', timeZone: zone });
     const before = previousLocalDay(zone);
-    await triggerVisitorsSchedule(env.client, 'triggered');
+    await triggerVisitorsSchedule(stack.env.client, 'triggered');
     const [range] = await completedRanges('visitors-export-nightly/triggered', 1);
     assert.ok(
       range === before || range === previousLocalDay(zone),
       `${range} is the previous day in ${zone}`,
     );
     assert.deepEqual(await exportedRanges('triggered'), [range]);
-    await deleteVisitorsSchedule(env.client, 'triggered');
+    await deleteVisitorsSchedule(stack.env.client, 'triggered');
   });
 
   test('a backfill over 3 days writes 3 exports, each the previous day in the schedule zone', async () => {
     // 01:00 in Auckland (UTC+13 in November) is 12:00 UTC the day before: a UTC-only reading would be a day off.
-    await createVisitorsSchedule(env.client, {
+    await createVisitorsSchedule(stack.env.client, {
       projectId: 'backfilled',
       at: '01:00',
       timeZone: 'Pacific/Auckland',
     });
-    await backfillVisitorsSchedule(env.client, 'backfilled', {
+    await backfillVisitorsSchedule(stack.env.client, 'backfilled', {
       start: new Date('2026-11-09T00:00:00Z'),
       end: new Date('2026-11-12T00:00:00Z'),
     });
@@ -176,10 +171,10 @@ describe('nightly visitors export schedule', () => {
     assert.deepEqual(await completedRanges(scheduleId, 3), expected);
     assert.deepEqual(await exportedRanges('backfilled'), expected);
     for (const range of expected) {
-      const csv = await fs.readFile(path.join(exportDir, 'backfilled', range, 'visitors.csv'), 'utf8');
+      const csv = await fs.readFile(path.join(stack.exportDir, 'backfilled', range, 'visitors.csv'), 'utf8');
       assert.equal(csv.trim().split('\n').length, 31);
     }
-    const requested = sim
+    const requested = stack.sim
       .requests()
       .filter((r) => r.route === 'getVisitors' && r.projectId === 'backfilled')
       .map((r) => `${r.query.dateFrom}_${r.query.dateTo}`);
@@ -190,25 +185,31 @@ describe('nightly visitors export schedule', () => {
       'the service was asked for exactly these days',
     );
     // The ranges above were derived inside the sandbox (V8 Intl); the runs also replay cleanly there.
-    for await (const run of env.client.workflow.list({ query: `TemporalScheduledById = '${scheduleId}'` })) {
-      const history = await env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    for await (const run of stack.env.client.workflow.list({
+      query: `TemporalScheduledById = '${scheduleId}'`,
+    })) {
+      const history = await stack.env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
       await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, run.workflowId);
     }
-    await deleteVisitorsSchedule(env.client, 'backfilled');
+    await deleteVisitorsSchedule(stack.env.client, 'backfilled');
   });
 
   test('02:30 in Paris exports the Paris day: sent with its offsets, filed and described under the local day', async () => {
     // The issue's case: a backfill at 2026-11-10 02:30 Paris used to ask for 2026-11-09..2026-11-10, which the
     // service reads as the UTC day 2026-11-09T00:00Z..2026-11-10T00:00Z, an hour off the Paris day.
-    await createVisitorsSchedule(env.client, { projectId: 'paris', at: '02:30', timeZone: 'Europe/Paris' });
-    await backfillVisitorsSchedule(env.client, 'paris', {
+    await createVisitorsSchedule(stack.env.client, {
+      projectId: 'paris',
+      at: '02:30',
+      timeZone: 'Europe/Paris',
+    });
+    await backfillVisitorsSchedule(stack.env.client, 'paris', {
       start: new Date('2026-11-10T01:00:00Z'),
       end: new Date('2026-11-10T02:00:00Z'),
     });
     const scheduleId = 'visitors-export-nightly/paris';
     assert.deepEqual(await completedRanges(scheduleId, 1), ['2026-11-09_2026-11-10']);
     assert.deepEqual(await exportedRanges('paris'), ['2026-11-09_2026-11-10']);
-    const sent = sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === 'paris');
+    const sent = stack.sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === 'paris');
     assert.ok(sent.length > 0);
     for (const request of sent) {
       assert.equal(request.query.dateFrom, '2026-11-09T00:00:00+01:00');
@@ -216,7 +217,10 @@ describe('nightly visitors export schedule', () => {
       assert.equal(Date.parse(request.query.dateFrom ?? ''), Date.parse('2026-11-08T23:00:00Z'));
     }
     const manifest = JSON.parse(
-      await fs.readFile(path.join(exportDir, 'paris', '2026-11-09_2026-11-10', 'manifest.json'), 'utf8'),
+      await fs.readFile(
+        path.join(stack.exportDir, 'paris', '2026-11-09_2026-11-10', 'manifest.json'),
+        'utf8',
+      ),
     ) as VisitorsExportManifest;
     assert.deepEqual(manifest.range, {
       dateFrom: '2026-11-09',
@@ -224,13 +228,13 @@ describe('nightly visitors export schedule', () => {
       dateToExclusive: true,
       requested: { dateFrom: '2026-11-09T00:00:00+01:00', dateTo: '2026-11-10T00:00:00+01:00' },
     });
-    await deleteVisitorsSchedule(env.client, 'paris');
+    await deleteVisitorsSchedule(stack.env.client, 'paris');
   });
 
   test('a schedule created with the official temporal CLI behaves the same', async () => {
     const cli = temporalCliPath();
     assert.ok(cli, 'the temporal CLI is needed for this test');
-    const common = ['--address', env.address, '--namespace', 'default'];
+    const common = ['--address', stack.env.address, '--namespace', 'default'];
     await exec(cli, [
       'schedule',
       'create',
@@ -274,19 +278,19 @@ describe('nightly visitors export schedule', () => {
     assert.deepEqual(await exportedRanges('cli'), expected);
 
     // The client module manages it like its own: an update keeps the zone and the input it did not change.
-    await updateVisitorsSchedule(env.client, { projectId: 'cli', at: '02:00' });
-    const described = await describeVisitorsSchedule(env.client, 'cli');
+    await updateVisitorsSchedule(stack.env.client, { projectId: 'cli', at: '02:00' });
+    const described = await describeVisitorsSchedule(stack.env.client, 'cli');
     assert.equal(described.spec.timezone, 'Pacific/Auckland');
     assert.deepEqual(timeOf(described), [2, 0]);
     assert.deepEqual(actionInput(described), { projectId: 'cli', timeZone: 'Pacific/Auckland' });
     assert.equal(described.policies.overlap, 'SKIP');
-    await deleteVisitorsSchedule(env.client, 'cli');
+    await deleteVisitorsSchedule(stack.env.client, 'cli');
   });
 
   test('a CLI schedule whose input has no timeZone exports the previous UTC day and says so', async () => {
     const cli = temporalCliPath();
     assert.ok(cli, 'the temporal CLI is needed for this test');
-    const common = ['--address', env.address, '--namespace', 'default', '--schedule-id', 'no-zone'];
+    const common = ['--address', stack.env.address, '--namespace', 'default', '--schedule-id', 'no-zone'];
     await exec(cli, [
       'schedule',
       'create',
@@ -307,10 +311,10 @@ describe('nightly visitors export schedule', () => {
     const [range] = await completedRanges('no-zone', 1);
     assert.ok(range === before || range === previousLocalDay('UTC'), `${range} is the previous UTC day`);
     let workflowId = '';
-    for await (const run of env.client.workflow.list({ query: `TemporalScheduledById = 'no-zone'` })) {
+    for await (const run of stack.env.client.workflow.list({ query: `TemporalScheduledById = 'no-zone'` })) {
       workflowId = run.workflowId;
     }
-    const result = (await env.client.workflow.getHandle(workflowId).result()) as { warnings: string[] };
+    const result = (await stack.env.client.workflow.getHandle(workflowId).result()) as { warnings: string[] };
     assert.equal(result.warnings.length, 1);
     assert.match(result.warnings[0] ?? '', /scheduled run without timeZone in its input: .* taken in UTC/);
   });

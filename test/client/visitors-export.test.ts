@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   getExportProgress,
   runVisitorsExport,
@@ -12,31 +11,25 @@ import {
   type ManualVisitorsExportInput,
 } from '../../src/client/visitors-export';
 import { InputValidationError } from '../../src/contract/validation';
-import type { Simulator } from '../../dev/simulator';
 import { freePort } from '../../dev/ports';
-import { startStack, type TestStack } from '../../dev/stack';
+import { useStack } from '../helpers/stack';
 
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
-let stack: TestStack;
-let exportDir: string;
-
-before(async () => {
-  stack = await startStack({ name: 'client-exports' });
-  ({ env, sim, exportDir } = stack);
-});
-after(() => stack.stop());
-afterEach(() => sim.reset());
+const stack = useStack({ name: 'client-exports' });
+afterEach(() => stack.sim.reset());
 
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 describe('client: visitors exports', () => {
   test('runVisitorsExport: deterministic workflow id, result, files on disk', async () => {
-    sim.configureProject('acme', { visitorPaths: 600 });
-    const result = await runVisitorsExport(env.client, { projectId: 'acme', ...RANGE, format: 'ndjson' });
+    stack.sim.configureProject('acme', { visitorPaths: 600 });
+    const result = await runVisitorsExport(stack.env.client, {
+      projectId: 'acme',
+      ...RANGE,
+      format: 'ndjson',
+    });
     assert.equal(result.rows, 600);
     assert.equal(result.pages, 3);
-    const dir = path.join(exportDir, 'acme', '2026-11-01_2026-11-02');
+    const dir = path.join(stack.exportDir, 'acme', '2026-11-01_2026-11-02');
     assert.deepEqual(result.files, [
       path.join(dir, 'visitors.ndjson'),
       path.join(dir, 'totals.json'),
@@ -46,7 +39,7 @@ describe('client: visitors exports', () => {
       workflowId: string;
     };
     assert.equal(manifest.workflowId, 'visitors-export/acme/2026-11-01_2026-11-02');
-    assert.deepEqual(await getExportProgress(env.client, manifest.workflowId), {
+    assert.deepEqual(await getExportProgress(stack.env.client, manifest.workflowId), {
       pagesDone: 3,
       rowsDone: 600,
       inFlight: 0,
@@ -55,24 +48,24 @@ describe('client: visitors exports', () => {
   });
 
   test('starting a range that is being exported joins the running export; a later start runs it again', async () => {
-    sim.configureProject('joined', { visitorPaths: 1000 });
-    sim.faults.add({ route: 'getVisitors', projectId: 'joined', kind: 'latency', latencyMs: 200 });
+    stack.sim.configureProject('joined', { visitorPaths: 1000 });
+    stack.sim.faults.add({ route: 'getVisitors', projectId: 'joined', kind: 'latency', latencyMs: 200 });
     const input: ManualVisitorsExportInput = { projectId: 'joined', ...RANGE, pageSize: 100, concurrency: 2 };
-    const first = await startVisitorsExport(env.client, input);
-    const second = await startVisitorsExport(env.client, input);
+    const first = await startVisitorsExport(stack.env.client, input);
+    const second = await startVisitorsExport(stack.env.client, input);
     const firstRunId = (await first.describe()).runId;
     assert.equal((await second.describe()).runId, firstRunId, 'one export per range at a time');
-    let progress = await getExportProgress(env.client, first.workflowId);
+    let progress = await getExportProgress(stack.env.client, first.workflowId);
     while (progress.pagesDone === 0) {
       await sleep(50);
-      progress = await getExportProgress(env.client, first.workflowId);
+      progress = await getExportProgress(stack.env.client, first.workflowId);
     }
     assert.equal(progress.done, false);
     assert.equal((await first.result()).rows, 1000);
-    const requestsOfOneExport = sim.requests().length;
+    const requestsOfOneExport = stack.sim.requests().length;
     assert.ok(requestsOfOneExport <= 11, `one export's requests: ${requestsOfOneExport}`);
 
-    const third = await startVisitorsExport(env.client, input);
+    const third = await startVisitorsExport(stack.env.client, input);
     assert.notEqual((await third.describe()).runId, firstRunId, 'a closed range runs again');
     assert.equal((await third.result()).rows, 1000);
   });
@@ -104,6 +97,6 @@ describe('client: visitors exports', () => {
         `rejects ${JSON.stringify(input)} with ${message}`,
       );
     }
-    assert.equal(sim.requests().length, 0);
+    assert.equal(stack.sim.requests().length, 0);
   });
 });

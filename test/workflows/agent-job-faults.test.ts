@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
@@ -9,21 +9,14 @@ import { workflowBundle } from '../../dev/temporal';
 import {
   eventually,
   requestsOf,
-  startHarness,
+  useAgentJobStack,
   startJob,
   timeOf,
   uniqueProject,
   workflowFailure,
-  type AgentJobHarness,
 } from './agent-job-harness';
 
-let h: AgentJobHarness;
-before(async () => {
-  h = await startHarness();
-});
-after(async () => {
-  await h.close();
-});
+const h = useAgentJobStack();
 
 const gapsOf = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] as number));
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
@@ -18,20 +18,13 @@ import {
   eventually,
   continuedAsNewInput,
   requestsOf,
-  startHarness,
+  useAgentJobStack,
   startJob,
   timeOf,
   uniqueProject,
-  type AgentJobHarness,
 } from './agent-job-harness';
 
-let h: AgentJobHarness;
-before(async () => {
-  h = await startHarness();
-});
-after(async () => {
-  await h.close();
-});
+const h = useAgentJobStack();
 
 /** A job that stays active until the test completes it with sim.completeJob. */
 async function startLongJob(label: string, extra: Partial<AgentJobInput> = {}) {

@@ -3,36 +3,16 @@ import { inspect } from 'node:util';
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import * as proto from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-job';
 import type { AgentJobInput, PollingOptions } from '../../src/contract/agent-job';
-import { startSimulator, type Simulator } from '../../dev/simulator';
-import { startTemporal } from '../../dev/temporal';
-import { startTestWorker, type TestWorker } from '../../dev/worker';
+import type { Simulator } from '../../dev/simulator';
+import type { TestStack } from '../../dev/stack';
 import { historyBytes } from '../../dev/history-json';
+import { useStack } from '../helpers/stack';
 
-/** One dev server, one simulator and one worker for a test file. */
-export interface AgentJobHarness {
-  env: TestWorkflowEnvironment;
-  client: Client;
-  sim: Simulator;
-  worker: TestWorker;
-  close(): Promise<void>;
-}
-
-export async function startHarness(): Promise<AgentJobHarness> {
-  const [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 2000 } })]);
-  const worker = await startTestWorker(env, { service: { url: sim.url, apiKey: sim.apiKey } });
-  return {
-    env,
-    client: env.client,
-    sim,
-    worker,
-    async close() {
-      await worker.stop();
-      await Promise.all([env.teardown(), sim.close()]);
-    },
-  };
+/** One dev server, one simulator (jobs of 2 s) and one worker for the test file. */
+export function useAgentJobStack(): TestStack {
+  return useStack({ name: 'agent-job', simulator: { jobs: { durationMs: 2000 } } });
 }
 
 /**

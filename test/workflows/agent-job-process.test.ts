@@ -1,38 +1,24 @@
 import type { AgentJobResult } from '../../src/contract/agent-job';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { getAgentJobState } from '../../src/client/agent-job';
-import { startSimulator, type Simulator } from '../../dev/simulator';
 import { startTemporal } from '../../dev/temporal';
 import { startTestWorker } from '../../dev/worker';
-import { startWorkerProcess } from '../../dev/worker-process';
+import { freePort } from '../helpers/ports';
+import { useProcessStack } from '../helpers/stack';
 import { eventually, requestsOf, startJob, uniqueProject } from './agent-job-harness';
 
 // Slow, process-level tests: a worker killed with SIGKILL mid-job, and the Temporal server restarted on its
 // database mid-job. Each must end with exactly one job created at the service.
 
-let sim: Simulator;
-before(async () => {
-  sim = await startSimulator({ jobs: { durationMs: 10_000 } });
-});
-after(async () => {
-  await sim.close();
-});
-
-const service = () => ({ url: sim.url, apiKey: sim.apiKey });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+// The stack's worker process is the one killed while polling; the restart test runs its own server on a database
+// file and uses only the stack's simulator.
+const stack = useProcessStack({ name: 'agent-job-process', simulator: { jobs: { durationMs: 10_000 } } });
+const service = () => ({ url: stack.sim.url, apiKey: stack.sim.apiKey });
 
 async function pollsReached(env: TestWorkflowEnvironment, workflowId: string, polls: number): Promise<void> {
   await eventually(
@@ -50,29 +36,23 @@ async function pollsReached(env: TestWorkflowEnvironment, workflowId: string, po
 
 describe('agentJob: process failures', () => {
   test('a worker killed with SIGKILL while polling: a new worker finishes the job, created once', async () => {
-    const env = await startTemporal();
-    try {
-      const projectId = uniqueProject('sigkill');
-      sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
-      const first = startWorkerProcess({ temporalAddress: env.address, service: service() });
-      await first.ready;
-      const handle = await startJob(env.client, { projectId, prompt: 'Survive a crash' });
-      await pollsReached(env, handle.workflowId, 2);
+    const { env, sim, worker: first } = stack;
+    const projectId = uniqueProject('sigkill');
+    sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
+    const handle = await startJob(env.client, { projectId, prompt: 'Survive a crash' });
+    await pollsReached(env, handle.workflowId, 2);
 
-      assert.equal(await first.kill('SIGKILL'), null, 'killed, not exited');
-      const second = await startTestWorker(env, { service: service() });
-      try {
-        const result = await handle.result();
-        assert.equal(result.status, 'completed');
-        assert.match(result.prLink ?? '', /^https?:\/\//);
-      } finally {
-        await second.stop();
-      }
-      assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1);
-      assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
+    assert.equal(await first.kill('SIGKILL'), null, 'killed, not exited');
+    const second = await startTestWorker(env, { service: service() });
+    try {
+      const result = await handle.result();
+      assert.equal(result.status, 'completed');
+      assert.match(result.prLink ?? '', /^https?:\/\//);
     } finally {
-      await env.teardown();
+      await second.stop();
     }
+    assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1);
+    assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
   });
 
   test('the Temporal server restarted on its database during a job: the job finishes, created once', async () => {
@@ -80,7 +60,7 @@ describe('agentJob: process failures', () => {
     const dbFilename = path.join(dir, 'temporal.db');
     const port = await freePort();
     const projectId = uniqueProject('restart');
-    sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
+    stack.sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
     try {
       const before = await startTemporal({ dbFilename, port });
       const handle = await startJob(before.client, { projectId, prompt: 'Survive a server restart' });
@@ -102,8 +82,8 @@ describe('agentJob: process failures', () => {
       } finally {
         await restarted.teardown();
       }
-      assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1);
-      assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
+      assert.equal(requestsOf(stack.sim, { projectId, route: 'createJob' }).length, 1);
+      assert.equal(stack.sim.stats().jobsCreatedByProject[projectId], 1);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

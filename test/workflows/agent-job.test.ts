@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { workflowMetadataQuery } from '@temporalio/workflow';
 import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, type AgentJobResult, type AgentJobState } from '../../src/contract/agent-job';
@@ -10,21 +10,14 @@ import {
   eventually,
   historyOf,
   requestsOf,
-  startHarness,
+  useAgentJobStack,
   startJob,
   timeOf,
   uniqueProject,
   workflowFailure,
-  type AgentJobHarness,
 } from './agent-job-harness';
 
-let h: AgentJobHarness;
-before(async () => {
-  h = await startHarness();
-});
-after(async () => {
-  await h.close();
-});
+const h = useAgentJobStack();
 
 describe('agentJob: outcomes', () => {
   test('a completed job returns its PR link; search attributes, summary and state follow the job', async () => {
@@ -59,7 +52,7 @@ describe('agentJob: outcomes', () => {
     assert.equal(state.nextPollAt, null);
     const metadata = await handle.query(workflowMetadataQuery);
     assert.match(metadata.currentDetails ?? '', /\*\*Status:\*\* completed/);
-    // 11 events per poll, as agent-job-backoff.test.ts assumes for its 24-hour estimate.
+    // 11 events per poll, as agent-job/backoff.test.ts assumes for its 24-hour estimate.
     assert.ok(description.historyLength <= 14 + 11 * result.polls, `${description.historyLength} events`);
   });
 

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type {
@@ -17,9 +16,8 @@ import type { VisitorsQuery } from '../../src/docs-api/arguments';
 import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
 import { ServerError } from '../../src/docs-api/errors';
 import type { VisitorsPage } from '../../src/contract/visitors-export';
-import type { Simulator } from '../../dev/simulator';
 import { visitorsExport } from '../../src/workflows';
-import { startStack, type TestStack } from '../../dev/stack';
+import { useStack } from '../helpers/stack';
 
 /** Alters the simulator's answers per project, to produce what a faithful server rarely does on cue. */
 type PageScript = (
@@ -42,35 +40,25 @@ class ScriptedDocsApi extends DocsApiClient {
   }
 }
 
-let stack: TestStack;
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
 let docsApi: ScriptedDocsApi;
-let exportDir: string;
-
-before(async () => {
-  stack = await startStack({
-    name: 'visitors-export-checks',
-    worker: (started) => {
-      docsApi = new ScriptedDocsApi({ baseUrl: started.url, apiKey: started.apiKey });
-      return { extraDeps: { docsApi } };
-    },
-  });
-  ({ env, sim, exportDir } = stack);
-});
-after(async () => {
-  await stack.stop();
-  await docsApi.close();
+const stack = useStack({
+  name: 'visitors-export-checks',
+  worker: (started) => {
+    docsApi = new ScriptedDocsApi({ baseUrl: started.url, apiKey: started.apiKey });
+    return { extraDeps: { docsApi } };
+  },
+  // Unset when the stack failed before its worker was configured.
+  afterStop: () => docsApi?.close(),
 });
 afterEach(() => {
-  sim.reset();
+  stack.sim.reset();
   docsApi.scripts.clear();
 });
 
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 function start(input: VisitorsExportInput) {
-  return env.client.workflow.start(visitorsExport, {
+  return stack.env.client.workflow.start(visitorsExport, {
     taskQueue: DEFAULT_TASK_QUEUE,
     workflowId: visitorsExportWorkflowId(input.projectId, RANGE.dateFrom, RANGE.dateTo),
     args: [input],
@@ -82,7 +70,7 @@ async function run(input: VisitorsExportInput): Promise<VisitorsExportResult> {
 }
 
 async function exported(projectId: string) {
-  const dir = path.join(exportDir, projectId, `${RANGE.dateFrom}_${RANGE.dateTo}`);
+  const dir = path.join(stack.exportDir, projectId, `${RANGE.dateFrom}_${RANGE.dateTo}`);
   const csv = await fs.readFile(path.join(dir, 'visitors.csv'), 'utf8');
   const manifest = JSON.parse(
     await fs.readFile(path.join(dir, 'manifest.json'), 'utf8'),
@@ -97,14 +85,14 @@ async function exported(projectId: string) {
 }
 
 function offsetsRequested(projectId: string): number[] {
-  return sim
+  return stack.sim
     .requests()
     .filter((r) => r.route === 'getVisitors' && r.projectId === projectId)
     .map((r) => Number(r.query.offset));
 }
 
 async function stagingLeft(): Promise<string[]> {
-  return fs.readdir(path.join(exportDir, '.staging')).catch(() => []);
+  return fs.readdir(path.join(stack.exportDir, '.staging')).catch(() => []);
 }
 
 const bumpTotals = (page: VisitorsPage): VisitorsPage => ({
@@ -114,7 +102,7 @@ const bumpTotals = (page: VisitorsPage): VisitorsPage => ({
 
 describe('visitorsExport merge checks', () => {
   test('pages that disagree on totals: a warning, totals.json holds the first page', async () => {
-    sim.configureProject('drift', { visitorPaths: 300 });
+    stack.sim.configureProject('drift', { visitorPaths: 300 });
     docsApi.scripts.set('drift', async (offset, fetch) => {
       const page = await fetch();
       return offset === 100 ? bumpTotals(page) : page;
@@ -131,7 +119,7 @@ describe('visitorsExport merge checks', () => {
   });
 
   test('retryOnTotalsMismatch: the whole export runs once more and the result says so', async () => {
-    sim.configureProject('redo', { visitorPaths: 300 });
+    stack.sim.configureProject('redo', { visitorPaths: 300 });
     let calls = 0;
     docsApi.scripts.set('redo', async (offset, fetch) => {
       const page = await fetch();
@@ -155,7 +143,7 @@ describe('visitorsExport merge checks', () => {
   });
 
   test('a path on two pages is kept once (first occurrence) and reported', async () => {
-    sim.configureProject('twice', { visitorPaths: 300 });
+    stack.sim.configureProject('twice', { visitorPaths: 300 });
     let firstRow: VisitorsPage['visitors'][number] | undefined;
     docsApi.scripts.set('twice', async (offset, fetch) => {
       const page = await fetch();
@@ -178,7 +166,7 @@ describe('visitorsExport merge checks', () => {
   });
 
   test('pages past the end that keep failing neither fail nor delay the export', async () => {
-    sim.configureProject('tail', { visitorPaths: 100 });
+    stack.sim.configureProject('tail', { visitorPaths: 100 });
     docsApi.scripts.set('tail', async (offset, fetch) => {
       if (offset >= 100) {
         throw new ServerError('injected', { operation: 'getVisitors', status: 503, safeToRetry: true });
@@ -194,7 +182,7 @@ describe('visitorsExport merge checks', () => {
   });
 
   test('a page that is empty but says hasMore ends the export with a warning', async () => {
-    sim.configureProject('hollow', { visitorPaths: 300 });
+    stack.sim.configureProject('hollow', { visitorPaths: 300 });
     docsApi.scripts.set('hollow', async (offset, fetch) => {
       const page = await fetch();
       return offset === 100 ? { ...page, visitors: [], hasMore: true } : page;
@@ -208,7 +196,7 @@ describe('visitorsExport merge checks', () => {
   });
 
   test('a short page that says hasMore is reported: rows may be missing', async () => {
-    sim.configureProject('short', { visitorPaths: 300 });
+    stack.sim.configureProject('short', { visitorPaths: 300 });
     docsApi.scripts.set('short', async (offset, fetch) => {
       const page = await fetch();
       return offset === 0 ? { ...page, visitors: page.visitors.slice(0, 90) } : page;
@@ -221,7 +209,7 @@ describe('visitorsExport merge checks', () => {
   });
 
   test('a cancelled export removes its staged pages', async () => {
-    sim.configureProject('stopped', { visitorPaths: 2000 });
+    stack.sim.configureProject('stopped', { visitorPaths: 2000 });
     docsApi.scripts.set('stopped', async (_offset, fetch, signal) => {
       await sleep(300, undefined, signal ? { signal } : {});
       return fetch();
@@ -235,6 +223,6 @@ describe('visitorsExport merge checks', () => {
       (error: unknown) => error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure,
     );
     assert.deepEqual(await stagingLeft(), []);
-    await assert.rejects(fs.access(path.join(exportDir, 'stopped')), 'no export was written');
+    await assert.rejects(fs.access(path.join(stack.exportDir, 'stopped')), 'no export was written');
   });
 });

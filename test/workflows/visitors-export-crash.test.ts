@@ -1,36 +1,19 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
-import { startSimulator, type Simulator } from '../../dev/simulator';
 import { visitorsExport } from '../../src/workflows';
-import { startTemporal } from '../../dev/temporal';
 import { startWorkerProcess } from '../../dev/worker-process';
+import { useProcessStack } from '../helpers/stack';
 
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
-let exportDir: string;
-
-before(async () => {
-  env = await startTemporal();
-  sim = await startSimulator({ analytics: { paths: 20_000 } });
-  exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'export-crash-'));
-});
-after(async () => {
-  await sim.close();
-  await env.teardown();
-  await fs.rm(exportDir, { recursive: true, force: true });
-});
+// The stack's worker process is the one killed mid-export.
+const stack = useProcessStack({ name: 'export-crash', simulator: { analytics: { paths: 20_000 } } });
 
 test('the worker killed with SIGKILL mid-export: a new worker completes it, the file is whole', async () => {
+  const { env, sim, exportDir, worker: first } = stack;
   sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 150 });
-  const options = { temporalAddress: env.address, service: sim, exportDir };
-  const first = startWorkerProcess(options);
-  await first.ready;
   const input = {
     projectId: 'crash',
     dateFrom: '2026-11-01',
@@ -49,7 +32,7 @@ test('the worker killed with SIGKILL mid-export: a new worker completes it, the 
   await first.kill('SIGKILL');
   const fetchedBeforeKill = pages();
 
-  const second = startWorkerProcess(options);
+  const second = startWorkerProcess({ temporalAddress: env.address, service: sim, exportDir });
   try {
     await second.ready;
     const result = await handle.result();

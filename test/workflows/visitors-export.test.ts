@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type {
@@ -13,28 +12,19 @@ import type {
   VisitorsExportManifest,
   VisitorsExportResult,
 } from '../../src/contract/visitors-export';
-import type { Simulator } from '../../dev/simulator';
 import { visitorsExport } from '../../src/workflows';
 import { Worker } from '@temporalio/worker';
-import { startStack, type TestStack } from '../../dev/stack';
 import { workflowBundle } from '../../dev/temporal';
+import { useStack } from '../helpers/stack';
 
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
-let stack: TestStack;
-let exportDir: string;
+const stack = useStack({ name: 'visitors-export' });
 let runs = 0;
 
-before(async () => {
-  stack = await startStack({ name: 'visitors-export' });
-  ({ env, sim, exportDir } = stack);
-});
-after(() => stack.stop());
-afterEach(() => sim.reset());
+afterEach(() => stack.sim.reset());
 
 function start(input: VisitorsExportInput) {
   const id = visitorsExportWorkflowId(input.projectId, input.dateFrom ?? 'none', input.dateTo ?? 'none');
-  return env.client.workflow.start(visitorsExport, {
+  return stack.env.client.workflow.start(visitorsExport, {
     taskQueue: DEFAULT_TASK_QUEUE,
     workflowId: `${id}/${++runs}`,
     args: [input],
@@ -48,7 +38,7 @@ async function run(input: VisitorsExportInput): Promise<VisitorsExportResult> {
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 async function readExport(result: VisitorsExportResult, format = 'csv') {
-  const dir = path.join(exportDir, result.projectId, `${result.dateFrom}_${result.dateTo}`);
+  const dir = path.join(stack.exportDir, result.projectId, `${result.dateFrom}_${result.dateTo}`);
   const bytes = await fs.readFile(path.join(dir, `visitors.${format}`));
   const manifest = JSON.parse(
     await fs.readFile(path.join(dir, 'manifest.json'), 'utf8'),
@@ -72,14 +62,14 @@ function csvPaths(content: string): string[] {
 }
 
 function visitorRequests(projectId: string) {
-  return sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === projectId);
+  return stack.sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === projectId);
 }
 
 /** Every run of a workflow (continue-as-new chain) with its history size as the server counts it. */
 async function historySizes(workflowId: string) {
   const runs: { runId: string; events: number; bytes: number; json: string }[] = [];
-  for await (const execution of env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-    const handle = env.client.workflow.getHandle(workflowId, execution.runId);
+  for await (const execution of stack.env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const handle = stack.env.client.workflow.getHandle(workflowId, execution.runId);
     const info = (await handle.describe()).raw.workflowExecutionInfo;
     runs.push({
       runId: execution.runId,
@@ -92,12 +82,12 @@ async function historySizes(workflowId: string) {
 }
 
 async function stagingLeft(): Promise<string[]> {
-  return fs.readdir(path.join(exportDir, '.staging')).catch(() => []);
+  return fs.readdir(path.join(stack.exportDir, '.staging')).catch(() => []);
 }
 
 describe('visitorsExport against the simulator', () => {
   test('0 rows: an export with only the header, at most concurrency - 1 wasted requests', async () => {
-    sim.configureProject('empty', { visitorPaths: 0 });
+    stack.sim.configureProject('empty', { visitorPaths: 0 });
     const result = await run({ projectId: 'empty', ...RANGE });
     assert.equal(result.rows, 0);
     assert.equal(result.pages, 1);
@@ -109,7 +99,7 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('one partial page', async () => {
-    sim.configureProject('small', { visitorPaths: 120 });
+    stack.sim.configureProject('small', { visitorPaths: 120 });
     const result = await run({ projectId: 'small', ...RANGE, concurrency: 1 });
     assert.equal(result.rows, 120);
     assert.equal(result.pages, 1);
@@ -123,7 +113,7 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('an exact multiple of pageSize: the last full page says hasMore false, nothing is lost', async () => {
-    sim.configureProject('exact', { visitorPaths: 500 });
+    stack.sim.configureProject('exact', { visitorPaths: 500 });
     const result = await run({ projectId: 'exact', ...RANGE, concurrency: 2, format: 'ndjson' });
     assert.equal(result.rows, 500);
     assert.equal(result.pages, 2);
@@ -142,7 +132,7 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('10,000 rows at concurrency 8: rows in order, totals, checksum, manifest, final progress', async () => {
-    sim.configureProject('big', { visitorPaths: 10_000 });
+    stack.sim.configureProject('big', { visitorPaths: 10_000 });
     const handle = await start({ projectId: 'big', ...RANGE, concurrency: 8 });
     const result = await handle.result();
     assert.equal(result.rows, 10_000);
@@ -174,8 +164,8 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('progress while running: getProgress, current details in the UI, DocsProjectId search attribute', async () => {
-    sim.configureProject('watched', { visitorPaths: 2000 });
-    sim.faults.add({ route: 'getVisitors', projectId: 'watched', kind: 'latency', latencyMs: 300 });
+    stack.sim.configureProject('watched', { visitorPaths: 2000 });
+    stack.sim.faults.add({ route: 'getVisitors', projectId: 'watched', kind: 'latency', latencyMs: 300 });
     const handle = await start({ projectId: 'watched', ...RANGE, pageSize: 100, concurrency: 3 });
     let progress = await handle.query(getProgressQuery);
     while (progress.pagesDone < 3) {
@@ -193,7 +183,7 @@ describe('visitorsExport against the simulator', () => {
     );
     const found: string[] = [];
     for (let tries = 0; found.length === 0 && tries < 50; tries++) {
-      for await (const wf of env.client.workflow.list({ query: `DocsProjectId = 'watched'` })) {
+      for await (const wf of stack.env.client.workflow.list({ query: `DocsProjectId = 'watched'` })) {
         found.push(wf.workflowId);
       }
       if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -209,10 +199,10 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('5xx and 429 during the export: retried, nothing lost, no page fetched twice after success', async () => {
-    sim.configureProject('flaky', { visitorPaths: 1000 });
-    sim.faults.add({ route: 'getVisitors', projectId: 'flaky', kind: 'status', status: 502, times: 3 });
-    sim.faults.add({ route: 'getVisitors', projectId: 'flaky', kind: 'status', status: 503, times: 1 });
-    sim.faults.add({
+    stack.sim.configureProject('flaky', { visitorPaths: 1000 });
+    stack.sim.faults.add({ route: 'getVisitors', projectId: 'flaky', kind: 'status', status: 502, times: 3 });
+    stack.sim.faults.add({ route: 'getVisitors', projectId: 'flaky', kind: 'status', status: 503, times: 1 });
+    stack.sim.faults.add({
       route: 'getVisitors',
       projectId: 'flaky',
       kind: 'rateLimit',
@@ -234,8 +224,8 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('Retry-After is honoured: the retry of a 429 waits the given seconds, not the 1 s backoff', async () => {
-    sim.configureProject('patient', { visitorPaths: 50 });
-    sim.faults.add({
+    stack.sim.configureProject('patient', { visitorPaths: 50 });
+    stack.sim.faults.add({
       route: 'getVisitors',
       projectId: 'patient',
       kind: 'rateLimit',
@@ -252,7 +242,7 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('a 4xx ends the export with a clear, typed failure and removes its staged pages', async () => {
-    sim.faults.add({ route: 'getVisitors', projectId: 'denied', kind: 'status', status: 403 });
+    stack.sim.faults.add({ route: 'getVisitors', projectId: 'denied', kind: 'status', status: 403 });
     await assert.rejects(run({ projectId: 'denied', ...RANGE }), (error: unknown) => {
       assert.ok(error instanceof WorkflowFailedError);
       assert.ok(error.cause instanceof ApplicationFailure);
@@ -266,7 +256,7 @@ describe('visitorsExport against the simulator', () => {
     const statuses = visitorRequests('denied').map((r) => r.status);
     assert.ok(statuses.length <= 4 && statuses.every((s) => s === 403), 'no 4xx is retried');
     assert.deepEqual(await stagingLeft(), []);
-    await assert.rejects(fs.access(path.join(exportDir, 'denied')), 'no export directory');
+    await assert.rejects(fs.access(path.join(stack.exportDir, 'denied')), 'no export directory');
   });
 
   const badInputs: [string, Record<string, unknown>, RegExp][] = [
@@ -311,15 +301,15 @@ describe('visitorsExport against the simulator', () => {
         assert.match(error.cause.message, message);
         return true;
       });
-      assert.equal(sim.requests().length, 0, 'no request reaches the service');
+      assert.equal(stack.sim.requests().length, 0, 'no request reaches the service');
     });
   }
 
   test('re-running a range replaces the export whole, also in another format', async () => {
-    sim.configureProject('rerun', { visitorPaths: 300 });
+    stack.sim.configureProject('rerun', { visitorPaths: 300 });
     const first = await run({ projectId: 'rerun', ...RANGE, format: 'json' });
     assert.equal((await readExport(first, 'json')).manifest.rows, 300);
-    sim.configureProject('rerun', { visitorPaths: 50 });
+    stack.sim.configureProject('rerun', { visitorPaths: 50 });
     const second = await run({ projectId: 'rerun', ...RANGE, format: 'csv' });
     const out = await readExport(second);
     assert.equal(csvPaths(out.content).length, 50);
@@ -330,7 +320,7 @@ describe('visitorsExport against the simulator', () => {
   });
 
   test('continue-as-new mid-export: counts carried over, the file whole, no page fetched twice', async () => {
-    sim.configureProject('carried', { visitorPaths: 5000 });
+    stack.sim.configureProject('carried', { visitorPaths: 5000 });
     const handle = await start({
       projectId: 'carried',
       ...RANGE,
@@ -361,13 +351,13 @@ describe('visitorsExport against the simulator', () => {
     });
     assert.deepEqual(await stagingLeft(), []);
     for (const run of runs) {
-      const history = await env.client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory();
+      const history = await stack.env.client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory();
       await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, run.runId);
     }
   });
 
   test('100,000 paths: every run stays under 2,000 events and 2 MB of history; no row enters history', async (t) => {
-    sim.configureProject('huge', { visitorPaths: 100_000 });
+    stack.sim.configureProject('huge', { visitorPaths: 100_000 });
     const startedAt = Date.now();
     const handle = await start({ projectId: 'huge', ...RANGE });
     const result = await handle.result();

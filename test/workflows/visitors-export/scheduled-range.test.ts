@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseApiDate } from '../../src/contract/api-dates';
-import { previousDay, type DateRange } from '../../src/workflows/visitors-export/scheduled-range';
+import { parseApiDate } from '../../../src/contract/api-dates';
+import { previousDay, type DateRange } from '../../../src/workflows/visitors-export/scheduled-range';
 
 // The workflow runs this in Temporal's sandbox (V8's Intl, the same ICU data); test/client/schedules.test.ts runs
 // it there through real schedules. These cases pin the calendar arithmetic.

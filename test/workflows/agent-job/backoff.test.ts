@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../../src/contract/agent-job';
+import { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../../../src/contract/agent-job';
 import {
   pollDelayMs,
   pollJitterKey,
   resendDelayMs,
   resolvePolling,
   type PollingSettings,
-} from '../../src/workflows/agent-job/backoff';
+} from '../../../src/workflows/agent-job/backoff';
 
 /** Events one poll adds to the history: timer started/fired, 2 × 3 workflow-task events, activity × 3. */
 const EVENTS_PER_POLL = 11;
