@@ -40,6 +40,13 @@ export abstract class DocsApiError extends Error {
   }
 }
 
+/** A DocsApiError with nothing of its own but its name. */
+function failureOfType<N extends DocsApiFailureTypeName>(type: N) {
+  return class extends DocsApiError {
+    override readonly name: N = type;
+  };
+}
+
 function describe(message: string, init: DocsApiErrorInit): string {
   const parts = [`${init.operation}: ${message}`];
   if (init.status !== undefined) parts.push(`HTTP ${init.status}`);
@@ -61,33 +68,21 @@ export class InvalidArgumentError extends DocsApiError {
 }
 
 /** 400 or 422: the service rejected the request as invalid. */
-export class InvalidRequestError extends DocsApiError {
-  override readonly name = DocsApiFailureType.invalidRequest;
-}
+export class InvalidRequestError extends failureOfType(DocsApiFailureType.invalidRequest) {}
 
 /** 401 or 403: the key is missing, wrong, or not allowed for the project. */
-export class AuthError extends DocsApiError {
-  override readonly name = DocsApiFailureType.auth;
-}
+export class AuthError extends failureOfType(DocsApiFailureType.auth) {}
 
-export class NotFoundError extends DocsApiError {
-  override readonly name = DocsApiFailureType.notFound;
-}
+export class NotFoundError extends failureOfType(DocsApiFailureType.notFound) {}
 
 /** 409: the resource is in a state that refuses the request (for example a message to a failed job). */
-export class ConflictError extends DocsApiError {
-  override readonly name = DocsApiFailureType.conflict;
-}
+export class ConflictError extends failureOfType(DocsApiFailureType.conflict) {}
 
 /** 429: rate limited; `retryAfterMs` when the service said when to come back. */
-export class RateLimitedError extends DocsApiError {
-  override readonly name = DocsApiFailureType.rateLimited;
-}
+export class RateLimitedError extends failureOfType(DocsApiFailureType.rateLimited) {}
 
 /** 408 or 5xx. 503 means the service did not act; other 5xx may come after it acted. */
-export class ServerError extends DocsApiError {
-  override readonly name = DocsApiFailureType.server;
-}
+export class ServerError extends failureOfType(DocsApiFailureType.server) {}
 
 /** The connection failed (refused, reset, DNS). `safeToRetry` tells whether the request can have reached the service. */
 export class NetworkError extends DocsApiError {
@@ -102,9 +97,7 @@ export class NetworkError extends DocsApiError {
 }
 
 /** No answer in time (connect, headers or body timeout, or the caller's signal). */
-export class TimeoutError extends DocsApiError {
-  override readonly name = DocsApiFailureType.timeout;
-}
+export class TimeoutError extends failureOfType(DocsApiFailureType.timeout) {}
 
 /** A 2xx answer that is not the documented JSON: wrong content type, not JSON, or a field that fails the schema. */
 export class MalformedResponseError extends DocsApiError {
