@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ResolvedBehaviour } from './jobs';
-import { API_KEY_PATTERN, jobBehaviourPatchSchema, parseOrThrow, visitorPathsSchema } from './schemas';
-import type { SimulatorOptions } from './types';
+import {
+  API_KEY_PATTERN,
+  budgetsSchema,
+  jobBehaviourPatchSchema,
+  parseOrThrow,
+  visitorPathsSchema,
+} from './schemas';
+import type { BudgetsConfig, SimulatorOptions } from './types';
 
 export interface ResolvedOptions {
   host: string;
@@ -12,6 +18,7 @@ export interface ResolvedOptions {
   visitorPaths: number;
   seed: string;
   perHour: { createJob: number; sendMessage: number };
+  budgets: BudgetsConfig;
   clock: () => number;
   maxLogEntries: number;
 }
@@ -36,6 +43,7 @@ const optionsSchema = z
       })
       .strict()
       .optional(),
+    budgets: budgetsSchema.optional(),
     clock: z
       .custom<() => number>((value) => typeof value === 'function', 'clock must be a function')
       .optional(),
@@ -57,6 +65,7 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
       createJob: o.rateLimit?.createPerHour ?? 100,
       sendMessage: o.rateLimit?.messagePerHour ?? 100,
     },
+    budgets: o.budgets ?? {},
     clock: o.clock ?? Date.now,
     maxLogEntries: o.maxLogEntries ?? 200_000,
   };
