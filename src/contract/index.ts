@@ -4,3 +4,4 @@ export * from './validation';
 export * from './agent-job';
 export * from './visitors-export';
 export * from './messages';
+export * from './budget';
