@@ -1,4 +1,4 @@
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { parseDuration } from './duration';
 
 /** A budget of the service: at most `requests` in any `windowMs`. */
@@ -63,8 +63,9 @@ export interface PermitRequest {
   refusal?: BudgetRefusal;
 }
 
+/** Sent to a requester whose permit must wait: the limiter's estimate, for progress and the UI. */
 export interface PermitTicket {
-  /** Granted already (the signal follows at once), or the limiter's estimate of the grant. */
+  permitId: string;
   estimatedGrantAt: number;
   /** Permits waiting before this one, across projects. */
   waitingAhead: number;
@@ -85,8 +86,12 @@ export interface BudgetLimiterState {
   granted: number;
 }
 
-/** Ask for a permit; answered at once with an estimate, granted later by `budgetPermitGrantedSignal`. */
-export const requestBudgetPermitUpdate = defineUpdate<PermitTicket, [PermitRequest]>('requestBudgetPermit');
+/**
+ * Ask for a permit (signal-with-start: a signal, unlike an update, has no cap on how many may be in flight).
+ * Granted by `budgetPermitGrantedSignal`; a permit that must wait first gets `budgetPermitQueuedSignal`.
+ */
+export const requestBudgetPermitSignal = defineSignal<[PermitRequest]>('requestBudgetPermit');
+export const budgetPermitQueuedSignal = defineSignal<[PermitTicket]>('budgetPermitQueued');
 /** An exclusive permit's request is done (sent or failed): the next one may go. */
 export const releaseBudgetPermitSignal = defineSignal<[{ permitId: string }]>('releaseBudgetPermit');
 /** Sent by the limiter to the requester. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { apiDateSchema, parseApiDate, projectIdSchema } from './validation';
+import type { DurationInput } from './duration';
+import { apiDateSchema, durationSchema, parseApiDate, projectIdSchema } from './validation';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -8,6 +9,8 @@ export const DEFAULT_PAGE_SIZE = 250;
 export const MAX_PAGE_SIZE = 250;
 export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 16;
+/** How long an export may wait for the analytics budget in all, from its first run. */
+export const DEFAULT_EXPORT_DEADLINE = '24h';
 
 export interface VisitorsExportInput {
   projectId: string;
@@ -20,6 +23,8 @@ export interface VisitorsExportInput {
   format?: ExportFormat;
   /** IANA zone of a scheduled run's "previous day" (default UTC). Set by the schedule's action input. */
   timeZone?: string;
+  /** How long the export may take in all, waits for the analytics budget included (default 24 h). */
+  deadline?: DurationInput;
   /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
   retryOnTotalsMismatch?: boolean;
   /** Export events after which the workflow continues as new (default 1,000); tests lower it. */
@@ -42,6 +47,8 @@ export interface VisitorsExportContinuation {
   /** 1, or 2 when the whole export runs again after pages disagreed on totals. */
   attempt: number;
   warnings: string[];
+  /** ms since the epoch: a budget wait past this fails the export (absent in runs before budgets). */
+  deadlineAt?: number;
 }
 
 export interface VisitorTotals {
@@ -93,6 +100,8 @@ export interface ExportProgress {
   rowsDone: number;
   inFlight: number;
   done: boolean;
+  /** ISO time the analytics budget is expected to let the next page go; absent when no page waits. */
+  waitingForBudgetUntil?: string;
 }
 
 /** An IANA zone name that this runtime's Intl knows (the workflow sandbox uses the same V8 data). */
@@ -119,6 +128,7 @@ export const visitorsExportInputSchema = z
       .optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
     timeZone: timeZoneSchema.optional(),
+    deadline: durationSchema.optional(),
     retryOnTotalsMismatch: z.boolean({ error: 'must be true or false' }).optional(),
     continueAsNewAfterEvents: z
       .number({ error: 'must be a number' })
@@ -136,6 +146,7 @@ export const visitorsExportInputSchema = z
         totalsMismatch: z.boolean(),
         attempt: z.number().int().min(1).max(2),
         warnings: z.array(z.string()),
+        deadlineAt: z.number().optional(),
       })
       .optional(),
   })
