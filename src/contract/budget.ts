@@ -76,9 +76,10 @@ export interface PermitGrant {
   grantedAt: number;
 }
 
+/** As of the limiter's last task (a query does not move workflow time). */
 export interface BudgetLimiterState {
   budget: RateBudget;
-  /** Grants inside the current window. */
+  /** Grants inside the window. */
   grantedInWindow: number;
   waitingByProject: Record<string, number>;
   pausedUntil: number | null;

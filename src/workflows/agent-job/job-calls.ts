@@ -32,7 +32,7 @@ export async function attemptCreate(state: RunState): Promise<void> {
     const outcome = classifyCallFailure(error);
     if (outcome.kind === 'refused') throw createRejected(state, outcome.reason, error);
     if (outcome.kind === 'unknown') throw createOutcomeUnknown(state, outcome.reason, error);
-    state.resendAt = resendAt(state, outcome.retryAfterMs);
+    state.resendAt = Date.now() + resendDelayMs(state.resendAttempt, outcome.retryAfterMs);
     state.resendAttempt += 1;
     state.lastError = `create not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;
   } finally {
@@ -84,7 +84,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
     if (isCancellation(error)) throw error;
     const outcome = classifyCallFailure(error);
     if (outcome.kind === 'resend') {
-      state.resendAt = resendAt(state, outcome.retryAfterMs);
+      state.resendAt = Date.now() + resendDelayMs(state.resendAttempt, outcome.retryAfterMs);
       state.resendAttempt += 1;
       state.lastError = `follow-up ${next.messageId} not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;
     } else {
@@ -147,12 +147,6 @@ async function spendingPermit<T>(state: RunState, permit: Permit | null, call: (
   } finally {
     await state.budget.release(state.projectId, permit);
   }
-}
-
-/** When to send again: at once after a 429 within the budget (the limiter makes everyone wait), else backoff. */
-function resendAt(state: RunState, retryAfterMs: number | undefined): number {
-  if (state.budgetRefusal !== undefined) return Date.now();
-  return Date.now() + resendDelayMs(state.resendAttempt, retryAfterMs);
 }
 
 /** The job continues after a message: read it again soon, from the initial interval. */

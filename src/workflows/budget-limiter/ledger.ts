@@ -31,7 +31,7 @@ const RECENT_PERMITS = 256;
 
 /** An exclusive permit not released in this time (its holder died) lets the next one go. */
 const EXCLUSIVE_HOLD_MS = 90_000;
-const FIRST_BACKOFF_MS = 1_000;
+const FIRST_BACKOFF_MS = 2_000;
 
 /**
  * The budget's book: a sliding log of grants (at most `requests` in any window, so a fixed-window service never

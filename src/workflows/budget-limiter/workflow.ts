@@ -99,16 +99,22 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) grant(next, now);
     for (const ticket of tickets.splice(0)) queued(ticket);
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength >= eventLimit) {
+    if (continueAsNewDue(eventLimit)) {
       await condition(() => signalsInFlight === 0 && allHandlersFinished());
       return continueAsNew<typeof docsBudgetLimiter>({ ...input, ledger: ledger.snapshot() });
     }
     const seen = changes;
     const wakeAt = ledger.wakeAt(now);
-    if (wakeAt === undefined) await condition(() => changes !== seen);
-    else await condition(() => changes !== seen, Math.max(1, wakeAt - now));
+    // The answers to its own signals lengthen the history too: they may make continue-as-new due.
+    const woken = () => changes !== seen || continueAsNewDue(eventLimit);
+    if (wakeAt === undefined) await condition(woken);
+    else await condition(woken, Math.max(1, wakeAt - now));
   }
+}
+
+function continueAsNewDue(eventLimit: number): boolean {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength >= eventLimit;
 }
 
 function invalidRequest(request: PermitRequest): string | undefined {
