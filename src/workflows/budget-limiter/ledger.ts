@@ -111,12 +111,13 @@ export class BudgetLedger {
     const s = this.#s;
     s.refusals += 1;
     const sentBeforePause = refusal.grantedAt < s.pauseStartedAt;
+    // A request already in flight when the pause began adds nothing the pause does not know.
+    if (sentBeforePause && refusal.retryAfterMs === undefined && s.pausedUntil > now) return;
     let pauseMs: number;
     if (refusal.retryAfterMs !== undefined) {
       pauseMs = refusal.retryAfterMs;
     } else {
       if (now - s.lastRefusalAt > s.budget.windowMs + s.streak * FIRST_BACKOFF_MS) s.streak = 0;
-      // A request already in flight when the pause began adds no information: it does not double the backoff.
       if (!sentBeforePause) s.streak += 1;
       pauseMs = Math.min(s.budget.windowMs, FIRST_BACKOFF_MS * 2 ** Math.max(0, s.streak - 1));
     }
