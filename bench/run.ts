@@ -1,3 +1,4 @@
+import { budgets, budgetsTables, FULL_BUDGETS, QUICK_BUDGETS, type BudgetsResult } from './budgets';
 import {
   concurrentJobs,
   concurrentJobsTable,
@@ -37,7 +38,7 @@ import {
 } from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
 
-export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start'] as const;
+export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start', 'budgets'] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
 export const TITLES: Record<BenchName, string> = {
@@ -46,6 +47,7 @@ export const TITLES: Record<BenchName, string> = {
   memory: 'Memory per cached workflow',
   polling: 'Polling efficiency',
   start: 'Worker start',
+  budgets: 'Budgets',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -55,6 +57,7 @@ export interface BenchResults {
   memory?: WorkflowMemoryRow[];
   polling?: PollingRow[];
   start?: WorkerStartResult;
+  budgets?: BudgetsResult;
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -142,12 +145,20 @@ async function startSection(quick: boolean, results: BenchResults): Promise<stri
   ].join('\n\n');
 }
 
+async function budgetsSection(quick: boolean, results: BenchResults): Promise<string> {
+  const options = quick ? QUICK_BUDGETS : FULL_BUDGETS;
+  const result = await budgets(options);
+  results.budgets = result;
+  return budgetsTables(result, options);
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
   memory: memorySection,
   polling: pollingSection,
   start: startSection,
+  budgets: budgetsSection,
 };
 
 export interface RunOptions {

@@ -31,6 +31,9 @@ export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess
       TEMPORAL_NAMESPACE: 'default',
       DOCS_API_BASE_URL: options.service.url,
       DOCS_API_KEY: options.service.apiKey,
+      // Like the simulator's budgets, off unless a test sets them (in env).
+      DOCS_API_ANALYTICS_RATE_LIMIT: '1000000/1h',
+      DOCS_API_AGENT_RATE_LIMIT: '1000000/1h',
       ...(options.exportDir ? { EXPORT_DIR: options.exportDir } : {}),
       ...options.env,
     },

@@ -5,7 +5,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DataConverter } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../src/activities';
+import type { RateBudget } from '../src/contract/budget';
 import { DEFAULT_TASK_QUEUE } from '../src/contract/names';
+import { ApiKey } from '../src/docs-api/api-key';
 import { DocsApiClient } from '../src/docs-api/client';
 import { createWorker } from '../src/worker';
 import { workflowBundle } from './temporal';
@@ -23,10 +25,17 @@ export interface TestWorkerOptions {
   /** Where exports are written; a fresh temporary directory when absent. */
   exportDir?: string;
   extraDeps?: Partial<ActivityDeps>;
+  /**
+   * The worker's budgets (DOCS_API_ANALYTICS_RATE_LIMIT, DOCS_API_AGENT_RATE_LIMIT). Default: far above anything
+   * a test spends, like the simulator's budgets, which are off unless a test sets them.
+   */
+  budgets?: { analytics?: RateBudget; agent?: RateBudget };
   tuning?: Parameters<typeof createWorker>[0]['tuning'];
   /** Payload encryption, as the worker's PAYLOAD_CODEC_KEYS would configure it. */
   dataConverter?: DataConverter;
 }
+
+const UNBOUNDED_BUDGET: RateBudget = { requests: 1_000_000, windowMs: 3_600_000 };
 
 /** A real worker on the real dev server, with the real activities talking HTTP to the service. */
 export async function startTestWorker(
@@ -46,6 +55,11 @@ export async function startTestWorker(
     activities: createActivities({
       docsApi,
       exportDir,
+      budgets: {
+        analytics: options.budgets?.analytics ?? UNBOUNDED_BUDGET,
+        agent: options.budgets?.agent ?? UNBOUNDED_BUDGET,
+        organization: new ApiKey(options.service.apiKey).fingerprint(),
+      },
       ...options.extraDeps,
     }),
     workflowBundle: await workflowBundle(),

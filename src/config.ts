@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 
@@ -12,6 +13,22 @@ const positiveInt = z.coerce
   .int('must be an integer')
   .positive('must be positive');
 
+/** `<requests>/<duration>`, e.g. `100/1h` or `20/10s`. */
+const rateLimit = z
+  .string()
+  .default(DEFAULT_RATE_LIMIT)
+  .transform((text, ctx) => {
+    const budget = parseRateLimit(text);
+    if (budget === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be <requests>/<duration> with a positive whole number and a positive duration, such as ${DEFAULT_RATE_LIMIT} or 20/10s (got "${text.slice(0, 40)}")`,
+      });
+      return z.NEVER;
+    }
+    return budget;
+  });
+
 const workerEnvSchema = z.object({
   DOCS_API_BASE_URL: z.url({
     protocol: /^https?$/,
@@ -21,6 +38,8 @@ const workerEnvSchema = z.object({
     .string({ error: 'is required: the admin key <prefix>_<secret>' })
     .regex(API_KEY_PATTERN, API_KEY_RULE),
   DOCS_API_RETRY_UNKNOWN_OUTCOME: booleanFlag.default(false),
+  DOCS_API_ANALYTICS_RATE_LIMIT: rateLimit,
+  DOCS_API_AGENT_RATE_LIMIT: rateLimit,
   TEMPORAL_TASK_QUEUE: z.string().min(1, 'must not be empty').default(DEFAULT_TASK_QUEUE),
   EXPORT_DIR: z.string().min(1, 'must not be empty').default('./exports'),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(200),
@@ -36,6 +55,10 @@ export interface WorkerConfig {
   /** Wrapped so that printing the config can never reveal the key. */
   docsApiKey: ApiKey;
   retryUnknownOutcome: boolean;
+  /** The organization's analytics budget, shared by every export and worker process. */
+  analyticsRateLimit: RateBudget;
+  /** Each project's budget for create and message together. */
+  agentRateLimit: RateBudget;
   taskQueue: string;
   exportDir: string;
   maxConcurrentActivities: number;
@@ -62,6 +85,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     docsApiBaseUrl: e.DOCS_API_BASE_URL,
     docsApiKey: new ApiKey(e.DOCS_API_KEY),
     retryUnknownOutcome: e.DOCS_API_RETRY_UNKNOWN_OUTCOME,
+    analyticsRateLimit: e.DOCS_API_ANALYTICS_RATE_LIMIT,
+    agentRateLimit: e.DOCS_API_AGENT_RATE_LIMIT,
     taskQueue: e.TEMPORAL_TASK_QUEUE,
     exportDir: path.resolve(e.EXPORT_DIR),
     maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,

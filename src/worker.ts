@@ -61,6 +61,11 @@ export function activityDepsFromConfig(config: WorkerConfig) {
     docsApi: new DocsApiClient({ baseUrl: config.docsApiBaseUrl, apiKey: config.docsApiKey }),
     exportDir: config.exportDir,
     retryUnknownOutcome: config.retryUnknownOutcome,
+    budgets: {
+      analytics: config.analyticsRateLimit,
+      agent: config.agentRateLimit,
+      organization: config.docsApiKey.fingerprint(),
+    },
   };
 }
 

@@ -43,6 +43,40 @@ describe('loadWorkerConfig', () => {
     );
   });
 
+  test('budgets: default 100/1h each; <requests>/<duration> in any duration form', () => {
+    const defaults = loadWorkerConfig(valid);
+    assert.deepEqual(defaults.analyticsRateLimit, { requests: 100, windowMs: 3_600_000 });
+    assert.deepEqual(defaults.agentRateLimit, { requests: 100, windowMs: 3_600_000 });
+    const set = loadWorkerConfig({
+      ...valid,
+      DOCS_API_ANALYTICS_RATE_LIMIT: '20/10s',
+      DOCS_API_AGENT_RATE_LIMIT: '5000 / 1 day',
+    });
+    assert.deepEqual(set.analyticsRateLimit, { requests: 20, windowMs: 10_000 });
+    assert.deepEqual(set.agentRateLimit, { requests: 5000, windowMs: 86_400_000 });
+    assert.deepEqual(loadWorkerConfig({ ...valid, DOCS_API_AGENT_RATE_LIMIT: '10/1h30m' }).agentRateLimit, {
+      requests: 10,
+      windowMs: 5_400_000,
+    });
+  });
+
+  test('a bad budget stops the worker, naming the variable and the form', () => {
+    for (const bad of ['100', '0/1h', '-5/1h', '1.5/1h', '100/0s', '100/soon', '/1h', '']) {
+      assert.throws(
+        () => loadWorkerConfig({ ...valid, DOCS_API_ANALYTICS_RATE_LIMIT: bad }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, bad);
+          assert.match(error.message, /DOCS_API_ANALYTICS_RATE_LIMIT: must be <requests>\/<duration>/);
+          return true;
+        },
+      );
+    }
+    assert.throws(
+      () => loadWorkerConfig({ ...valid, DOCS_API_AGENT_RATE_LIMIT: '100 per hour' }),
+      /DOCS_API_AGENT_RATE_LIMIT: must be <requests>\/<duration>/,
+    );
+  });
+
   test('rejects a non-http base URL', () => {
     assert.throws(
       () => loadWorkerConfig({ ...valid, DOCS_API_BASE_URL: 'ftp://docs.example.test' }),

@@ -25,7 +25,8 @@ Visitors without dateFrom/dateTo cover the last 30 full UTC days (dateTo = today
 
 Control routes (loopback clients only): POST /__sim/projects/:projectId, POST|GET|DELETE /__sim/faults,
 DELETE /__sim/faults/:id, POST /__sim/jobs/:jobId/complete, GET /__sim/jobs/:jobId, GET /__sim/stats,
-GET /__sim/requests[?since=<seq>], POST /__sim/reset.`;
+GET /__sim/requests[?since=<seq>], POST /__sim/reset, GET|POST /__sim/budgets (analytics per key, agent per
+project: { requests, windowMs, retryAfter? }, null for off), POST /__sim/budgets/:name/spend.`;
 
 export interface CliConfig {
   port: number;

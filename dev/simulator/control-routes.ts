@@ -1,9 +1,17 @@
 import type { z } from 'zod';
+import { ORGANIZATION, type Budgets } from './budgets';
 import type { FaultRules } from './faults';
 import { invalid, methodNotAllowed, notFound, type ParsedBody, type Reply } from './http';
 import type { ProjectView } from './projects';
 import { matchPattern, splitPath } from './routes';
-import { completeJobSchema, faultRuleSchema, firstIssue, projectConfigSchema } from './schemas';
+import {
+  budgetChangesSchema,
+  budgetSpendSchema,
+  completeJobSchema,
+  faultRuleSchema,
+  firstIssue,
+  projectConfigSchema,
+} from './schemas';
 import type {
   FaultRule,
   JobOutcome,
@@ -23,6 +31,7 @@ export interface ControlDeps {
   stats(): SimulatorStats;
   requests(afterSeq: number): RequestLogEntry[];
   job(jobId: string): SimJobSnapshot | undefined;
+  budgets: Budgets;
   reset(): void;
 }
 
@@ -86,6 +95,33 @@ const CONTROL_ROUTES: { method: string; pattern: string[]; handle: Handler }[] =
     handle: (deps, { jobId = '' }) => {
       const job = deps.job(jobId);
       return job ? { status: 200, body: job } : notFound(`no job ${jobId}`);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: ['__sim', 'budgets'],
+    handle: (deps) => ({ status: 200, body: deps.budgets.config }),
+  },
+  {
+    method: 'POST',
+    pattern: ['__sim', 'budgets'],
+    handle: (deps, _params, body) =>
+      withBody(body, budgetChangesSchema, (changes) => ({
+        status: 200,
+        body: deps.budgets.configure(changes),
+      })),
+  },
+  {
+    method: 'POST',
+    pattern: ['__sim', 'budgets', ':name', 'spend'],
+    handle: (deps, { name = '' }, body) => {
+      if (name !== 'analytics' && name !== 'agent') return notFound(`no budget ${name}`);
+      return withBody(body, budgetSpendSchema, ({ requests, projectId }) => {
+        if (name === 'agent' && projectId === undefined)
+          return invalid('projectId', 'projectId is required for the agent budget');
+        const key = name === 'analytics' ? ORGANIZATION : (projectId ?? '');
+        return { status: 200, body: { spent: deps.budgets.spend(name, key, requests) } };
+      });
     },
   },
   {

@@ -1,4 +1,4 @@
-import type { RouteName, SimulatorStats } from './types';
+import type { BudgetName, RouteName, SimulatorStats } from './types';
 
 /** What the service received and did, for tests that prove no duplicate and no loss. */
 export class Counters {
@@ -15,6 +15,10 @@ export class Counters {
 
   messageAccepted(): void {
     this.#stats.messagesAccepted += 1;
+  }
+
+  budgetRefused(name: BudgetName): void {
+    this.#stats.budgetRefusals[name] += 1;
   }
 
   response(status: number | 'reset' | 'hang'): void {
@@ -37,6 +41,7 @@ function empty(): SimulatorStats {
     jobsCreated: 0,
     jobsCreatedByProject: {},
     messagesAccepted: 0,
+    budgetRefusals: { analytics: 0, agent: 0 },
     responsesByStatus: {},
   };
 }

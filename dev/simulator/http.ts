@@ -70,8 +70,10 @@ export function methodNotAllowed(method: string, allowed: readonly string[]): Re
   return { ...errorReply(405, `${method} is not allowed here`), headers: { allow: allowed.join(', ') } };
 }
 
-export function tooManyRequests(retryAfter: string): Reply {
-  return { ...errorReply(429, 'rate limit exceeded'), headers: { 'retry-after': retryAfter } };
+/** A 429; without `retryAfter` it carries no Retry-After header (as some budgets answer). */
+export function tooManyRequests(retryAfter: string | undefined): Reply {
+  const reply = errorReply(429, 'rate limit exceeded');
+  return retryAfter === undefined ? reply : { ...reply, headers: { 'retry-after': retryAfter } };
 }
 
 export function encode(reply: Reply): RawReply {

@@ -1,5 +1,9 @@
 export { startSimulator } from './server';
 export type {
+  BudgetChanges,
+  BudgetName,
+  BudgetSpec,
+  BudgetsConfig,
   FaultController,
   FaultKind,
   FaultRule,

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ResolvedBehaviour } from './jobs';
 import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
-import { jobBehaviourPatchSchema, parseOrThrow, visitorPathsSchema } from './schemas';
-import type { ErrorBodies, SimulatorOptions } from './types';
+import { budgetsSchema, jobBehaviourPatchSchema, parseOrThrow, visitorPathsSchema } from './schemas';
+import type { BudgetsConfig, ErrorBodies, SimulatorOptions } from './types';
 
 export interface ResolvedOptions {
   host: string;
@@ -13,6 +13,7 @@ export interface ResolvedOptions {
   visitorPaths: number;
   seed: string;
   perHour: { createJob: number; sendMessage: number };
+  budgets: BudgetsConfig;
   clock: () => number;
   maxLogEntries: number;
   errorBodies: ErrorBodies;
@@ -38,6 +39,7 @@ const optionsSchema = z
       })
       .strict()
       .optional(),
+    budgets: budgetsSchema.optional(),
     clock: z
       .custom<() => number>((value) => typeof value === 'function', 'clock must be a function')
       .optional(),
@@ -60,6 +62,7 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
       createJob: o.rateLimit?.createPerHour ?? 100,
       sendMessage: o.rateLimit?.messagePerHour ?? 100,
     },
+    budgets: o.budgets ?? {},
     clock: o.clock ?? Date.now,
     maxLogEntries: o.maxLogEntries ?? 200_000,
     errorBodies: o.errorBodies ?? 'detailed',

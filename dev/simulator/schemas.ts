@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   REDIRECT_STATUSES,
+  type BudgetChanges,
   type Drift,
   type FaultKind,
   type FaultRule,
@@ -28,6 +29,31 @@ export const visitorPathsSchema = z.number().int().min(0).max(MAX_VISITOR_PATHS)
 
 export const projectConfigSchema = z
   .object({ jobs: jobBehaviourPatchSchema.optional(), visitorPaths: visitorPathsSchema.optional() })
+  .strict();
+
+export const budgetSpecSchema = z
+  .object({
+    requests: z.number().int().min(0),
+    windowMs: z.number().int().min(1),
+    retryAfter: z.boolean().optional(),
+  })
+  .strict();
+
+export const budgetsSchema = z
+  .object({ analytics: budgetSpecSchema.optional(), agent: budgetSpecSchema.optional() })
+  .strict();
+
+/** POST /__sim/budgets: null turns a budget off. */
+export const budgetChangesSchema = z
+  .object({
+    analytics: budgetSpecSchema.nullable().optional(),
+    agent: budgetSpecSchema.nullable().optional(),
+  })
+  .strict();
+
+/** POST /__sim/budgets/:name/spend: a foreign spender (dashboards, syncs) uses the budget. */
+export const budgetSpendSchema = z
+  .object({ requests: z.number().int().min(1), projectId: z.string().min(1).optional() })
   .strict();
 
 export const completeJobSchema = z.object({ outcome: jobOutcomeSchema.optional() }).strict();
@@ -155,4 +181,8 @@ export function parseFaultRule(value: unknown): FaultRule {
 
 export function parseProjectConfig(value: unknown): ProjectConfig {
   return parseOrThrow<ProjectConfig>(projectConfigSchema, value, 'project configuration');
+}
+
+export function parseBudgetChanges(value: unknown): BudgetChanges {
+  return parseOrThrow<BudgetChanges>(budgetChangesSchema, value, 'budgets');
 }

@@ -1,11 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AnalyticsDataSet } from './analytics';
+import { Budgets, ORGANIZATION } from './budgets';
 import { Counters } from './counters';
 import { FaultRules } from './faults';
 import { encode, errorReply, write } from './http';
 import { JobStore } from './jobs';
 import { resolveOptions } from './options';
+import { parseBudgetChanges } from './schemas';
 import { handleRequest, type PipelineDeps } from './pipeline';
 import { Projects } from './projects';
 import { RateLimiter } from './rate-limit';
@@ -19,6 +21,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const analytics = new AnalyticsDataSet(o.seed);
   const faults = new FaultRules();
   const limiter = new RateLimiter(o.perHour, o.clock);
+  const budgets = new Budgets(o.budgets, o.clock);
   const log = new RequestLog(o.maxLogEntries);
   const counters = new Counters();
   const projects = new Projects({ jobs: o.jobs, visitorPaths: o.visitorPaths });
@@ -29,6 +32,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     jobs.clear();
     faults.clear();
     limiter.clear();
+    budgets.clear();
     log.clear();
     counters.clear();
     projects.clear();
@@ -40,6 +44,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     jobs,
     analytics,
     limiter,
+    budgets,
     counters,
     projects,
     faults,
@@ -54,6 +59,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       stats: () => counters.snapshot(),
       requests: (afterSeq) => log.entries(afterSeq),
       job: (jobId) => jobs.snapshot(jobId),
+      budgets,
       reset,
     },
   };
@@ -87,6 +93,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     completeJob(jobId, outcome) {
       if (!jobs.complete(jobId, outcome)) throw new Error(`the simulator has no job ${jobId}`);
     },
+    configureBudgets(changes) {
+      budgets.configure(parseBudgetChanges(changes));
+    },
+    spendBudget: (name, requests, projectId) =>
+      budgets.spend(name, name === 'analytics' ? ORGANIZATION : (projectId ?? ''), requests),
     stats: () => counters.snapshot(),
     requests: () => log.entries(),
     job: (jobId) => jobs.snapshot(jobId),

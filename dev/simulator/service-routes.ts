@@ -1,17 +1,19 @@
 import type { AnalyticsDataSet } from './analytics';
+import { ORGANIZATION, type Budgets } from './budgets';
 import type { Counters } from './counters';
 import { errorReply, invalid, notFound, tooManyRequests, type ParsedBody, type Reply } from './http';
 import type { JobStore } from './jobs';
 import type { Projects } from './projects';
 import type { LimitedRoute, RateLimiter } from './rate-limit';
 import { firstIssue, promptBodySchema } from './schemas';
-import type { RequestLogEntry, RouteName } from './types';
+import type { BudgetName, RequestLogEntry, RouteName } from './types';
 import { parseVisitorsQuery } from './visitors-query';
 
 export interface ServiceDeps {
   jobs: JobStore;
   analytics: AnalyticsDataSet;
   limiter: RateLimiter;
+  budgets: Budgets;
   counters: Counters;
   projects: Projects;
   clock: () => number;
@@ -78,6 +80,8 @@ function sendMessage(deps: ServiceDeps, req: ServiceRequest): Reply {
 }
 
 function getVisitors(deps: ServiceDeps, req: ServiceRequest): Reply {
+  const overBudget = budgetRefusal(deps, 'analytics', ORGANIZATION);
+  if (overBudget) return overBudget;
   const parsed = parseVisitorsQuery(req.query, deps.clock());
   if (!parsed.ok) return invalid(parsed.field, parsed.message);
   const { limit, offset, fromMs, toMs } = parsed.query;
@@ -94,8 +98,18 @@ function getVisitors(deps: ServiceDeps, req: ServiceRequest): Reply {
 }
 
 function rateLimited(deps: ServiceDeps, route: LimitedRoute, projectId: string): Reply | undefined {
+  const overBudget = budgetRefusal(deps, 'agent', projectId);
+  if (overBudget) return overBudget;
   const admitted = deps.limiter.admit(route, projectId);
   return admitted.ok ? undefined : tooManyRequests(String(admitted.retryAfterSeconds));
+}
+
+function budgetRefusal(deps: ServiceDeps, name: BudgetName, key: string): Reply | undefined {
+  const admitted = deps.budgets.admit(name, key);
+  if (admitted.ok) return undefined;
+  deps.counters.budgetRefused(name);
+  const seconds = admitted.retryAfterSeconds;
+  return tooManyRequests(seconds === undefined ? undefined : String(seconds));
 }
 
 function promptOf(body: ParsedBody): string | Reply {

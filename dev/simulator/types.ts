@@ -30,6 +30,11 @@ export interface SimulatorOptions {
   analytics?: { paths?: number; seed?: string };
   /** Per project, in a rolling hour; defaults 100 and 100, as the service documents. */
   rateLimit?: { createPerHour?: number; messagePerHour?: number };
+  /**
+   * The service's budgets in fixed windows (off unless given): `analytics` per key (organization), shared by
+   * every project; `agent` per project, shared by create and message. Compress them for tests (20 per 10 s).
+   */
+  budgets?: BudgetsConfig;
   /** ms since the epoch; default Date.now. Drives job transitions, rate limits, log times and the default date range. */
   clock?: () => number;
   /** Request log entries kept, oldest dropped first; default 200,000. */
@@ -43,6 +48,20 @@ export interface SimulatorOptions {
 }
 
 export type ErrorBodies = 'service' | 'detailed';
+
+export type BudgetName = 'analytics' | 'agent';
+
+export interface BudgetSpec {
+  requests: number;
+  windowMs: number;
+  /** Send Retry-After (seconds to the end of the window) with a refusal; default true. */
+  retryAfter?: boolean | undefined;
+}
+
+export type BudgetsConfig = { [K in BudgetName]?: BudgetSpec | undefined };
+
+/** null turns a budget off; an absent one stays as it is. */
+export type BudgetChanges = { [K in BudgetName]?: BudgetSpec | null | undefined };
 
 export type FaultKind =
   'latency' | 'status' | 'rateLimit' | 'hang' | 'reset' | 'malformed' | 'drift' | 'redirect';
@@ -104,6 +123,8 @@ export interface SimulatorStats {
   jobsCreated: number;
   jobsCreatedByProject: Record<string, number>;
   messagesAccepted: number;
+  /** Requests refused with 429 by each budget (not those of 'rateLimit' faults or the hourly route limits). */
+  budgetRefusals: Record<BudgetName, number>;
   /** Answers of the service routes (not of /__sim/ routes), by status, plus 'reset' and 'hang'. */
   responsesByStatus: Record<string, number>;
 }
@@ -155,7 +176,11 @@ export interface Simulator {
   stats(): SimulatorStats;
   requests(): readonly RequestLogEntry[];
   job(jobId: string): SimJobSnapshot | undefined;
-  /** Clears jobs, faults, counters, log, rate-limit windows and project configuration. */
+  /** Replaces budgets (null turns one off); their windows start afresh. */
+  configureBudgets(changes: BudgetChanges): void;
+  /** A foreign spender: uses up to `requests` of the current window of a budget; returns how many it got. */
+  spendBudget(name: BudgetName, requests: number, projectId?: string): number;
+  /** Clears jobs, faults, counters, log, rate-limit windows and project configuration (budgets stay configured). */
   reset(): void;
   /** Stops listening and destroys open and hanging connections; idempotent. */
   close(): Promise<void>;

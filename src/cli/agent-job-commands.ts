@@ -191,6 +191,9 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
       `polls: ${state.polls}, next poll: ${state.nextPollAt ?? '-'}`,
       `follow-ups: ${state.followUps.length} (${state.pendingFollowUps} pending)`,
       state.prLink ? `pull request: ${state.prLink}` : '',
+      state.queuedForBudget
+        ? `queued for the project's budget${state.waitingForBudgetUntil ? ` until ${state.waitingForBudgetUntil}` : ''}`
+        : '',
       state.lastError ? `last error: ${state.lastError}` : '',
     ]
       .filter(Boolean)

@@ -46,7 +46,11 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
   const timer = setInterval(() => {
     getExportProgress(client, handle.workflowId).then(
       (p) => {
-        const line = `pages ${p.pagesDone} · rows ${p.rowsDone} · in flight ${p.inFlight}`;
+        const line =
+          `pages ${p.pagesDone} · rows ${p.rowsDone} · in flight ${p.inFlight}` +
+          (p.waitingForBudgetUntil === undefined
+            ? ''
+            : ` · waiting for budget until ${p.waitingForBudgetUntil}`);
         if (json || line === lastLine) return;
         lastLine = line;
         process.stdout.write(

@@ -80,6 +80,10 @@ export interface AgentJobState {
   deadlineAt: string;
   /** Runs of this workflow id before the current one (continue-as-new). */
   continuedRuns: number;
+  /** A create or message waits for the project's budget (DOCS_API_AGENT_RATE_LIMIT), in the order asked. */
+  queuedForBudget: boolean;
+  /** The budget limiter's estimate of when it goes (ISO 8601), once it sent one; null otherwise. */
+  waitingForBudgetUntil: string | null;
 }
 
 /** ApplicationFailure types the agentJob workflow fails with; details[0] carries the data. */

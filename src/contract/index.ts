@@ -5,3 +5,4 @@ export * from './api-dates';
 export * from './agent-job';
 export * from './visitors-export';
 export * from './messages';
+export * from './budget';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { apiDateSchema, checkDateOrder } from './api-dates';
-import { intInRange, projectIdSchema } from './validation';
+import { durationSchema, intInRange, projectIdSchema } from './validation';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -9,6 +9,8 @@ export const DEFAULT_PAGE_SIZE = 250;
 export const MAX_PAGE_SIZE = 250;
 export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 16;
+/** How long an export may wait for the analytics budget in all, from its first run. */
+export const DEFAULT_EXPORT_DEADLINE = '24h';
 
 const visitorCount = intInRange(0);
 
@@ -80,6 +82,8 @@ export interface ExportProgress {
   rowsDone: number;
   inFlight: number;
   done: boolean;
+  /** ISO time the analytics budget is expected to let the next page go; absent when no page waits. */
+  waitingForBudgetUntil?: string;
 }
 
 /** An IANA zone name that this runtime's Intl knows (the workflow sandbox uses the same V8 data). */
@@ -104,6 +108,8 @@ export const visitorsExportContinuationSchema = z
     /** 1, or 2 when the whole export runs again after pages disagreed on totals. */
     attempt: intInRange(1, 2),
     warnings: z.array(z.string()),
+    /** ms since the epoch: a budget wait past this fails the export (absent in runs before budgets). */
+    deadlineAt: intInRange(0).optional(),
   })
   .strict();
 
@@ -121,6 +127,8 @@ export const visitorsExportInputSchema = z
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
     /** IANA zone of a scheduled run's "previous day" (default UTC). Set by the schedule's action input. */
     timeZone: timeZoneSchema.optional(),
+    /** How long the export may take in all, waits for the analytics budget included (default 24 h). */
+    deadline: durationSchema.optional(),
     /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
     retryOnTotalsMismatch: z.boolean({ error: 'must be true or false' }).optional(),
     /** Export events after which the workflow continues as new (default 1,000); tests lower it. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 
 /** `<prefix>_<secret>`: the service's prefix is not hard-coded (see service-notes). */
@@ -24,6 +25,14 @@ export class ApiKey {
 
   authorizationHeader(): string {
     return `Bearer ${this.#value}`;
+  }
+
+  /**
+   * Names the key's organization without revealing the key: the prefix and 16 hex digits of its SHA-256 (the
+   * secret is long and random, so the digest cannot be turned back into it). Used in budget workflow ids.
+   */
+  fingerprint(): string {
+    return `${this.prefix}-${createHash('sha256').update(this.#value).digest('hex').slice(0, 16)}`;
   }
 
   /** Replaces every occurrence of the key (or its secret part) in text with the redacted form. */

@@ -56,3 +56,14 @@ export interface DocsApiFailureDetails {
   /** A malformed answer that still named a job (its id): the job exists. */
   jobId?: string;
 }
+
+/** `details[0]` of an activity failure when it is a DocsApiFailureDetails (it has `safeToRetry`), else undefined. */
+export function docsApiDetailsOf(
+  details: readonly unknown[] | null | undefined,
+): DocsApiFailureDetails | undefined {
+  const first = details?.[0];
+  if (typeof first !== 'object' || first === null) return undefined;
+  return 'safeToRetry' in first && typeof first.safeToRetry === 'boolean'
+    ? (first as DocsApiFailureDetails)
+    : undefined;
+}

@@ -1,2 +1,3 @@
 export { agentJob } from './agent-job';
 export { visitorsExport } from './visitors-export';
+export { docsBudgetLimiter } from './budget-limiter/workflow';

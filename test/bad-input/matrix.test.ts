@@ -133,9 +133,15 @@ async function eventsOf(handle: WorkflowHandle) {
 }
 
 /** The failure message of every retried activity attempt (ActivityTaskStarted carries the last one). */
+/**
+ * Failures that were retried: by the activity's retry policy (the next attempt's lastFailure), or by the
+ * workflow (a page within the budget has one attempt and the workflow asks again: an ActivityTaskFailed).
+ */
 async function retriedActivityFailures(handle: WorkflowHandle): Promise<string[]> {
   return (await eventsOf(handle)).flatMap((e) => {
-    const message = e.activityTaskStartedEventAttributes?.lastFailure?.message;
+    const message =
+      e.activityTaskStartedEventAttributes?.lastFailure?.message ??
+      e.activityTaskFailedEventAttributes?.failure?.message;
     return message ? [message] : [];
   });
 }

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
-import type { DocsApiFailureDetails } from '../../docs-api/failure-types';
+import { docsApiDetailsOf } from '../../docs-api/failure-types';
 
 /**
  * What a failed create or message means for re-sending it:
@@ -26,7 +26,7 @@ export function classifyCallFailure(error: unknown): CallOutcome {
   if (!(cause instanceof ApplicationFailure)) {
     return { kind: 'unknown', reason: shorten(messageOf(cause)) };
   }
-  const details = docsApiDetails(cause);
+  const details = docsApiDetailsOf(cause.details);
   const reason = shorten(cause.message);
   if (cause.nonRetryable) {
     return { kind: 'refused', reason, failureType: cause.type ?? 'Error', status: details?.status };
@@ -54,11 +54,4 @@ export function messageOf(error: unknown): string {
 
 export function shorten(text: string, max = REASON_CHARS): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
-function docsApiDetails(failure: ApplicationFailure): DocsApiFailureDetails | undefined {
-  const first: unknown = failure.details?.[0];
-  if (typeof first !== 'object' || first === null) return undefined;
-  const candidate = first as Partial<DocsApiFailureDetails>;
-  return typeof candidate.safeToRetry === 'boolean' ? (candidate as DocsApiFailureDetails) : undefined;
 }

@@ -1,6 +1,7 @@
-import { isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, log, patched, workflowInfo } from '@temporalio/workflow';
 import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
+import { BUDGET_WAIT_TIMED_OUT, refusalOf, type Permit } from '../budget/permits';
 import { createAgentJob, getAgentJob, sendAgentJobMessage } from './activity-proxies';
 import { pollDelayMs, pollJitterKey, resendDelayMs } from './backoff';
 import { classifyCallFailure, failureTypeOf, isTimeout, shorten } from './call-failures';
@@ -12,11 +13,14 @@ const SUMMARY_PROMPT_CHARS = 80;
 
 /** One create attempt. Success stores the job id in state, where it stays: the job is never created twice. */
 export async function attemptCreate(state: RunState): Promise<void> {
+  const permit = await acquireAgentPermit(state, workflowInfo().startTime.getTime());
   try {
     const job = jobOf(
-      await createAgentJob.executeWithOptions(
-        { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
-        [{ projectId: state.projectId, prompt: state.input.prompt }],
+      await spendingPermit(state, permit, () =>
+        createAgentJob.executeWithOptions(
+          { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
+          [{ projectId: state.projectId, prompt: state.input.prompt }],
+        ),
       ),
     );
     created(state, job);
@@ -94,11 +98,15 @@ export async function pollJob(state: RunState): Promise<void> {
 export async function deliverNextFollowUp(state: RunState): Promise<void> {
   const next = state.followUps.head();
   if (!next || state.jobId === null) return;
+  const jobId = state.jobId;
+  const permit = await acquireAgentPermit(state, Date.now());
   try {
     const job = jobOf(
-      await sendAgentJobMessage.executeWithOptions(
-        { summary: `Send follow-up ${next.messageId}: ${firstLine(next.prompt)}` },
-        [{ projectId: state.projectId, jobId: state.jobId, prompt: next.prompt }],
+      await spendingPermit(state, permit, () =>
+        sendAgentJobMessage.executeWithOptions(
+          { summary: `Send follow-up ${next.messageId}: ${firstLine(next.prompt)}` },
+          [{ projectId: state.projectId, jobId, prompt: next.prompt }],
+        ),
       ),
     );
     state.followUps.deliverHead(job);
@@ -126,6 +134,51 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
     }
   } finally {
     refreshVisibility(state);
+  }
+}
+
+/** Creates and messages of a project spend its budget, one at a time, in the order they were asked. */
+const AGENT_BUDGET_PATCH = 'agent-budget';
+
+/**
+ * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
+ * the order asked (requestedAt: a create's workflow start time). Null in runs recorded before budgets. The wait
+ * ends at the workflow's deadline, as AgentJobTimedOut.
+ */
+async function acquireAgentPermit(state: RunState, requestedAt: number): Promise<Permit | null> {
+  const budget = state.budget;
+  if (budget === null || !patched(AGENT_BUDGET_PATCH)) return null;
+  const refusal = state.budgetRefusal;
+  state.budgetRefusal = undefined;
+  state.queuedForBudget = true;
+  refreshVisibility(state);
+  try {
+    return await budget.acquire({
+      projectId: state.projectId,
+      requestedAt,
+      exclusive: true,
+      deadlineAt: state.deadlineAt,
+      ...(refusal === undefined ? {} : { refusal }),
+    });
+  } catch (error) {
+    if (error instanceof ApplicationFailure && error.type === BUDGET_WAIT_TIMED_OUT)
+      throw timedOut(state, error);
+    throw error;
+  } finally {
+    state.queuedForBudget = false;
+  }
+}
+
+/** Makes the call on the permit, notes a 429 for the next ask, and lets the project's next request go. */
+async function spendingPermit<T>(state: RunState, permit: Permit | null, call: () => Promise<T>): Promise<T> {
+  if (permit === null || state.budget === null) return call();
+  try {
+    return await call();
+  } catch (error) {
+    state.budgetRefusal = refusalOf(error, permit);
+    throw error;
+  } finally {
+    await state.budget.release(state.projectId, permit);
   }
 }
 

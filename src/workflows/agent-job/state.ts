@@ -10,6 +10,8 @@ import {
   type AgentJobResult,
   type AgentJobState,
 } from '../../contract/agent-job';
+import type { BudgetRefusal } from '../../contract/budget';
+import type { BudgetPermits } from '../budget/permits';
 import { resolvePolling, type PollingSettings } from './backoff';
 import { FollowUpQueue } from './follow-ups';
 
@@ -36,6 +38,12 @@ export interface RunState {
   arrivals: number;
   /** Set when the run ends in failure or cancellation: new follow-ups are refused. */
   closingReason: string | null;
+  /** The project's create-and-message budget (absent in runs recorded before budgets). */
+  budget: BudgetPermits | null;
+  /** A create or message waits for a permit. */
+  queuedForBudget: boolean;
+  /** The last create or message was refused with 429: reported with the next permit request. */
+  budgetRefusal: BudgetRefusal | undefined;
 }
 
 export function initialState(input: AgentJobInput, now: number): RunState {
@@ -60,6 +68,9 @@ export function initialState(input: AgentJobInput, now: number): RunState {
     resendAt: carried?.resendAt ?? 0,
     arrivals: 0,
     closingReason: null,
+    budget: null,
+    queuedForBudget: false,
+    budgetRefusal: undefined,
   };
 }
 
@@ -104,6 +115,9 @@ export function toAgentJobState(state: RunState): AgentJobState {
     lastError: state.lastError,
     deadlineAt: iso(state.deadlineAt),
     continuedRuns: state.continuedRuns,
+    queuedForBudget: state.queuedForBudget,
+    waitingForBudgetUntil:
+      state.queuedForBudget && state.budget?.waitingUntil != null ? iso(state.budget.waitingUntil) : null,
   };
 }
 

@@ -1,6 +1,7 @@
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey } from '../../contract/names';
+import { clockTime } from '../budget/permits';
 import { iso, needsPolling, statusOf, type RunState } from './state';
 
 /**
@@ -28,6 +29,13 @@ function describe(state: RunState): string {
     `**Polls:** ${state.polls} · **Next poll:** ${nextPoll} · **Deadline:** ${iso(state.deadlineAt)}`,
     `**Follow-ups:** ${counts.pending} pending, ${counts.delivered} delivered, ${counts.rejected} rejected, ${counts.outcome_unknown} outcome unknown`,
   ];
+  if (state.queuedForBudget) {
+    const until = state.budget?.waitingUntil;
+    lines.push(
+      `**Queued for budget** (the project's creates and messages, in the order asked)` +
+        (until == null ? '' : ` until about ${clockTime(until)}`),
+    );
+  }
   if (state.job?.prLink) lines.push(`**Pull request:** ${state.job.prLink}`);
   if (state.lastError) lines.push(`**Last error:** ${state.lastError}`);
   if (state.continuedRuns > 0) lines.push(`**Run:** ${state.continuedRuns + 1} (continued as new)`);

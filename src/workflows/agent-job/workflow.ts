@@ -14,6 +14,7 @@ import {
   type AgentJobResult,
 } from '../../contract/agent-job';
 import { InputValidationError, parseOrThrow } from '../../contract/validation';
+import { BudgetPermits } from '../budget/permits';
 import { registerHandlers } from './handlers';
 import { runUntilDone } from './loop';
 import { initialState, type RunState } from './state';
@@ -27,6 +28,7 @@ import { refreshVisibility } from './visibility';
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   const state = initialState(validInput(input), Date.now());
   registerHandlers(state);
+  state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
   refreshVisibility(state);
   try {
     return await runUntilDone(state);

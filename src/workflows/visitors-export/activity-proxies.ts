@@ -19,6 +19,16 @@ export const { fetchVisitorsPage } = proxyActivities<ExportActivities>({
   },
 });
 
+/**
+ * Within a budget every request needs a permit, so the workflow retries a page itself (another permit each time)
+ * and a 429 costs no attempt: one attempt per activity.
+ */
+export const { fetchVisitorsPage: fetchVisitorsPageOnce } = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '60 seconds',
+  heartbeatTimeout: '15 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
 /** The merge streams every staged page once; it heartbeats per page and may be redone whole. */
 export const { mergeVisitorsExport } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '30 minutes',

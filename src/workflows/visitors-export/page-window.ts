@@ -7,6 +7,11 @@ export interface PageWindowOptions {
   firstOffset: number;
   pageSize: number;
   concurrency: number;
+  /**
+   * Spend only what is needed: one page first, then the page known to exist (the last one came back full with
+   * hasMore) plus one ahead. At most one request past the end; a day that fits one page costs one request.
+   */
+  slowStart?: boolean;
   fetchPage(offset: number): Promise<PageSummary>;
   /** Asked before each new page: true stops issuing (continue-as-new is due) and lets the window drain. */
   shouldPause(): boolean;
@@ -37,6 +42,8 @@ export class PageWindow {
   #nextToIssue: number;
   #nextToCount: number;
   #lastOffset = Infinity;
+  /** With slowStart: the highest offset that may be issued. */
+  #allowedThrough: number;
   #paused = false;
   #settledCount = 0;
 
@@ -44,6 +51,7 @@ export class PageWindow {
     this.#options = options;
     this.#nextToIssue = options.firstOffset;
     this.#nextToCount = options.firstOffset;
+    this.#allowedThrough = options.slowStart === true ? options.firstOffset : Infinity;
   }
 
   get inFlight(): number {
@@ -77,7 +85,8 @@ export class PageWindow {
       !this.#paused &&
       this.#failed.size === 0 &&
       this.#inFlight.size < this.#options.concurrency &&
-      this.#nextToIssue <= this.#lastOffset
+      this.#nextToIssue <= this.#lastOffset &&
+      this.#nextToIssue <= this.#allowedThrough
     ) {
       // Each run issues at least one page, so continue-as-new can never loop without progress.
       if (this.#nextToIssue > this.#options.firstOffset && this.#options.shouldPause()) {
@@ -98,6 +107,7 @@ export class PageWindow {
         (page) => {
           this.#finished.set(offset, page);
           if (!page.hasMore || page.rows === 0) this.#lastOffset = Math.min(this.#lastOffset, offset);
+          else this.#widen(offset, page.rows === this.#options.pageSize);
         },
         (error: unknown) => {
           if (!isCancellation(error)) this.#failed.set(offset, error);
@@ -107,6 +117,13 @@ export class PageWindow {
         this.#inFlight.delete(offset);
         this.#settledCount += 1;
       });
+  }
+
+  /** The next page exists; a full page also lets one more go ahead of it. */
+  #widen(offset: number, full: boolean): void {
+    if (this.#options.slowStart !== true) return;
+    const ahead = full ? 2 : 1;
+    this.#allowedThrough = Math.max(this.#allowedThrough, offset + ahead * this.#options.pageSize);
   }
 
   /** Hands over finished pages in offset order; a failed page that the export needs ends the window. */

@@ -4,13 +4,17 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PageSummary } from '../../activities/visitors-export';
+import type { PageRequest } from '../../activities/visitors-export';
+import { parseDuration } from '../../contract/duration';
 import { DocsProjectIdKey } from '../../contract/names';
 import {
   DEFAULT_CONCURRENCY,
+  DEFAULT_EXPORT_DEADLINE,
   DEFAULT_PAGE_SIZE,
   type VisitorsExportContinuation,
   type VisitorsExportInput,
@@ -23,6 +27,8 @@ import {
   prepareVisitorsExportStaging,
   removeVisitorsExportStaging,
 } from './activity-proxies';
+import { BudgetPermits } from '../budget/permits';
+import { fetchPageWithinBudget } from './budgeted-page';
 import { resolveRange, validateInput } from './input';
 import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
@@ -54,19 +60,29 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
 
   const eventLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+  // Runs recorded before budgets fetch pages with the activity's own retries and a fixed fan-out.
+  const withinBudget = patched(BUDGETS_PATCH);
+  if (withinBudget) state.deadlineAt ??= Date.now() + deadlineMs(input);
+  const permits = withinBudget
+    ? new BudgetPermits('analytics', () => progress.update({ waitingForBudgetUntil: permits?.waitingUntil }))
+    : undefined;
+  const pageRequest = (offset: number): PageRequest => ({
+    exportKey: state.exportKey,
+    projectId,
+    dateFrom: state.requestRange?.dateFrom ?? state.dateFrom,
+    dateTo: state.requestRange?.dateTo ?? state.dateTo,
+    offset,
+    limit: pageSize,
+  });
   const window: PageWindow = new PageWindow({
     firstOffset: state.pagesDone * pageSize,
     pageSize,
     concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
+    slowStart: withinBudget,
     fetchPage: (offset) =>
-      fetchVisitorsPage({
-        exportKey: state.exportKey,
-        projectId,
-        dateFrom: state.requestRange?.dateFrom ?? state.dateFrom,
-        dateTo: state.requestRange?.dateTo ?? state.dateTo,
-        offset,
-        limit: pageSize,
-      }),
+      permits
+        ? fetchPageWithinBudget(permits, pageRequest(offset), state.deadlineAt ?? Infinity)
+        : fetchVisitorsPage(pageRequest(offset)),
     shouldPause: () => continueAsNewDue(eventLimit),
     onPage: (page) => countPage(state, page, pageSize),
     onChange: () =>
@@ -120,6 +136,13 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     files: merged.files,
     warnings: [...warnings, ...merged.warnings],
   };
+}
+
+/** Pages take permits from the organization's analytics budget; slow start; the workflow retries pages. */
+const BUDGETS_PATCH = 'analytics-budget';
+
+function deadlineMs(input: VisitorsExportInput): number {
+  return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;
 }
 
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {

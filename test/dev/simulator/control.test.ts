@@ -131,6 +131,7 @@ describe('/__sim/ control routes', () => {
       jobsCreated: 1,
       jobsCreatedByProject: { p1: 1 },
       messagesAccepted: 0,
+      budgetRefusals: { analytics: 0, agent: 0 },
       responsesByStatus: { '200': 1, '201': 1, '401': 1 },
     });
     const log = (await control('GET', '/__sim/requests')).json as RequestLogEntry[];

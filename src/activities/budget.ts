@@ -1,0 +1,75 @@
+import { Context } from '@temporalio/activity';
+import {
+  BUDGET_LIMITER_WORKFLOW_TYPE,
+  budgetLimiterWorkflowId,
+  releaseBudgetPermitSignal,
+  requestBudgetPermitSignal,
+  type BudgetKind,
+  type BudgetRefusal,
+  type RateBudget,
+} from '../contract/budget';
+
+export interface BudgetActivityDeps {
+  budgets: {
+    analytics: RateBudget;
+    agent: RateBudget;
+    /** Names the organization in limiter workflow ids: `ApiKey.fingerprint()`, never the key. */
+    organization: string;
+  };
+}
+
+export interface PermitAsk {
+  kind: BudgetKind;
+  projectId: string;
+  permitId: string;
+  requestedAt: number;
+  exclusive?: boolean;
+  refusal?: BudgetRefusal;
+}
+
+export interface PermitRelease {
+  kind: BudgetKind;
+  projectId: string;
+  permitId: string;
+}
+
+/**
+ * The worker's side of the budgets: it knows the configured budget and the organization, so workflow code never
+ * sees either. Run as local activities: asking costs one marker in the requester's history.
+ */
+export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
+  const limiterId = (kind: BudgetKind, projectId: string): string =>
+    budgetLimiterWorkflowId(kind, budgets.organization, kind === 'agent' ? projectId : undefined);
+  return {
+    /** Queues a permit at the budget's limiter, starting the limiter if none runs (a repeat is ignored). */
+    async requestBudgetPermit(ask: PermitAsk): Promise<void> {
+      const { client, info } = Context.current();
+      const requesterId = info.workflowExecution?.workflowId;
+      if (requesterId === undefined) throw new Error('requestBudgetPermit runs for a workflow only');
+      const budget = budgets[ask.kind];
+      await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {
+        workflowId: limiterId(ask.kind, ask.projectId),
+        taskQueue: info.taskQueue,
+        args: [{ budget }],
+        signal: requestBudgetPermitSignal,
+        signalArgs: [
+          {
+            permitId: ask.permitId,
+            requesterId,
+            projectId: ask.projectId,
+            requestedAt: ask.requestedAt,
+            budget,
+            ...(ask.exclusive === undefined ? {} : { exclusive: ask.exclusive }),
+            ...(ask.refusal === undefined ? {} : { refusal: ask.refusal }),
+          },
+        ],
+      });
+    },
+
+    /** An exclusive permit's request is done: the next one may go. */
+    async releaseBudgetPermit(release: PermitRelease): Promise<void> {
+      const handle = Context.current().client.workflow.getHandle(limiterId(release.kind, release.projectId));
+      await handle.signal(releaseBudgetPermitSignal, { permitId: release.permitId });
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { parseDuration } from './duration';
+
+/** A budget of the service: at most `requests` in any `windowMs`. */
+export interface RateBudget {
+  requests: number;
+  windowMs: number;
+}
+
+/** What the service documents for both budgets. */
+export const DEFAULT_RATE_LIMIT = '100/1h';
+
+const RATE_LIMIT = /^\s*(\d{1,9})\s*\/\s*(\S.*)$/;
+
+/**
+ * Parses `<requests>/<duration>` (`100/1h`, `20/10s`, `5000/1 day`): a positive whole number of requests and a
+ * positive duration. Returns undefined when the text is not one.
+ */
+export function parseRateLimit(text: string): RateBudget | undefined {
+  const match = RATE_LIMIT.exec(text);
+  if (!match) return undefined;
+  const requests = Number(match[1]);
+  const windowMs = parseDuration((match[2] ?? '').trim());
+  if (!(requests > 0) || windowMs === undefined || !(windowMs >= 1)) return undefined;
+  return { requests, windowMs: Math.round(windowMs) };
+}
+
+/** analytics: one per organization (key), for every project; agent: one per project, for create and message. */
+export type BudgetKind = 'analytics' | 'agent';
+
+/** The limiter workflow's type name. */
+export const BUDGET_LIMITER_WORKFLOW_TYPE = 'docsBudgetLimiter';
+
+/**
+ * One limiter workflow per budget. `keyId` names the organization without the key (a hash of it, computed by
+ * the worker); the agent budget adds the project.
+ */
+export function budgetLimiterWorkflowId(kind: BudgetKind, keyId: string, projectId?: string): string {
+  return kind === 'analytics'
+    ? `docs-budget/analytics/${keyId}`
+    : `docs-budget/agent/${keyId}/${projectId ?? ''}`;
+}
+
+/** The service refused a request spent on a permit: everyone waits. */
+export interface BudgetRefusal {
+  /** From Retry-After; absent: the limiter backs off on its own. */
+  retryAfterMs?: number;
+  /** When the refused request's permit was granted (refusals of requests sent before a pause do not lengthen it). */
+  grantedAt: number;
+}
+
+export interface PermitRequest {
+  permitId: string;
+  /** Workflow id the grant is signalled to. */
+  requesterId: string;
+  /** Requests of one project wait in order; projects take turns. */
+  projectId: string;
+  /** Order within the project (e.g. the workflow's start time), then arrival. */
+  requestedAt: number;
+  budget: RateBudget;
+  /** One at a time: the next permit of this budget waits for `releaseBudgetPermit` (or a hold timeout). */
+  exclusive?: boolean;
+  refusal?: BudgetRefusal;
+}
+
+/** Sent to a requester whose permit must wait: the limiter's estimate, for progress and the UI. */
+export interface PermitTicket {
+  permitId: string;
+  estimatedGrantAt: number;
+  /** Permits waiting before this one, across projects. */
+  waitingAhead: number;
+}
+
+export interface PermitGrant {
+  permitId: string;
+  grantedAt: number;
+}
+
+/** As of the limiter's last task (a query does not move workflow time). */
+export interface BudgetLimiterState {
+  budget: RateBudget;
+  /** Grants inside the window. */
+  grantedInWindow: number;
+  waitingByProject: Record<string, number>;
+  pausedUntil: number | null;
+  refusals: number;
+  granted: number;
+}
+
+/**
+ * Ask for a permit (signal-with-start: a signal, unlike an update, has no cap on how many may be in flight).
+ * Granted by `budgetPermitGrantedSignal`; a permit that must wait first gets `budgetPermitQueuedSignal`.
+ */
+export const requestBudgetPermitSignal = defineSignal<[PermitRequest]>('requestBudgetPermit');
+export const budgetPermitQueuedSignal = defineSignal<[PermitTicket]>('budgetPermitQueued');
+/** An exclusive permit's request is done (sent or failed): the next one may go. */
+export const releaseBudgetPermitSignal = defineSignal<[{ permitId: string }]>('releaseBudgetPermit');
+/** Sent by the limiter to the requester. */
+export const budgetPermitGrantedSignal = defineSignal<[PermitGrant]>('budgetPermitGranted');
+export const getBudgetStateQuery = defineQuery<BudgetLimiterState>('getBudgetState');

@@ -1,0 +1,234 @@
+import type {
+  BudgetLimiterState,
+  BudgetRefusal,
+  PermitRequest,
+  PermitTicket,
+  RateBudget,
+} from '../../contract/budget';
+
+/** What a limiter carries across continue-as-new. */
+export interface LedgerSnapshot {
+  budget: RateBudget;
+  /** Grant times, oldest first, still inside the (padded) window. */
+  grants: number[];
+  /** Waiting permits per project, FIFO; the array order is the round-robin turn. */
+  queues: [string, PermitRequest[]][];
+  pausedUntil: number;
+  pauseStartedAt: number;
+  /** Refusals without Retry-After in a row: the backoff doubles with each. */
+  streak: number;
+  lastRefusalAt: number;
+  /** After a refusal, grants are spread evenly (no burst) until this time. */
+  cautiousUntil: number;
+  exclusive: { permitId: string; until: number } | null;
+  refusals: number;
+  granted: number;
+  /** Recently granted permit ids: a request repeated by a retried ask is not granted twice. */
+  recent: string[];
+}
+
+const RECENT_PERMITS = 256;
+
+/** An exclusive permit not released in this time (its holder died) lets the next one go. */
+const EXCLUSIVE_HOLD_MS = 90_000;
+const FIRST_BACKOFF_MS = 2_000;
+
+/**
+ * The budget's book: a sliding log of grants (at most `requests` in any window, so a fixed-window service never
+ * refuses us, and a quiet budget grants a whole window at once), per-project FIFO queues served round robin,
+ * and pauses after the service refused a request (Retry-After, or a doubling backoff capped at the window).
+ * Pure and deterministic: the limiter workflow passes the time in.
+ */
+export class BudgetLedger {
+  #s: LedgerSnapshot;
+
+  constructor(budget: RateBudget, snapshot?: LedgerSnapshot) {
+    this.#s = snapshot ?? {
+      budget,
+      grants: [],
+      queues: [],
+      pausedUntil: 0,
+      pauseStartedAt: 0,
+      streak: 0,
+      lastRefusalAt: 0,
+      cautiousUntil: 0,
+      exclusive: null,
+      refusals: 0,
+      granted: 0,
+      recent: [],
+    };
+  }
+
+  snapshot(): LedgerSnapshot {
+    return JSON.parse(JSON.stringify(this.#s)) as LedgerSnapshot;
+  }
+
+  get waiting(): number {
+    return this.#s.queues.reduce((sum, [, queue]) => sum + queue.length, 0);
+  }
+
+  /**
+   * Queues a request (the newest budget configuration wins) and estimates when it will be granted; undefined for
+   * a repeat of a request already queued or granted.
+   */
+  enqueue(request: PermitRequest, now: number): PermitTicket | undefined {
+    if (this.#s.recent.includes(request.permitId) || this.requesterOf(request.permitId) !== undefined) {
+      return undefined;
+    }
+    this.#s.budget = request.budget;
+    if (request.refusal) this.refuse(request.refusal, now);
+    const waitingAhead = this.waiting;
+    let entry = this.#s.queues.find(([projectId]) => projectId === request.projectId);
+    if (!entry) {
+      entry = [request.projectId, []];
+      this.#s.queues.push(entry);
+    }
+    const queue = entry[1];
+    // In order of requestedAt (a job's start time), then arrival.
+    let at = queue.length;
+    while (at > 0 && (queue[at - 1]?.requestedAt ?? 0) > request.requestedAt) at -= 1;
+    queue.splice(at, 0, request);
+    return { permitId: request.permitId, estimatedGrantAt: this.#estimate(waitingAhead, now), waitingAhead };
+  }
+
+  /** The requester of a waiting permit. */
+  requesterOf(permitId: string): string | undefined {
+    for (const [, queue] of this.#s.queues) {
+      const request = queue.find((r) => r.permitId === permitId);
+      if (request) return request.requesterId;
+    }
+    return undefined;
+  }
+
+  /** Drops a waiting permit whose requester has ended. */
+  cancel(permitId: string): void {
+    for (const entry of this.#s.queues) entry[1] = entry[1].filter((r) => r.permitId !== permitId);
+    this.#s.queues = this.#s.queues.filter(([, q]) => q.length > 0);
+  }
+
+  /** The service refused a request spent on a permit: pause every user of the budget. */
+  refuse(refusal: BudgetRefusal, now: number): void {
+    const s = this.#s;
+    s.refusals += 1;
+    const sentBeforePause = refusal.grantedAt < s.pauseStartedAt;
+    // A request already in flight when the pause began adds nothing the pause does not know.
+    if (sentBeforePause && refusal.retryAfterMs === undefined && s.pausedUntil > now) return;
+    let pauseMs: number;
+    if (refusal.retryAfterMs !== undefined) {
+      pauseMs = refusal.retryAfterMs;
+    } else {
+      if (now - s.lastRefusalAt > s.budget.windowMs + s.streak * FIRST_BACKOFF_MS) s.streak = 0;
+      if (!sentBeforePause) s.streak += 1;
+      pauseMs = Math.min(s.budget.windowMs, FIRST_BACKOFF_MS * 2 ** Math.max(0, s.streak - 1));
+    }
+    s.lastRefusalAt = now;
+    if (now + pauseMs > s.pausedUntil) {
+      if (s.pausedUntil <= now) s.pauseStartedAt = now;
+      s.pausedUntil = now + pauseMs;
+    }
+    s.cautiousUntil = Math.max(s.cautiousUntil, s.pausedUntil + s.budget.windowMs);
+  }
+
+  release(permitId: string): void {
+    if (this.#s.exclusive?.permitId === permitId) this.#s.exclusive = null;
+  }
+
+  /** The grant could not be delivered (the requester has ended): its place in the window is free again. */
+  forget(permitId: string, grantedAt: number): void {
+    const at = this.#s.grants.indexOf(grantedAt);
+    if (at >= 0) this.#s.grants.splice(at, 1);
+    this.release(permitId);
+  }
+
+  /** The next permit to grant now, if the budget, a pause or an exclusive holder allows one. */
+  grant(now: number): PermitRequest | undefined {
+    if (this.#readyAt(now) > now) return undefined;
+    const s = this.#s;
+    const exclusiveBusy = s.exclusive !== null && s.exclusive.until > now;
+    for (let turn = 0; turn < s.queues.length; turn++) {
+      const entry = s.queues[0];
+      if (!entry) break;
+      const [projectId, queue] = entry;
+      const head = queue[0];
+      // Round robin: the project served (or skipped) goes to the back of the turn.
+      s.queues.push(s.queues.shift() ?? [projectId, queue]);
+      if (!head || (head.exclusive === true && exclusiveBusy)) continue;
+      queue.shift();
+      if (queue.length === 0) s.queues = s.queues.filter(([, q]) => q.length > 0);
+      s.grants.push(now);
+      s.granted += 1;
+      s.recent.push(head.permitId);
+      if (s.recent.length > RECENT_PERMITS) s.recent.shift();
+      if (head.exclusive === true) s.exclusive = { permitId: head.permitId, until: now + EXCLUSIVE_HOLD_MS };
+      return head;
+    }
+    return undefined;
+  }
+
+  /** When a waiting permit could next be granted; undefined when nobody waits. */
+  wakeAt(now: number): number | undefined {
+    if (this.waiting === 0) return undefined;
+    const ready = this.#readyAt(now);
+    const exclusive = this.#s.exclusive;
+    const onlyExclusive = this.#s.queues.every(([, q]) => q[0]?.exclusive === true);
+    if (exclusive && onlyExclusive) return Math.max(ready, exclusive.until);
+    return ready;
+  }
+
+  view(now: number): BudgetLimiterState {
+    this.#prune(now);
+    const s = this.#s;
+    return {
+      budget: s.budget,
+      grantedInWindow: s.grants.length,
+      waitingByProject: Object.fromEntries(s.queues.map(([projectId, q]) => [projectId, q.length])),
+      pausedUntil: s.pausedUntil > now ? s.pausedUntil : null,
+      refusals: s.refusals,
+      granted: s.granted,
+    };
+  }
+
+  /** The earliest time a grant is allowed, ignoring who waits. */
+  #readyAt(now: number): number {
+    this.#prune(now);
+    const s = this.#s;
+    let ready = Math.max(now, s.pausedUntil);
+    if (s.grants.length >= s.budget.requests) {
+      const oldest = s.grants[s.grants.length - s.budget.requests] ?? now;
+      ready = Math.max(ready, oldest + this.#paddedWindow());
+    }
+    const last = s.grants[s.grants.length - 1];
+    if (now < s.cautiousUntil && last !== undefined) {
+      ready = Math.max(ready, last + s.budget.windowMs / s.budget.requests);
+    }
+    return ready;
+  }
+
+  #estimate(waitingAhead: number, now: number): number {
+    const s = this.#s;
+    const ready = this.#readyAt(now);
+    const free = s.budget.requests - s.grants.length;
+    if (waitingAhead < free) return ready;
+    const windows = Math.floor((waitingAhead - free) / s.budget.requests);
+    const index = (waitingAhead - free) % s.budget.requests;
+    const base = s.grants[index] ?? now;
+    return Math.max(ready, base + (windows + 1) * this.#paddedWindow());
+  }
+
+  /**
+   * A grant becomes a request a little later (scheduling, the network): the window is padded by 2% (at most
+   * 1 s) so that two grants a window apart never land in one window of the service.
+   */
+  #paddedWindow(): number {
+    const { windowMs } = this.#s.budget;
+    return windowMs + Math.min(1_000, Math.ceil(windowMs * 0.02));
+  }
+
+  #prune(now: number): void {
+    const horizon = now - this.#paddedWindow();
+    const grants = this.#s.grants;
+    let drop = 0;
+    while (drop < grants.length && (grants[drop] ?? now) <= horizon) drop += 1;
+    if (drop > 0) grants.splice(0, drop);
+  }
+}

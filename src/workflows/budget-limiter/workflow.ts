@@ -1,0 +1,129 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  budgetPermitGrantedSignal,
+  budgetPermitQueuedSignal,
+  getBudgetStateQuery,
+  releaseBudgetPermitSignal,
+  requestBudgetPermitSignal,
+  type PermitRequest,
+  type PermitTicket,
+  type RateBudget,
+} from '../../contract/budget';
+import { BudgetLedger, type LedgerSnapshot } from './ledger';
+
+export interface BudgetLimiterInput {
+  budget: RateBudget;
+  /** Set by continue-as-new. */
+  ledger?: LedgerSnapshot;
+  /** Continue as new after this many events (tests lower it). */
+  continueAsNewAfterEvents?: number;
+}
+
+/** Each grant costs about 7 events (update, signal out, task): about 140 grants per run. */
+const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 1000;
+
+/**
+ * One budget of the service, shared by every workflow and worker process that spends it. Requesters ask by
+ * signal-with-start; the limiter signals the grant when the budget allows (and, to a permit that must wait, an
+ * estimate first), round robin across projects and FIFO within one. It never ends: it continues as new.
+ */
+export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void> {
+  const ledger = new BudgetLedger(input.budget, input.ledger);
+  let changes = 0;
+  let signalsInFlight = 0;
+
+  const tickets: PermitTicket[] = [];
+  setHandler(requestBudgetPermitSignal, (request) => {
+    const problem = invalidRequest(request);
+    if (problem !== undefined) {
+      log.warn('Permit request ignored', { problem, requesterId: request.requesterId });
+      return;
+    }
+    const ticket = ledger.enqueue(request, Date.now());
+    if (ticket) tickets.push(ticket);
+    changes += 1;
+  });
+  setHandler(releaseBudgetPermitSignal, ({ permitId }) => {
+    changes += 1;
+    ledger.release(permitId);
+  });
+  setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
+
+  const send = (requesterId: string, signal: () => Promise<void>, onGone: () => void): void => {
+    signalsInFlight += 1;
+    signal()
+      .catch((error: unknown) => {
+        // The requester has ended (cancelled, failed, terminated): nobody will spend this permit.
+        log.info('Permit message not delivered: the requester has ended', {
+          requesterId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        onGone();
+        changes += 1;
+      })
+      .finally(() => {
+        signalsInFlight -= 1;
+      });
+  };
+  const grant = (request: PermitRequest, grantedAt: number): void =>
+    send(
+      request.requesterId,
+      () =>
+        getExternalWorkflowHandle(request.requesterId).signal(budgetPermitGrantedSignal, {
+          permitId: request.permitId,
+          grantedAt,
+        }),
+      () => ledger.forget(request.permitId, grantedAt),
+    );
+  const queued = (ticket: PermitTicket): void => {
+    const requesterId = ledger.requesterOf(ticket.permitId);
+    // Granted in the same task already: the grant says it all.
+    if (requesterId === undefined) return;
+    send(
+      requesterId,
+      () => getExternalWorkflowHandle(requesterId).signal(budgetPermitQueuedSignal, ticket),
+      () => ledger.cancel(ticket.permitId),
+    );
+  };
+
+  const eventLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+  for (;;) {
+    const now = Date.now();
+    for (let next = ledger.grant(now); next; next = ledger.grant(now)) grant(next, now);
+    for (const ticket of tickets.splice(0)) queued(ticket);
+    if (continueAsNewDue(eventLimit)) {
+      await condition(() => signalsInFlight === 0 && allHandlersFinished());
+      return continueAsNew<typeof docsBudgetLimiter>({ ...input, ledger: ledger.snapshot() });
+    }
+    const seen = changes;
+    const wakeAt = ledger.wakeAt(now);
+    // The answers to its own signals lengthen the history too: they may make continue-as-new due.
+    const woken = () => changes !== seen || continueAsNewDue(eventLimit);
+    if (wakeAt === undefined) await condition(woken);
+    else await condition(woken, Math.max(1, wakeAt - now));
+  }
+}
+
+function continueAsNewDue(eventLimit: number): boolean {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength >= eventLimit;
+}
+
+function invalidRequest(request: PermitRequest): string | undefined {
+  const budget = request.budget as Partial<RateBudget> | undefined;
+  if (!(Number.isInteger(budget?.requests) && (budget?.requests ?? 0) > 0 && (budget?.windowMs ?? 0) > 0)) {
+    return 'budget must have requests > 0 and windowMs > 0';
+  }
+  if (!request.permitId || !request.requesterId || !request.projectId) {
+    return 'permitId, requesterId and projectId are required';
+  }
+  return undefined;
+}

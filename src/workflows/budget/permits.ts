@@ -1,0 +1,128 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  proxyLocalActivities,
+  setHandler,
+  uuid4,
+} from '@temporalio/workflow';
+import type { createBudgetActivities } from '../../activities/budget';
+import { DocsApiFailureType, docsApiDetailsOf } from '../../docs-api/failure-types';
+import {
+  budgetPermitGrantedSignal,
+  budgetPermitQueuedSignal,
+  type BudgetKind,
+  type BudgetRefusal,
+} from '../../contract/budget';
+
+type BudgetActivities = ReturnType<typeof createBudgetActivities>;
+
+/** Asking is cheap and safe to repeat (the limiter ignores a repeated permit id): retried until it gets through. */
+const { requestBudgetPermit, releaseBudgetPermit } = proxyLocalActivities<BudgetActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** Failure type when a budget wait would outlast the workflow's deadline. */
+export const BUDGET_WAIT_TIMED_OUT = 'BudgetWaitTimedOut';
+
+export interface Permit {
+  permitId: string;
+  grantedAt: number;
+}
+
+export interface PermitAsk {
+  projectId: string;
+  /** Order within the project; default now. */
+  requestedAt?: number;
+  /** One at a time per budget (creates and messages: the service sees them in order); release after use. */
+  exclusive?: boolean;
+  /** The previous permit's request was refused with 429: the limiter pauses everyone. */
+  refusal?: BudgetRefusal;
+  /** Give up (non-retryable BudgetWaitTimedOut) when no grant came by then. */
+  deadlineAt: number;
+}
+
+/**
+ * A workflow's side of a budget: asks the budget's limiter workflow for a permit and waits for the grant signal.
+ * The wait is a workflow condition, not an activity: it can last hours and counts against no attempt limit.
+ */
+export class BudgetPermits {
+  readonly #granted = new Map<string, number>();
+  /** Permits asked for and not granted yet, with the limiter's estimate once it sent one. */
+  readonly #waits = new Map<string, number | null>();
+
+  constructor(
+    private readonly kind: BudgetKind,
+    private readonly onWaitChange: () => void = () => undefined,
+  ) {
+    setHandler(budgetPermitGrantedSignal, ({ permitId, grantedAt }) => {
+      this.#granted.set(permitId, grantedAt);
+    });
+    setHandler(budgetPermitQueuedSignal, ({ permitId, estimatedGrantAt }) => {
+      if (!this.#waits.has(permitId)) return;
+      this.#waits.set(permitId, estimatedGrantAt);
+      this.onWaitChange();
+    });
+  }
+
+  /** The limiter's latest estimate among this workflow's waiting permits; null when none waits. */
+  get waitingUntil(): number | null {
+    const estimates = [...this.#waits.values()].filter((at): at is number => at !== null);
+    return estimates.length === 0 ? null : Math.max(...estimates);
+  }
+
+  async acquire(ask: PermitAsk): Promise<Permit> {
+    const permitId = uuid4();
+    try {
+      this.#waits.set(permitId, null);
+      await requestBudgetPermit({
+        kind: this.kind,
+        projectId: ask.projectId,
+        permitId,
+        requestedAt: ask.requestedAt ?? Date.now(),
+        ...(ask.exclusive === undefined ? {} : { exclusive: ask.exclusive }),
+        ...(ask.refusal === undefined ? {} : { refusal: ask.refusal }),
+      });
+      if (!this.#granted.has(permitId)) {
+        const granted = await condition(
+          () => this.#granted.has(permitId),
+          Math.max(1, ask.deadlineAt - Date.now()),
+        );
+        if (!granted) {
+          throw ApplicationFailure.create({
+            type: BUDGET_WAIT_TIMED_OUT,
+            nonRetryable: true,
+            message: `no ${this.kind} budget for project ${ask.projectId} before the deadline ${new Date(ask.deadlineAt).toISOString()}`,
+          });
+        }
+      }
+    } finally {
+      const hadEstimate = this.#waits.get(permitId) != null;
+      this.#waits.delete(permitId);
+      if (hadEstimate) this.onWaitChange();
+    }
+    const grantedAt = this.#granted.get(permitId) ?? Date.now();
+    this.#granted.delete(permitId);
+    return { permitId, grantedAt };
+  }
+
+  /** After an exclusive permit's request: lets the next one of the budget go. */
+  async release(projectId: string, permit: Permit): Promise<void> {
+    await releaseBudgetPermit({ kind: this.kind, projectId, permitId: permit.permitId });
+  }
+}
+
+/** The refusal to report when an activity failed with the service's 429; undefined for any other failure. */
+export function refusalOf(error: unknown, permit: Permit): BudgetRefusal | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  if (cause.type !== DocsApiFailureType.rateLimited) return undefined;
+  const retryAfterMs = docsApiDetailsOf(cause.details)?.retryAfterMs;
+  return { grantedAt: permit.grantedAt, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+}
+
+/** "14:05:09 UTC": what an operator reads in the UI and in queries. */
+export function clockTime(epochMs: number): string {
+  return `${new Date(epochMs).toISOString().slice(11, 19)} UTC`;
+}

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { PermitRequest, RateBudget } from '../../../src/contract/budget';
+import { BudgetLedger } from '../../../src/workflows/budget-limiter/ledger';
+
+const BUDGET: RateBudget = { requests: 3, windowMs: 10_000 };
+// The window padded by 2% (at most 1 s) for the delay between a grant and its request.
+const PADDED = 10_200;
+const T0 = 1_000_000;
+
+let ids = 0;
+function ask(projectId: string, extra: Partial<PermitRequest> = {}): PermitRequest {
+  ids += 1;
+  return {
+    permitId: `p${ids}`,
+    requesterId: `wf-${ids}`,
+    projectId,
+    requestedAt: T0,
+    budget: BUDGET,
+    ...extra,
+  };
+}
+
+/** Every permit the ledger grants at `now`, as "project:permit". */
+function drain(ledger: BudgetLedger, now: number): string[] {
+  const granted: string[] = [];
+  for (let next = ledger.grant(now); next; next = ledger.grant(now))
+    granted.push(`${next.projectId}:${next.permitId}`);
+  return granted;
+}
+
+describe('BudgetLedger', () => {
+  test('a quiet budget grants a whole window at once, then one more each time a grant leaves the window', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    const asks = Array.from({ length: 5 }, () => ask('a'));
+    for (const request of asks) ledger.enqueue(request, T0);
+    assert.equal(drain(ledger, T0).length, 3);
+    assert.equal(ledger.wakeAt(T0), T0 + PADDED);
+    assert.deepEqual(drain(ledger, T0 + PADDED - 1), []);
+    assert.equal(drain(ledger, T0 + PADDED).length, 2, 'the three grants of T0 left the window together');
+    assert.equal(ledger.wakeAt(T0 + PADDED), undefined, 'nobody waits');
+  });
+
+  test('round robin across projects: a long export does not hold up a one-page day', () => {
+    const ledger = new BudgetLedger({ requests: 100, windowMs: 10_000 });
+    for (let i = 0; i < 6; i++) ledger.enqueue(ask('big'), T0);
+    ledger.enqueue(ask('small'), T0);
+    const order = drain(ledger, T0).map((g) => g.split(':')[0]);
+    assert.deepEqual(order.slice(0, 2), ['big', 'small']);
+  });
+
+  test('FIFO within a project by requestedAt, then arrival; a repeated ask is not granted twice', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    const late = ask('p', { requestedAt: T0 + 5 });
+    const early = ask('p', { requestedAt: T0 + 1 });
+    ledger.enqueue(late, T0);
+    ledger.enqueue(early, T0);
+    assert.equal(ledger.enqueue(early, T0), undefined, 'a repeat while waiting');
+    assert.deepEqual(drain(ledger, T0), [`p:${early.permitId}`, `p:${late.permitId}`]);
+    assert.equal(ledger.enqueue(early, T0), undefined, 'a repeat after the grant');
+    assert.deepEqual(drain(ledger, T0), []);
+  });
+
+  test('a 429 with Retry-After pauses everyone; without, the pause doubles from 2 s up to the window', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    ledger.enqueue(ask('a', { refusal: { grantedAt: T0 - 1, retryAfterMs: 7_000 } }), T0);
+    assert.deepEqual(drain(ledger, T0), []);
+    assert.equal(ledger.wakeAt(T0), T0 + 7_000);
+    assert.equal(drain(ledger, T0 + 7_000).length, 1);
+
+    const bare = new BudgetLedger(BUDGET);
+    const pauses: number[] = [];
+    let now = T0;
+    for (let i = 0; i < 5; i++) {
+      bare.enqueue(ask('a', { refusal: { grantedAt: now } }), now);
+      const wake = bare.wakeAt(now) ?? now;
+      pauses.push(wake - now);
+      now = wake;
+      assert.equal(drain(bare, now).length, 1);
+    }
+    assert.deepEqual(pauses, [2_000, 4_000, 8_000, 10_000, 10_000]);
+  });
+
+  test('refusals of requests sent before the pause began do not lengthen the backoff', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    ledger.enqueue(ask('a', { refusal: { grantedAt: T0 - 10 } }), T0);
+    ledger.enqueue(ask('b', { refusal: { grantedAt: T0 - 5 } }), T0 + 100);
+    assert.equal(ledger.wakeAt(T0 + 100), T0 + 2_000, 'still the first 2 s pause');
+  });
+
+  test('exclusive permits go one at a time until released (or the hold times out)', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    const first = ask('p', { exclusive: true });
+    const second = ask('p', { exclusive: true });
+    ledger.enqueue(first, T0);
+    ledger.enqueue(second, T0);
+    assert.deepEqual(drain(ledger, T0), [`p:${first.permitId}`]);
+    assert.equal(ledger.wakeAt(T0), T0 + 90_000, 'the hold timeout');
+    ledger.release(first.permitId);
+    assert.deepEqual(drain(ledger, T0 + 10), [`p:${second.permitId}`]);
+  });
+
+  test('a grant the requester never received frees its place; the snapshot carries everything', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    const asks = Array.from({ length: 4 }, () => ask('a'));
+    for (const request of asks) ledger.enqueue(request, T0);
+    drain(ledger, T0);
+    ledger.forget(asks[0]?.permitId ?? '', T0);
+    const restored = new BudgetLedger(BUDGET, ledger.snapshot());
+    assert.deepEqual(drain(restored, T0 + 1), [`a:${asks[3]?.permitId ?? ''}`]);
+    assert.deepEqual(restored.view(T0 + 1).waitingByProject, {});
+    assert.equal(restored.view(T0 + 1).granted, 4);
+  });
+
+  test('the estimate counts the permits waiting ahead against the window', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    for (let i = 0; i < 3; i++) ledger.enqueue(ask('a'), T0);
+    drain(ledger, T0);
+    const ticket = ledger.enqueue(ask('b'), T0 + 1_000);
+    assert.equal(ticket?.estimatedGrantAt, T0 + PADDED);
+    assert.equal(ticket?.waitingAhead, 0);
+  });
+});

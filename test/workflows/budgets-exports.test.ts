@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { budgetLimiterWorkflowId, getBudgetStateQuery, type RateBudget } from '../../src/contract/budget';
+import { getProgressQuery } from '../../src/contract/messages';
+import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
+import type { VisitorsExportResult } from '../../src/contract/visitors-export';
+import { ApiKey } from '../../src/docs-api/api-key';
+import { docsBudgetLimiter, visitorsExport } from '../../src/workflows';
+import type { Simulator } from '../../dev/simulator';
+import { startStack, type TestStack } from '../../dev/stack';
+
+// The service's 100 per hour, compressed: 20 requests per 10 s window.
+const BUDGET: RateBudget = { requests: 20, windowMs: 10_000 };
+const PAGE_SIZE = 50;
+const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
+
+let stack: TestStack;
+let client: Client;
+let sim: Simulator;
+let runs = 0;
+
+before(async () => {
+  stack = await startStack({
+    name: 'budgets-exports',
+    simulator: { budgets: { analytics: BUDGET } },
+    worker: () => ({ budgets: { analytics: BUDGET } }),
+  });
+  ({ client, sim } = stack);
+});
+after(() => stack.stop());
+
+function startExport(projectId: string, paths: number) {
+  sim.configureProject(projectId, { visitorPaths: paths });
+  return client.workflow.start(visitorsExport, {
+    taskQueue: DEFAULT_TASK_QUEUE,
+    workflowId: `${visitorsExportWorkflowId(projectId, RANGE.dateFrom, RANGE.dateTo)}/${++runs}`,
+    args: [{ projectId, ...RANGE, pageSize: PAGE_SIZE }],
+  });
+}
+
+function visitorRequests(projectId: string) {
+  return sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === projectId);
+}
+
+/** The least time `pages` requests take within the budget: every window but the last is waited out. */
+function budgetBoundMs(pages: number): number {
+  return (Math.ceil(pages / BUDGET.requests) - 1) * BUDGET.windowMs;
+}
+
+/** The night starts with the whole budget: the grants of earlier tests have left the (padded) window. */
+function quietBudget(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, BUDGET.windowMs * 1.05));
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = Date.now();
+  const value = await work();
+  return { value, ms: Date.now() - started };
+}
+
+describe('exports within the organization analytics budget (20 per 10 s)', () => {
+  test('the limiter continues as new with permits waiting: every export completes, one request each', async () => {
+    const limiter = await client.workflow.start(docsBudgetLimiter, {
+      taskQueue: DEFAULT_TASK_QUEUE,
+      workflowId: budgetLimiterWorkflowId('analytics', new ApiKey(sim.apiKey).fingerprint()),
+      args: [{ budget: BUDGET, continueAsNewAfterEvents: 50 }],
+    });
+    const handles = await Promise.all(Array.from({ length: 16 }, (_, i) => startExport(`small-${i}`, 30)));
+    const results = await Promise.all(handles.map((handle) => handle.result()));
+    assert.deepEqual(
+      results.map((r) => r.rows),
+      results.map(() => 30),
+    );
+    assert.equal(sim.requests().filter((r) => r.route === 'getVisitors').length, 16);
+    assert.equal(sim.stats().budgetRefusals.analytics, 0);
+    const current = await client.workflow.getHandle(limiter.workflowId).describe();
+    assert.notEqual(current.runId, limiter.firstExecutionRunId, 'the limiter continued as new');
+    const state = await client.workflow.getHandle(limiter.workflowId).query(getBudgetStateQuery);
+    assert.deepEqual(state.waitingByProject, {});
+    assert.equal(state.granted, 16, 'one grant per page, counted across the limiter runs');
+    sim.reset();
+  });
+
+  test('10 projects of mixed sizes: all whole, requests <= pages + 1 each, no 429, wall time near the bound', async () => {
+    // 62 pages in all: three one-page days and seven longer ones (none an exact multiple of the page size).
+    const sizes = [20, 40, 45, 120, 280, 480, 590, 740, 499, 149];
+    const pagesOf = (paths: number) => Math.ceil(paths / PAGE_SIZE);
+    await quietBudget();
+    const before = sim.stats().responsesByStatus['429'] ?? 0;
+    const oneDayDone: number[] = [];
+    const { value: results, ms } = await timed(async () => {
+      const started = Date.now();
+      const handles = await Promise.all(sizes.map((paths, i) => startExport(`nightly-${i}`, paths)));
+      return Promise.all(
+        handles.map(async (handle, i) => {
+          const result = await handle.result();
+          if (pagesOf(sizes[i] ?? 0) === 1) oneDayDone.push(Date.now() - started);
+          return result;
+        }),
+      );
+    });
+    const pages = sizes.reduce((sum, paths) => sum + pagesOf(paths), 0);
+    assert.equal(pages, 62);
+    let requests = 0;
+    for (const [i, paths] of sizes.entries()) {
+      const result = results[i] as VisitorsExportResult;
+      assert.equal(result.rows, paths, `nightly-${i} whole`);
+      assert.equal(result.pages, pagesOf(paths));
+      const sent = visitorRequests(`nightly-${i}`).length;
+      requests += sent;
+      assert.ok(sent <= result.pages + 1, `nightly-${i}: ${sent} requests for ${result.pages} pages`);
+      if (result.pages === 1) assert.equal(sent, 1, 'a day that fits one page costs exactly one request');
+    }
+    const refused = (sim.stats().responsesByStatus['429'] ?? 0) - before;
+    assert.ok(refused <= requests * 0.01, `${refused} x 429 of ${requests} requests`);
+    const bound = budgetBoundMs(pages);
+    assert.ok(ms <= bound * 1.15, `${ms} ms for ${pages} pages (${requests} requests); bound ${bound} ms`);
+    // Fair: the one-page days are not queued behind the 15-page export.
+    assert.ok(
+      Math.max(...oneDayDone) < BUDGET.windowMs,
+      `one-page days done after ${oneDayDone.join(', ')} ms`,
+    );
+    console.log(
+      `# 10 exports: ${pages} pages, ${requests} requests, ${refused} x 429, ${ms} ms (bound ${bound} ms)`,
+    );
+  });
+
+  test('a foreign spender takes the budget (429 without Retry-After): no failure, few 429s, progress says it waits', async () => {
+    sim.configureBudgets({ analytics: { ...BUDGET, retryAfter: false } });
+    sim.reset();
+    const spender = setInterval(() => sim.spendBudget('analytics', BUDGET.requests), 250);
+    const stopSpending = setTimeout(() => clearInterval(spender), 25_000);
+    try {
+      const { value, ms } = await timed(async () => {
+        const [a, b] = await Promise.all([
+          startExport('foreign-a', 590),
+          startExport('foreign-b', 590),
+        ] as const);
+        let sawWait = '';
+        const watch = setInterval(() => {
+          void a
+            .query(getProgressQuery)
+            .then((p) => {
+              if (p.waitingForBudgetUntil !== undefined) sawWait = p.waitingForBudgetUntil;
+            })
+            .catch(() => undefined);
+        }, 500);
+        try {
+          return { results: await Promise.all([a.result(), b.result()]), sawWait };
+        } finally {
+          clearInterval(watch);
+        }
+      });
+      for (const result of value.results) assert.equal(result.rows, 590);
+      const refused = sim.stats().budgetRefusals.analytics;
+      const perMinute = refused / Math.max(1, ms / 60_000);
+      assert.ok(perMinute < 10, `${refused} x 429 in ${ms} ms`);
+      assert.match(value.sawWait, /^\d{4}-\d{2}-\d{2}T/, 'getProgress said until when it waits for budget');
+      console.log(`# foreign spender: 2 x 12 pages in ${ms} ms, ${refused} x 429 without Retry-After`);
+    } finally {
+      clearInterval(spender);
+      clearTimeout(stopSpending);
+      sim.configureBudgets({ analytics: BUDGET });
+    }
+  });
+});
