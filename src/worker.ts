@@ -21,6 +21,7 @@ export const WORKFLOWS_PATH = require.resolve('./workflows');
 export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle.js');
 /** WORKER_WORKFLOW_BUNDLE value that bundles the sources at start even when a prebuilt bundle exists. */
 export const BUNDLE_AT_START = 'off';
+const RUNNING_FROM_SOURCES = __filename.endsWith('.ts');
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -71,6 +72,8 @@ export function activityDepsFromConfig(config: WorkerConfig) {
 
 function productionBundle(config: WorkerConfig): WorkerOptions['workflowBundle'] | undefined {
   if (config.workflowBundlePath === BUNDLE_AT_START) return undefined;
+  // Run from the TypeScript sources (tsx), a dist/ bundle may be older than the code beside it: bundle instead.
+  if (config.workflowBundlePath === undefined && RUNNING_FROM_SOURCES) return undefined;
   const codePath = config.workflowBundlePath ?? DEFAULT_BUNDLE_PATH;
   if (fs.existsSync(codePath)) return { codePath };
   if (config.workflowBundlePath) throw new Error(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);

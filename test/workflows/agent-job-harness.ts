@@ -97,6 +97,14 @@ export async function historyOf(handle: WorkflowHandle): Promise<Buffer> {
   return historyBytes(await handle.fetchHistory());
 }
 
+/** How many times the workflow scheduled the activity of this type (e.g. 'createAgentJob'). */
+export async function activitiesScheduled(handle: WorkflowHandle, activityType: string): Promise<number> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).filter(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+  ).length;
+}
+
 /** Event type names of a history, e.g. 'EVENT_TYPE_TIMER_STARTED'. */
 export async function eventTypes(handle: WorkflowHandle): Promise<string[]> {
   const { events } = await handle.fetchHistory();
