@@ -2,25 +2,15 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Simulator } from '../dev/simulator';
-import { startStack, type TestStack } from '../dev/stack';
+import { describe, test } from 'node:test';
+import { useStack } from './helpers/stack';
 
 const STARTER = path.resolve(__dirname, '../src/starter.ts');
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
-let stack: TestStack;
-let exportDir: string;
 
-before(async () => {
-  stack = await startStack({
-    name: 'starter',
-    simulator: { analytics: { paths: 60 }, jobs: { durationMs: 300 } },
-  });
-  ({ env, sim, exportDir } = stack);
+const stack = useStack({
+  name: 'starter',
+  simulator: { analytics: { paths: 60 }, jobs: { durationMs: 300 } },
 });
-after(() => stack.stop());
 
 interface CliRun {
   code: number;
@@ -33,7 +23,13 @@ function cli(...args: string[]): Promise<CliRun> {
     execFile(
       process.execPath,
       ['--import', 'tsx', STARTER, ...args],
-      { env: { PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: 'default' } },
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          TEMPORAL_ADDRESS: stack.env.address,
+          TEMPORAL_NAMESPACE: 'default',
+        },
+      },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -41,7 +37,7 @@ function cli(...args: string[]): Promise<CliRun> {
 
 async function workflowCount(): Promise<number> {
   let count = 0;
-  for await (const _ of env.client.workflow.list()) count += 1;
+  for await (const _ of stack.env.client.workflow.list()) count += 1;
   return count;
 }
 
@@ -135,7 +131,7 @@ describe('starter CLI', () => {
     assert.equal(result.rows, 60);
     assert.equal(result.pages, 3);
     const csv = await fs.readFile(
-      path.join(exportDir, 'cli-export', '2026-11-01_2026-11-02', 'visitors.csv'),
+      path.join(stack.exportDir, 'cli-export', '2026-11-01_2026-11-02', 'visitors.csv'),
       'utf8',
     );
     assert.equal(csv.trim().split('\n').length, 61);
@@ -224,6 +220,6 @@ describe('starter CLI', () => {
       listed = (await cli('job', 'list', '--project', 'cli-job')).stdout;
     }
     assert.match(listed, /agent-job\/cli-job\/k1\s+COMPLETED\s+completed/);
-    assert.equal(sim.stats().jobsCreated, 2);
+    assert.equal(stack.sim.stats().jobsCreated, 2);
   });
 });

@@ -17,7 +17,7 @@ import {
   updateVisitorsSchedule,
 } from '../../src/client/schedules';
 import { InputValidationError } from '../../src/contract/validation';
-import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/contract/names';
+import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { Worker } from '@temporalio/worker';
 import { useStack } from '../helpers/stack';
@@ -61,6 +61,35 @@ function timeOf(described: ScheduleDescription): [number | undefined, number | u
 
 function actionInput(described: ScheduleDescription): unknown {
   return described.action.type === 'startWorkflow' ? described.action.args?.[0] : undefined;
+}
+
+/**
+ * Creates a project's schedule at `at` in `timeZone`, backfills [start, end) and waits until the runs have
+ * exported exactly the `expected` days (`<dateFrom>_<dateTo>`); returns the schedule id.
+ */
+async function backfillAndExpect(
+  projectId: string,
+  schedule: { at: string; timeZone: string },
+  window: { start: string; end: string },
+  expected: string[],
+): Promise<string> {
+  await createVisitorsSchedule(stack.env.client, { projectId, ...schedule });
+  await backfillVisitorsSchedule(stack.env.client, projectId, {
+    start: new Date(window.start),
+    end: new Date(window.end),
+  });
+  const scheduleId = visitorsScheduleId(projectId);
+  assert.deepEqual(await completedRanges(scheduleId, expected.length), expected);
+  assert.deepEqual(await exportedRanges(projectId), expected);
+  return scheduleId;
+}
+
+/** The date ranges the service was asked for by a project's visitor page requests, in order. */
+function requestedRanges(projectId: string): { dateFrom: string; dateTo: string }[] {
+  return stack.sim
+    .requests()
+    .filter((r) => r.route === 'getVisitors' && r.projectId === projectId)
+    .map((r) => ({ dateFrom: r.query.dateFrom ?? '', dateTo: r.query.dateTo ?? '' }));
 }
 
 async function exportedRanges(projectId: string): Promise<string[]> {
@@ -157,27 +186,18 @@ describe('nightly visitors export schedule', () => {
 
   test('a backfill over 3 days writes 3 exports, each the previous day in the schedule zone', async () => {
     // 01:00 in Auckland (UTC+13 in November) is 12:00 UTC the day before: a UTC-only reading would be a day off.
-    await createVisitorsSchedule(stack.env.client, {
-      projectId: 'backfilled',
-      at: '01:00',
-      timeZone: 'Pacific/Auckland',
-    });
-    await backfillVisitorsSchedule(stack.env.client, 'backfilled', {
-      start: new Date('2026-11-09T00:00:00Z'),
-      end: new Date('2026-11-12T00:00:00Z'),
-    });
     const expected = ['2026-11-09_2026-11-10', '2026-11-10_2026-11-11', '2026-11-11_2026-11-12'];
-    const scheduleId = 'visitors-export-nightly/backfilled';
-    assert.deepEqual(await completedRanges(scheduleId, 3), expected);
-    assert.deepEqual(await exportedRanges('backfilled'), expected);
+    const scheduleId = await backfillAndExpect(
+      'backfilled',
+      { at: '01:00', timeZone: 'Pacific/Auckland' },
+      { start: '2026-11-09T00:00:00Z', end: '2026-11-12T00:00:00Z' },
+      expected,
+    );
     for (const range of expected) {
       const csv = await fs.readFile(path.join(stack.exportDir, 'backfilled', range, 'visitors.csv'), 'utf8');
       assert.equal(csv.trim().split('\n').length, 31);
     }
-    const requested = stack.sim
-      .requests()
-      .filter((r) => r.route === 'getVisitors' && r.projectId === 'backfilled')
-      .map((r) => `${r.query.dateFrom}_${r.query.dateTo}`);
+    const requested = requestedRanges('backfilled').map((r) => `${r.dateFrom}_${r.dateTo}`);
     // The service reads a bare date as midnight UTC: each Auckland day is sent with its offset.
     assert.deepEqual(
       [...new Set(requested)].sort(),
@@ -197,24 +217,17 @@ describe('nightly visitors export schedule', () => {
   test('02:30 in Paris exports the Paris day: sent with its offsets, filed and described under the local day', async () => {
     // The issue's case: a backfill at 2026-11-10 02:30 Paris used to ask for 2026-11-09..2026-11-10, which the
     // service reads as the UTC day 2026-11-09T00:00Z..2026-11-10T00:00Z, an hour off the Paris day.
-    await createVisitorsSchedule(stack.env.client, {
-      projectId: 'paris',
-      at: '02:30',
-      timeZone: 'Europe/Paris',
-    });
-    await backfillVisitorsSchedule(stack.env.client, 'paris', {
-      start: new Date('2026-11-10T01:00:00Z'),
-      end: new Date('2026-11-10T02:00:00Z'),
-    });
-    const scheduleId = 'visitors-export-nightly/paris';
-    assert.deepEqual(await completedRanges(scheduleId, 1), ['2026-11-09_2026-11-10']);
-    assert.deepEqual(await exportedRanges('paris'), ['2026-11-09_2026-11-10']);
-    const sent = stack.sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === 'paris');
+    await backfillAndExpect(
+      'paris',
+      { at: '02:30', timeZone: 'Europe/Paris' },
+      { start: '2026-11-10T01:00:00Z', end: '2026-11-10T02:00:00Z' },
+      ['2026-11-09_2026-11-10'],
+    );
+    const sent = requestedRanges('paris');
     assert.ok(sent.length > 0);
-    for (const request of sent) {
-      assert.equal(request.query.dateFrom, '2026-11-09T00:00:00+01:00');
-      assert.equal(request.query.dateTo, '2026-11-10T00:00:00+01:00');
-      assert.equal(Date.parse(request.query.dateFrom ?? ''), Date.parse('2026-11-08T23:00:00Z'));
+    for (const range of sent) {
+      assert.deepEqual(range, { dateFrom: '2026-11-09T00:00:00+01:00', dateTo: '2026-11-10T00:00:00+01:00' });
+      assert.equal(Date.parse(range.dateFrom), Date.parse('2026-11-08T23:00:00Z'));
     }
     const manifest = JSON.parse(
       await fs.readFile(

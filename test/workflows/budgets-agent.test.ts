@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Client } from '@temporalio/client';
+import { describe, test } from 'node:test';
 import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-job';
 import type { RateBudget } from '../../src/contract/budget';
 import { getStateQuery } from '../../src/contract/messages';
-import type { Simulator } from '../../dev/simulator';
-import { startStack, type TestStack } from '../../dev/stack';
+import { useStack } from '../helpers/stack';
 import { eventually, TEST_POLLING } from './agent-job-harness';
 
 // The service's 100 creates and messages per project-hour, compressed: 20 per 10 s.
@@ -13,19 +11,11 @@ const BUDGET: RateBudget = { requests: 20, windowMs: 10_000 };
 // The issue asks for 150 jobs; 50 keep this file well under two minutes (3 windows of budget, 20 s).
 const JOBS = 50;
 
-let stack: TestStack;
-let client: Client;
-let sim: Simulator;
-
-before(async () => {
-  stack = await startStack({
-    name: 'budgets-agent',
-    simulator: { budgets: { agent: BUDGET }, jobs: { durationMs: 500 } },
-    worker: () => ({ budgets: { agent: BUDGET } }),
-  });
-  ({ client, sim } = stack);
+const stack = useStack({
+  name: 'budgets-agent',
+  simulator: { budgets: { agent: BUDGET }, jobs: { durationMs: 500 } },
+  worker: () => ({ budgets: { agent: BUDGET } }),
 });
-after(() => stack.stop());
 
 describe("agent jobs within the project's budget (20 creates and messages per 10 s)", () => {
   test(`${JOBS} jobs for one project: created once each, in the order started, no 429, queued ones say so`, async () => {
@@ -35,7 +25,7 @@ describe("agent jobs within the project's budget (20 creates and messages per 10
     for (let i = 0; i < JOBS; i++) {
       handles.push(
         await startAgentJob(
-          client,
+          stack.client,
           { projectId, prompt: `Job ${i}: document the budgets`, polling: TEST_POLLING },
           { key: `burst-${i}` },
         ),
@@ -52,9 +42,9 @@ describe("agent jobs within the project's budget (20 creates and messages per 10
     const results = await Promise.all(handles.map((handle) => handle.result()));
     const ms = Date.now() - started;
     assert.equal(new Set(results.map((r) => r.jobId)).size, JOBS);
-    assert.equal(sim.stats().jobsCreatedByProject[projectId], JOBS, 'each job created once');
-    assert.equal(sim.stats().budgetRefusals.agent, 0, 'no 429');
-    const createdOrder = sim
+    assert.equal(stack.sim.stats().jobsCreatedByProject[projectId], JOBS, 'each job created once');
+    assert.equal(stack.sim.stats().budgetRefusals.agent, 0, 'no 429');
+    const createdOrder = stack.sim
       .requests()
       .filter((r) => r.route === 'createJob' && r.status === 201)
       .map((r) => Number(/^Job (\d+):/.exec(r.prompt ?? '')?.[1]));
