@@ -12,14 +12,7 @@ import {
   firstIssue,
   projectConfigSchema,
 } from './schemas';
-import type {
-  FaultRule,
-  JobOutcome,
-  ProjectConfig,
-  RequestLogEntry,
-  SimJobSnapshot,
-  SimulatorStats,
-} from './types';
+import type { JobOutcome, ProjectConfig, RequestLogEntry, SimJobSnapshot, SimulatorStats } from './types';
 
 export const CONTROL_PREFIX = '/__sim';
 
@@ -49,7 +42,7 @@ const CONTROL_ROUTES: { method: string; pattern: string[]; handle: Handler }[] =
     handle: (deps, { projectId = '' }, body) =>
       withBody(body, projectConfigSchema, (cfg) => ({
         status: 200,
-        body: deps.configureProject(projectId, cfg as ProjectConfig),
+        body: deps.configureProject(projectId, cfg),
       })),
   },
   {
@@ -58,7 +51,7 @@ const CONTROL_ROUTES: { method: string; pattern: string[]; handle: Handler }[] =
     handle: (deps, _params, body) =>
       withBody(body, faultRuleSchema, (rule) => ({
         status: 201,
-        body: { id: deps.faults.add(rule as FaultRule) },
+        body: { id: deps.faults.add(rule) },
       })),
   },
   {

@@ -4,6 +4,18 @@ import type { JobOutcome, JobStatus, SimJobSnapshot } from './types';
 export const SOURCE_ORG = 'sim-org';
 export const MODEL = 'sim-agent-1';
 
+/** A job behaviour with the given fields over `base`; a field given as undefined keeps `base`'s value. */
+export function withBehaviour(
+  base: ResolvedBehaviour,
+  patch: { [K in keyof ResolvedBehaviour]?: ResolvedBehaviour[K] | undefined } | undefined,
+): ResolvedBehaviour {
+  return {
+    durationMs: patch?.durationMs ?? base.durationMs,
+    outcome: patch?.outcome ?? base.outcome,
+    archiveAfterMs: patch?.archiveAfterMs ?? base.archiveAfterMs,
+  };
+}
+
 export interface ResolvedBehaviour {
   durationMs: number;
   outcome: JobOutcome;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { ResolvedBehaviour } from './jobs';
+import { withBehaviour, type ResolvedBehaviour } from './jobs';
 import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
-import { budgetsSchema, jobBehaviourPatchSchema, parseOrThrow, visitorPathsSchema } from './schemas';
+import { budgetsSchema, jobBehaviourPatchSchema, parseSimulatorInput, visitorPathsSchema } from './schemas';
 import type { BudgetsConfig, ErrorBodies, SimulatorOptions } from './types';
 
 export interface ResolvedOptions {
@@ -50,12 +50,12 @@ const optionsSchema = z
 
 /** Validates the options (throws a TypeError naming the field; never the key) and fills in the defaults. */
 export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
-  const o = parseOrThrow<SimulatorOptions>(optionsSchema, options, 'simulator options');
+  const o = parseSimulatorInput(optionsSchema, options, 'simulator options');
   return {
     host: o.host ?? '127.0.0.1',
     port: o.port ?? 0,
     apiKey: o.apiKey ?? `sim_${randomBytes(16).toString('hex')}`,
-    jobs: { durationMs: 2000, outcome: 'completed', archiveAfterMs: 0, ...o.jobs },
+    jobs: withBehaviour({ durationMs: 2000, outcome: 'completed', archiveAfterMs: 0 }, o.jobs),
     visitorPaths: o.analytics?.paths ?? 120,
     seed: o.analytics?.seed ?? 'docs-sim',
     perHour: {

@@ -1,4 +1,4 @@
-import type { ResolvedBehaviour } from './jobs';
+import { withBehaviour, type ResolvedBehaviour } from './jobs';
 import { parseProjectConfig } from './schemas';
 import type { ProjectConfig } from './types';
 
@@ -26,7 +26,7 @@ export class Projects {
   }
 
   behaviour(projectId: string): ResolvedBehaviour {
-    return { ...this.defaults.jobs, ...this.#configs.get(projectId)?.jobs };
+    return withBehaviour(this.defaults.jobs, this.#configs.get(projectId)?.jobs);
   }
 
   visitorPaths(projectId: string): number {

@@ -168,21 +168,26 @@ export function firstIssue(error: z.ZodError, fallbackField: string): Invalid {
   return { field, message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}` };
 }
 
-export function parseOrThrow<T>(schema: z.ZodType<unknown>, value: unknown, what: string): T {
+/** The simulator's own check of what its callers configure: a TypeError naming the first bad field. */
+export function parseSimulatorInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  what: string,
+): z.output<S> {
   const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data as T;
+  if (parsed.success) return parsed.data;
   const { message } = firstIssue(parsed.error, what);
   throw new TypeError(`invalid ${what}: ${message}`);
 }
 
 export function parseFaultRule(value: unknown): FaultRule {
-  return parseOrThrow<FaultRule>(faultRuleSchema, value, 'fault rule');
+  return parseSimulatorInput(faultRuleSchema, value, 'fault rule');
 }
 
 export function parseProjectConfig(value: unknown): ProjectConfig {
-  return parseOrThrow<ProjectConfig>(projectConfigSchema, value, 'project configuration');
+  return parseSimulatorInput(projectConfigSchema, value, 'project configuration');
 }
 
 export function parseBudgetChanges(value: unknown): BudgetChanges {
-  return parseOrThrow<BudgetChanges>(budgetChangesSchema, value, 'budgets');
+  return parseSimulatorInput(budgetChangesSchema, value, 'budgets');
 }

@@ -8,43 +8,43 @@ export interface JobBehaviour {
   /** Default 'completed'. */
   outcome: JobOutcome;
   /** For outcome 'archived': completed first, archived this long after completion (0 = archived straight from active). */
-  archiveAfterMs?: number;
+  archiveAfterMs?: number | undefined;
 }
 
 export interface ProjectConfig {
-  jobs?: Partial<JobBehaviour>;
+  jobs?: { [K in keyof JobBehaviour]?: JobBehaviour[K] | undefined } | undefined;
   /** Number of paths of the project's analytics data set (0 to 1,000,000). */
-  visitorPaths?: number;
+  visitorPaths?: number | undefined;
 }
 
 export interface SimulatorOptions {
   /** Default '127.0.0.1'. */
-  host?: string;
+  host?: string | undefined;
   /** Default 0 (ephemeral). */
-  port?: number;
+  port?: number | undefined;
   /** The accepted admin key, `<letters/digits>_<secret>`; default a random 'sim_<32 hex>'. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Defaults for every project. */
-  jobs?: Partial<JobBehaviour>;
+  jobs?: { [K in keyof JobBehaviour]?: JobBehaviour[K] | undefined } | undefined;
   /** Default 120 paths per project; the seed makes a different (still deterministic) data set. */
-  analytics?: { paths?: number; seed?: string };
+  analytics?: { paths?: number; seed?: string } | undefined;
   /** Per project, in a rolling hour; defaults 100 and 100, as the service documents. */
-  rateLimit?: { createPerHour?: number; messagePerHour?: number };
+  rateLimit?: { createPerHour?: number; messagePerHour?: number } | undefined;
   /**
    * The service's budgets in fixed windows (off unless given): `analytics` per key (organization), shared by
    * every project; `agent` per project, shared by create and message. Compress them for tests (20 per 10 s).
    */
-  budgets?: BudgetsConfig;
+  budgets?: BudgetsConfig | undefined;
   /** ms since the epoch; default Date.now. Drives job transitions, rate limits, log times and the default date range. */
-  clock?: () => number;
+  clock?: () => number | undefined;
   /** Request log entries kept, oldest dropped first; default 200,000. */
-  maxLogEntries?: number;
+  maxLogEntries?: number | undefined;
   /**
    * Error bodies of the service routes. 'service': as the real service documents them, `{ "error": "<message>" }`,
    * analytics adding `details: [{ "message" }]`. 'detailed' (default): `{ "error": { code, message, field? } }`,
    * which tests find easier to assert on.
    */
-  errorBodies?: ErrorBodies;
+  errorBodies?: ErrorBodies | undefined;
 }
 
 export type ErrorBodies = 'service' | 'detailed';
@@ -69,26 +69,26 @@ export type FaultKind =
 export interface FaultRule {
   route: RouteName | '*';
   /** Only requests for this project. */
-  projectId?: string;
+  projectId?: string | undefined;
   kind: FaultKind;
   /** 'latency' (required): delay, then answer normally. */
-  latencyMs?: number;
+  latencyMs?: number | undefined;
   /** 'status' (required): 400..599, answered with a JSON error body. */
-  status?: number;
+  status?: number | undefined;
   /** 'rateLimit' (default 1 second) and optionally 'status': Retry-After as seconds or as an HTTP date that far ahead. */
-  retryAfter?: { seconds: number } | { httpDateInSeconds: number };
+  retryAfter?: { seconds: number } | { httpDateInSeconds: number } | undefined;
   /** 'status', 'reset', 'hang': the service acted (job created, message recorded) before failing. Default false. */
-  afterProcessing?: boolean;
+  afterProcessing?: boolean | undefined;
   /** 'malformed' (required): applied to 2xx answers only. */
-  malformed?: 'not-json' | 'html-200' | 'no-content-type' | 'truncated-json';
+  malformed?: 'not-json' | 'html-200' | 'no-content-type' | 'truncated-json' | undefined;
   /** 'drift' (required): schema drift in an otherwise 2xx answer. */
-  drift?: Drift;
+  drift?: Drift | undefined;
   /** 'redirect': a 3xx (default 301) to `location` (default: the same URL over https); nothing is processed. */
-  redirect?: { status?: RedirectStatus; location?: string };
+  redirect?: { status?: RedirectStatus | undefined; location?: string | undefined } | undefined;
   /** Apply to the next N matching requests; default unlimited until removed. */
-  times?: number;
+  times?: number | undefined;
   /** 0..1, drawn from a seeded deterministic generator (re-seeded by clear and reset). */
-  probability?: number;
+  probability?: number | undefined;
 }
 
 /**
@@ -141,12 +141,12 @@ export interface RequestLogEntry {
   /** The path as received (still percent-encoded). */
   path: string;
   query: Record<string, string>;
-  projectId?: string;
-  jobId?: string;
-  prompt?: string;
+  projectId?: string | undefined;
+  jobId?: string | undefined;
+  prompt?: string | undefined;
   /** The status sent; 0 while the answer is still pending (e.g. during injected latency). */
   status: number | 'reset' | 'hang';
-  fault?: FaultKind;
+  fault?: FaultKind | undefined;
   /** The service acted: job created or read, message recorded, analytics page computed. */
   processed: boolean;
   /** A valid key was presented (always true for /__sim/ routes, which need none). */
