@@ -74,12 +74,24 @@ function encryptingClient(keys: string): Client {
 }
 
 /** Every payload of a history object (search attributes aside: the server must read those). */
+/**
+ * The SDK's own marker bookkeeping is plain JSON by design and holds no user data: a patch marker's
+ * `patch-data` ({ id, deprecated }) and a local activity marker's `data` (seq, attempt, activity type, times).
+ * The local activity's result (`details.result`) goes through the codec like every other payload.
+ */
+function isSdkMarkerBookkeeping(trail: string[]): boolean {
+  const at = trail.indexOf('markerRecordedEventAttributes');
+  return at >= 0 && trail[at + 1] === 'details' && ['patch-data', 'data'].includes(trail[at + 2] ?? '');
+}
+
 function payloadEncodings(node: unknown, trail: string[] = [], found: string[] = []): string[] {
   if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) return found;
   const record = node as Record<string, unknown>;
   const metadata = record.metadata as Record<string, Uint8Array> | undefined;
   if (metadata?.encoding instanceof Uint8Array && 'data' in record) {
-    if (!trail.includes('searchAttributes')) found.push(Buffer.from(metadata.encoding).toString('utf8'));
+    if (!trail.includes('searchAttributes') && !isSdkMarkerBookkeeping(trail)) {
+      found.push(Buffer.from(metadata.encoding).toString('utf8'));
+    }
     return found;
   }
   for (const [key, value] of Object.entries(record)) payloadEncodings(value, [...trail, key], found);
