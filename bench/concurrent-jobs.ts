@@ -58,7 +58,7 @@ export const FULL_JOBS: ConcurrentJobsOptions = {
 };
 export const QUICK_JOBS: ConcurrentJobsOptions = {
   startConcurrency: 50,
-  scenarios: [{ jobs: 50, jobDurationMs: 6_000, polling: COMPRESSED_POLLING, followUps: 10, workerEnv: {} }],
+  scenarios: [{ jobs: 50, jobDurationMs: 15_000, polling: COMPRESSED_POLLING, followUps: 10, workerEnv: {} }],
 };
 
 /** Targets of the issue. */

@@ -122,7 +122,7 @@ function checkFollowUps(
     const records = end.followUps.filter((r) => r.messageId === followUp.spec.messageId);
     const atService = processedWith(log, 'sendMessage', followUp.spec.prompt);
     if (!followUp.accepted) {
-      count(verdict.followUps, 'not accepted by the workflow (caller told)');
+      count(verdict.followUps, 'not accepted or not sent (caller told)');
       if (records.length > 0 || atService > 0)
         verdict.violations.push(`${where}: refused yet recorded or sent`);
       continue;
