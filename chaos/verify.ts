@@ -2,7 +2,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
 import { agentJobFailureOf } from '../src/client/agent-job';
-import { AgentJobFailureType, type AgentJobResult, type FollowUpRecord } from '../src/contract/agent-job';
+import {
+  AgentJobFailureType,
+  FollowUpFailureType,
+  type AgentJobResult,
+  type FollowUpRecord,
+} from '../src/contract/agent-job';
 import type { VisitorsExportManifest, VisitorsExportResult } from '../src/contract/visitors-export';
 import type { RequestLogEntry, Simulator } from '../dev/simulator';
 import { retrying } from './retrying';
@@ -122,12 +127,18 @@ function checkFollowUps(
     const records = end.followUps.filter((r) => r.messageId === followUp.spec.messageId);
     const atService = processedWith(log, 'sendMessage', followUp.spec.prompt);
     if (!followUp.accepted) {
-      count(verdict.followUps, 'not accepted or not sent (caller told)');
+      count(verdict.followUps, 'not accepted by the workflow (caller told)');
       if (records.length > 0 || atService > 0)
         verdict.violations.push(`${where}: refused yet recorded or sent`);
       continue;
     }
     const [record] = records;
+    if (!record && notSentBeforeFailure(followUp, end.workflow, atService)) {
+      // Taken while the run was already failing (e.g. a create whose outcome is unknown): the update answered
+      // FollowUpNotSent after the failure's state was captured. The caller was told, the service got nothing.
+      count(verdict.followUps, 'not sent: the run failed first (caller told)');
+      continue;
+    }
     if (!record || records.length > 1) {
       verdict.violations.push(`${where}: accepted but recorded ${records.length} times`);
       continue;
@@ -160,6 +171,14 @@ function checkFollowUps(
       );
     }
   }
+}
+
+function notSentBeforeFailure(followUp: SentFollowUp, workflow: string, atService: number): boolean {
+  return (
+    followUp.updateOutcome?.includes(FollowUpFailureType.notSent) === true &&
+    workflow !== 'COMPLETED' &&
+    atService === 0
+  );
 }
 
 export async function verifyExports(

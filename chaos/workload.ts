@@ -152,11 +152,9 @@ async function sendOne(
     return { job, spec, sentAt, accepted: true, updateOutcome: 'delivered' };
   } catch (error) {
     const message = error instanceof Error ? `${error.message} ${causeOf(error)}` : String(error);
-    // An update the workflow refused before sending (e.g. the job already failed), or answered as not sent
-    // because the run ended first (FollowUpNotSent), was not taken for delivery, and its caller was told so.
+    // An update the workflow refused before sending (e.g. the job already failed) was not accepted.
     const accepted =
-      spec.via === 'update' &&
-      !/FollowUpNotAccepted|FollowUpNotSent|not found|already completed/i.test(message);
+      spec.via === 'update' && !/FollowUpNotAccepted|not found|already completed/i.test(message);
     return { job, spec, sentAt, accepted, updateOutcome: message };
   }
 }
