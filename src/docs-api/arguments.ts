@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../contract/visitors-export';
 import { apiDateSchema, checkDateOrder } from '../contract/api-dates';
-import { intInRange, projectIdSchema, promptSchema } from '../contract/validation';
+import {
+  InputValidationError,
+  intInRange,
+  parseOrThrow,
+  projectIdSchema,
+  promptSchema,
+} from '../contract/validation';
 import { InvalidArgumentError, type DocsApiOperation } from './errors';
 
 export const jobIdSchema = z
@@ -13,23 +19,17 @@ export const jobIdSchema = z
     'must not contain "/" or spaces, nor be "." or ".."',
   );
 
-export interface VisitorsQuery {
-  dateFrom?: string;
-  dateTo?: string;
-  /** 1..250, default 50 at the service. */
-  limit?: number;
-  /** >= 0. */
-  offset?: number;
-}
-
 const visitorsQuerySchema = z
   .object({
     dateFrom: apiDateSchema.optional(),
     dateTo: apiDateSchema.optional(),
+    /** 1..250, default 50 at the service. */
     limit: intInRange(1, MAX_PAGE_SIZE).optional(),
     offset: intInRange(0).optional(),
   })
   .superRefine(checkDateOrder);
+
+export type VisitorsQuery = z.infer<typeof visitorsQuerySchema>;
 
 function check<S extends z.ZodType>(
   schema: S,
@@ -37,11 +37,13 @@ function check<S extends z.ZodType>(
   field: string,
   operation: DocsApiOperation,
 ): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = [field, ...(issue?.path ?? []).map(String)].filter((part) => part !== '').join('.');
-  throw new InvalidArgumentError(path, issue?.message ?? 'is invalid', operation);
+  try {
+    return parseOrThrow(schema, value, field);
+  } catch (error) {
+    if (!(error instanceof InputValidationError)) throw error;
+    const [first] = error.issues;
+    throw new InvalidArgumentError(first?.field ?? field, first?.rule ?? 'is invalid', operation);
+  }
 }
 
 export const checkProjectId = (value: unknown, op: DocsApiOperation): string =>
@@ -51,4 +53,4 @@ export const checkJobId = (value: unknown, op: DocsApiOperation): string =>
 export const checkPrompt = (value: unknown, op: DocsApiOperation): string =>
   check(promptSchema, value, 'prompt', op);
 export const checkVisitorsQuery = (value: unknown): VisitorsQuery =>
-  check(visitorsQuerySchema, value, '', 'getVisitors') as VisitorsQuery;
+  check(visitorsQuerySchema, value, '', 'getVisitors');
