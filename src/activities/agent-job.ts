@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { AgentJob } from '../contract/agent-job';
 import type { DocsApiClient } from '../docs-api/client';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
+import { pollUntilTerminal, type PollUntilTerminalInput, type PolledJob } from './poll-agent-job';
 
 export interface AgentJobActivityDeps extends FailureMappingOptions {
   docsApi: DocsApiClient;
@@ -34,6 +35,11 @@ export function createAgentJobActivities({ docsApi, ...mapping }: AgentJobActivi
       } catch (error) {
         throw toApplicationFailure(error, mapping);
       }
+    },
+
+    /** One read per attempt; its retries are the polling (see poll-agent-job.ts). */
+    async pollAgentJob(input: PollUntilTerminalInput): Promise<PolledJob> {
+      return pollUntilTerminal(docsApi, mapping, input);
     },
 
     async sendAgentJobMessage(input: AgentJobRef & { prompt: string }): Promise<AgentJob> {

@@ -64,8 +64,10 @@ export interface AgentJobState {
   status: string;
   prLink: string | null;
   polls: number;
-  /** ISO 8601 time of the next poll, or null when not waiting. */
+  /** ISO 8601 time of the next poll, or null when not waiting for one (also while a poll activity runs). */
   nextPollAt: string | null;
+  /** ISO 8601 time the running poll activity started (its retries are the polls), or null when none runs. */
+  pollingSince: string | null;
   pendingFollowUps: number;
   followUps: FollowUpRecord[];
   lastError: string | null;

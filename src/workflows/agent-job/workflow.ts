@@ -6,6 +6,7 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
 } from '@temporalio/workflow';
 import {
   AgentJobFailureType,
@@ -16,6 +17,7 @@ import {
 import { InputValidationError, parseOrThrow } from '../../contract/validation';
 import { registerHandlers } from './handlers';
 import { runUntilDone } from './loop';
+import { POLL_IN_ACTIVITY_PATCH } from './poll-activity';
 import { initialState, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 
@@ -25,7 +27,7 @@ import { refreshVisibility } from './visibility';
  * Design and operator notes: docs/agent-job.md.
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
-  const state = initialState(validInput(input), Date.now());
+  const state = initialState(validInput(input), Date.now(), patched(POLL_IN_ACTIVITY_PATCH));
   registerHandlers(state);
   refreshVisibility(state);
   try {
