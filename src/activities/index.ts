@@ -1,4 +1,5 @@
 import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-job';
+import { createInputCheckActivities } from './check-input';
 import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 
 export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps;
@@ -8,6 +9,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createAgentJobActivities(deps),
     ...createVisitorsExportActivities(deps),
+    ...createInputCheckActivities(),
   };
 }
 

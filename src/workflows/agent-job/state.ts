@@ -1,15 +1,17 @@
+import type {
+  AgentJob,
+  AgentJobContinuation,
+  AgentJobInput,
+  AgentJobResult,
+  AgentJobState,
+} from '../../contract/agent-job';
 import {
   DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
   FOLLOW_UP_REFUSING_STATUSES,
   KNOWN_JOB_STATUSES,
   STATUS_NOT_CREATED,
   TERMINAL_JOB_STATUSES,
-  type AgentJob,
-  type AgentJobContinuation,
-  type AgentJobInput,
-  type AgentJobResult,
-  type AgentJobState,
-} from '../../contract/agent-job';
+} from '../../contract/agent-job-constants';
 import { resolvePolling, type PollingSettings } from './backoff';
 import { FollowUpQueue } from './follow-ups';
 

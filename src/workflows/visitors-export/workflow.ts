@@ -9,14 +9,13 @@ import {
 } from '@temporalio/workflow';
 import type { PageSummary } from '../../activities/visitors-export';
 import { DocsProjectIdKey } from '../../contract/names';
-import {
-  DEFAULT_CONCURRENCY,
-  DEFAULT_PAGE_SIZE,
-  type VisitorsExportContinuation,
-  type VisitorsExportInput,
-  type VisitorsExportResult,
-  type VisitorTotals,
+import type {
+  VisitorsExportContinuation,
+  VisitorsExportInput,
+  VisitorsExportResult,
+  VisitorTotals,
 } from '../../contract/visitors-export';
+import { DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE } from '../../contract/visitors-export-constants';
 import {
   fetchVisitorsPage,
   mergeVisitorsExport,
@@ -39,7 +38,7 @@ const MAX_WARNINGS = 20;
  * long exports continue as new, carrying counts and the next offset.
  */
 export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
-  const input = validateInput(rawInput);
+  const input = await validateInput(rawInput);
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
   const format = input.format ?? 'csv';
   const state = input.continuation ?? firstRunState(input);
