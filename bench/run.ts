@@ -17,6 +17,14 @@ import {
   QUICK_EXPORT,
   type ExportRow,
 } from './export-throughput';
+import {
+  FULL_HISTORY,
+  historyEvents,
+  historyEventsTable,
+  QUICK_HISTORY,
+  TIMER_PER_POLL_COMMIT,
+  type HistoryEventsRow,
+} from './history-events';
 import { machine, recordSection } from './lib/report';
 import {
   FULL_POLLING,
@@ -37,7 +45,7 @@ import {
 } from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
 
-export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start'] as const;
+export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start', 'history'] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
 export const TITLES: Record<BenchName, string> = {
@@ -46,6 +54,7 @@ export const TITLES: Record<BenchName, string> = {
   memory: 'Memory per cached workflow',
   polling: 'Polling efficiency',
   start: 'Worker start',
+  history: 'History per polled job',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -55,6 +64,7 @@ export interface BenchResults {
   memory?: WorkflowMemoryRow[];
   polling?: PollingRow[];
   start?: WorkerStartResult;
+  history?: HistoryEventsRow[];
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -142,12 +152,27 @@ async function startSection(quick: boolean, results: BenchResults): Promise<stri
   ].join('\n\n');
 }
 
+async function historySection(quick: boolean, results: BenchResults): Promise<string> {
+  const rows = await historyEvents(quick ? QUICK_HISTORY : FULL_HISTORY);
+  results.history = rows;
+  return [
+    `One agentJob per row, polled every second (coefficient 1) until its simulator job completes, no ` +
+      `follow-ups, on a fresh dev server, simulator and worker process (\`src/worker.ts\` with ` +
+      `\`WORKER_WORKFLOW_BUNDLE\`): the workflows of commit ${TIMER_PER_POLL_COMMIT} (a workflow timer and a ` +
+      `get-job activity per poll), bundled from \`git archive\`, against this tree's (one poll activity whose ` +
+      `retries are the waits). Polls: the simulator's get-job requests; events and workflow tasks: the closed ` +
+      `run's history.`,
+    historyEventsTable(rows),
+  ].join('\n\n');
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
   memory: memorySection,
   polling: pollingSection,
   start: startSection,
+  history: historySection,
 };
 
 export interface RunOptions {

@@ -199,6 +199,10 @@ describe('agentJob: history', () => {
     const tasks = events.filter((event) => event.workflowTaskCompletedEventAttributes).length;
     assert.ok(events.length <= 40, `${events.length} events for ${reads.length} polls`);
     assert.ok(tasks <= 6, `${tasks} workflow tasks`);
+    const priorityOf = (type: string) =>
+      events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type)
+        ?.activityTaskScheduledEventAttributes?.priority?.priorityKey;
+    assert.deepEqual([priorityOf('createAgentJob'), priorityOf('pollAgentJob')], [1, 5], 'task priority');
   });
 
   test('the API key appears in no workflow history of this server', async () => {
