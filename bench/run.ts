@@ -3,7 +3,10 @@ import {
   concurrentJobsTable,
   concurrentJobsVerdict,
   COMPRESSED_POLLING,
+  FOLLOW_UP_LOAD,
+  followUpLoadVerdict,
   FULL_JOBS,
+  QUICK_FOLLOW_UP_LOAD,
   QUICK_JOBS,
   type ConcurrentJobsRow,
 } from './concurrent-jobs';
@@ -45,7 +48,7 @@ import {
 } from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
 
-export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start', 'history'] as const;
+export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start', 'history', 'followups'] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
 export const TITLES: Record<BenchName, string> = {
@@ -55,6 +58,7 @@ export const TITLES: Record<BenchName, string> = {
   polling: 'Polling efficiency',
   start: 'Worker start',
   history: 'History per polled job',
+  followups: 'Follow-up latency under load',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -65,6 +69,7 @@ export interface BenchResults {
   polling?: PollingRow[];
   start?: WorkerStartResult;
   history?: HistoryEventsRow[];
+  followups?: ConcurrentJobsRow[];
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -166,6 +171,20 @@ async function historySection(quick: boolean, results: BenchResults): Promise<st
   ].join('\n\n');
 }
 
+async function followUpsSection(quick: boolean, results: BenchResults): Promise<string> {
+  const options = quick ? QUICK_FOLLOW_UP_LOAD : FOLLOW_UP_LOAD;
+  const rows = await concurrentJobs(options);
+  results.followups = rows;
+  return [
+    `The concurrent-jobs benchmark's method (fresh dev server, simulator and worker process with the default ` +
+      `tuning; follow-ups signalled one at a time, spread over the jobs, while every job is active), at the ` +
+      `scale of issue 17: jobs polled from ${COMPRESSED_POLLING.initialInterval} to ` +
+      `${COMPRESSED_POLLING.maxInterval}. Latency: signal call resolved to the message at the simulator.`,
+    concurrentJobsTable(rows),
+    followUpLoadVerdict(rows),
+  ].join('\n\n');
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
@@ -173,6 +192,7 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   polling: pollingSection,
   start: startSection,
   history: historySection,
+  followups: followUpsSection,
 };
 
 export interface RunOptions {
