@@ -72,6 +72,65 @@ export const QUICK_FOLLOW_UP_LOAD: ConcurrentJobsOptions = {
     { jobs: 100, jobDurationMs: 30_000, polling: COMPRESSED_POLLING, followUps: 25, workerEnv: {} },
   ],
 };
+/** The service's defaults of DEFAULT_POLLING, with a deadline that ends a benchmark that went wrong. */
+export const PRODUCTION_POLLING = {
+  initialInterval: '5s',
+  maxInterval: '2m',
+  backoffCoefficient: 2,
+  deadline: '1h',
+} as const satisfies PollingOptions;
+
+/**
+ * Bounded memory at any job count (issue 17): the 2,000-job compressed row of FULL_JOBS again (before issue 17:
+ * 3,486 MB peak, follow-up p99 29.5 s), and 5,000 jobs at production polling on one worker whose sticky cache
+ * is bounded: with no workflow task per poll, an evicted job is replayed only for a follow-up, a status change
+ * or its end. Quick: 200 jobs at production polling.
+ */
+export const SCALE_JOBS: ConcurrentJobsOptions = {
+  startConcurrency: 50,
+  scenarios: [
+    { jobs: 2000, jobDurationMs: 180_000, polling: COMPRESSED_POLLING, followUps: 200, workerEnv: {} },
+    {
+      jobs: 5000,
+      jobDurationMs: 600_000,
+      polling: PRODUCTION_POLLING,
+      followUps: 200,
+      workerEnv: { WORKER_MAX_CACHED_WORKFLOWS: '1000' },
+    },
+  ],
+};
+export const QUICK_SCALE_JOBS: ConcurrentJobsOptions = {
+  startConcurrency: 50,
+  scenarios: [
+    {
+      jobs: 200,
+      jobDurationMs: 60_000,
+      polling: PRODUCTION_POLLING,
+      followUps: 40,
+      workerEnv: { WORKER_MAX_CACHED_WORKFLOWS: '50' },
+    },
+  ],
+};
+export const SCALE_RSS_TARGET_MB = 1000;
+
+/** Issue 17's targets at scale: RSS under 1 GB, follow-up p99 under 1 s, every job done, follow-ups delivered. */
+export function scaleVerdict(rows: ConcurrentJobsRow[]): string {
+  const verdict = (ok: boolean) => `**${ok ? 'met' : 'missed'}**`;
+  return rows
+    .map((row) => {
+      const peakMb = mb(row.workerPeakMiB);
+      return (
+        `- ${row.jobs.toLocaleString('en')} jobs, polling ${String(row.polling.initialInterval)} to ` +
+        `${String(row.polling.maxInterval)}, ${tuningOf(row.workerEnv)}: RSS under ${SCALE_RSS_TARGET_MB} MB ` +
+        `${verdict(peakMb < SCALE_RSS_TARGET_MB)} (${peakMb.toFixed(0)} MB); follow-up p99 under ` +
+        `${FOLLOW_UP_P99_TARGET_MS} ms ${verdict(row.followUpP99Ms < FOLLOW_UP_P99_TARGET_MS)} ` +
+        `(${row.followUpP99Ms.toFixed(0)} ms); every job completed ${verdict(row.completed === row.jobs)}; ` +
+        `every follow-up delivered ${verdict(row.followUpsDelivered === row.followUpsSignalled)}.`
+      );
+    })
+    .join('\n');
+}
+
 /** Every follow-up reaches the service this soon after its signal, under FOLLOW_UP_LOAD. */
 export const FOLLOW_UP_MAX_TARGET_MS = 1500;
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { QUICK_FOLLOW_UP_LOAD, QUICK_JOBS } from '../../bench/concurrent-jobs';
+import { QUICK_FOLLOW_UP_LOAD, QUICK_JOBS, QUICK_SCALE_JOBS } from '../../bench/concurrent-jobs';
 import { QUICK_HISTORY } from '../../bench/history-events';
 import { QUICK_EXPORT } from '../../bench/export-throughput';
 import { QUICK_POLLING } from '../../bench/polling-efficiency';
@@ -46,6 +46,7 @@ describe('benchmarks, quick mode', () => {
       'Worker start',
       'History per polled job',
       'Follow-up latency under load',
+      'Agent jobs at scale',
     ]) {
       assert.match(printed, new RegExp(`## ${title}\\n`));
     }
@@ -182,12 +183,17 @@ describe('benchmarks, quick mode', () => {
     assert.ok((before.at(-1)?.events ?? 0) > (before[0]?.events ?? 0) + 50, JSON.stringify(before));
   });
 
-  test('follow-ups under load: every job completes, every follow-up is delivered', () => {
-    const [row] = results.followups ?? [];
-    const scenario = QUICK_FOLLOW_UP_LOAD.scenarios[0];
-    assert.ok(row && scenario);
-    assert.equal(row.completed, scenario.jobs);
-    assert.equal(row.followUpsDelivered, row.followUpsSignalled);
-    assert.ok(row.followUpMaxMs >= row.followUpP50Ms);
-  });
+  for (const [name, options, rowsOf] of [
+    ['follow-ups under load', QUICK_FOLLOW_UP_LOAD, () => results.followups],
+    ['at scale (bounded cache)', QUICK_SCALE_JOBS, () => results.scale],
+  ] as const) {
+    test(`${name}: every job completes, every follow-up is delivered`, () => {
+      const [row] = rowsOf() ?? [];
+      const scenario = options.scenarios[0];
+      assert.ok(row && scenario);
+      assert.equal(row.completed, scenario.jobs);
+      assert.equal(row.followUpsDelivered, row.followUpsSignalled);
+      assert.ok(row.polls >= scenario.jobs && row.followUpMaxMs >= row.followUpP50Ms, JSON.stringify(row));
+    });
+  }
 });
