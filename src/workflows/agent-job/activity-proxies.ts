@@ -1,4 +1,4 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { createAgentJobActivities } from '../../activities/agent-job';
 import { REFUSAL_FAILURE_TYPES } from '../../docs-api/failure-types';
 
@@ -27,15 +27,17 @@ export const { createAgentJob, sendAgentJobMessage } = proxyActivities<AgentJobA
  * the waits between polls make no workflow task and no history event. Unlimited attempts, bounded by the
  * workflow's schedule-to-close timeout (the deadline). TRY_CANCEL: a follow-up does not wait for a read in flight.
  */
+export const POLL_RETRY = {
+  // Used only when an attempt fails without nextRetryDelay (an unexpected error): the activity sets it otherwise.
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: 120_000,
+  nonRetryableErrorTypes: [...REFUSAL_FAILURE_TYPES],
+} as const satisfies RetryPolicy;
+
 export const { pollAgentJob } = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: {
-    // Used only when an attempt fails without nextRetryDelay (an unexpected error): the activity sets it otherwise.
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '2 minutes',
-    nonRetryableErrorTypes: [...REFUSAL_FAILURE_TYPES],
-  },
+  retry: POLL_RETRY,
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   priority: POLL_PRIORITY,
 });

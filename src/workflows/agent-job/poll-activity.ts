@@ -1,6 +1,6 @@
 import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
 import type { PolledJob } from '../../activities/poll-agent-job';
-import { pollAgentJob } from './activity-proxies';
+import { POLL_RETRY, pollAgentJob } from './activity-proxies';
 import { failureTypeOf, isTimeout } from './call-failures';
 import { applyJob, schedulePoll } from './job-calls';
 import { isTerminal, statusOf, type RunState } from './state';
@@ -27,6 +27,11 @@ export async function pollInActivity(state: RunState): Promise<void> {
       pollAgentJob.executeWithOptions(
         {
           scheduleToCloseTimeout: Math.max(1000, state.deadlineAt - Date.now()),
+          // Never below the job's own maxInterval, should the server cap nextRetryDelay at the policy's maximum.
+          retry: {
+            ...POLL_RETRY,
+            maximumInterval: Math.max(POLL_RETRY.maximumInterval, state.polling.maxIntervalMs),
+          },
           summary: `Poll job ${jobId} until it ends (from poll ${state.polls + 1})`,
         },
         [
