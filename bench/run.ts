@@ -4,7 +4,13 @@ import {
   concurrentJobsTable,
   concurrentJobsVerdict,
   COMPRESSED_POLLING,
+  FOLLOW_UP_LOAD,
+  followUpLoadVerdict,
   FULL_JOBS,
+  QUICK_FOLLOW_UP_LOAD,
+  QUICK_SCALE_JOBS,
+  SCALE_JOBS,
+  scaleVerdict,
   QUICK_JOBS,
   type ConcurrentJobsRow,
 } from './concurrent-jobs';
@@ -18,6 +24,14 @@ import {
   QUICK_EXPORT,
   type ExportRow,
 } from './export-throughput';
+import {
+  FULL_HISTORY,
+  historyEvents,
+  historyEventsTable,
+  QUICK_HISTORY,
+  TIMER_PER_POLL_COMMIT,
+  type HistoryEventsRow,
+} from './history-events';
 import { machine, recordSection } from './lib/report';
 import {
   FULL_POLLING,
@@ -38,7 +52,17 @@ import {
 } from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
 
-export const BENCH_NAMES = ['export', 'jobs', 'memory', 'polling', 'start', 'budgets'] as const;
+export const BENCH_NAMES = [
+  'export',
+  'jobs',
+  'memory',
+  'polling',
+  'start',
+  'budgets',
+  'history',
+  'followups',
+  'scale',
+] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
 export const TITLES: Record<BenchName, string> = {
@@ -48,6 +72,9 @@ export const TITLES: Record<BenchName, string> = {
   polling: 'Polling efficiency',
   start: 'Worker start',
   budgets: 'Budgets',
+  history: 'History per polled job',
+  followups: 'Follow-up latency under load',
+  scale: 'Agent jobs at scale',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -58,6 +85,9 @@ export interface BenchResults {
   polling?: PollingRow[];
   start?: WorkerStartResult;
   budgets?: BudgetsResult;
+  history?: HistoryEventsRow[];
+  followups?: ConcurrentJobsRow[];
+  scale?: ConcurrentJobsRow[];
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -152,6 +182,46 @@ async function budgetsSection(quick: boolean, results: BenchResults): Promise<st
   return budgetsTables(result, options);
 }
 
+async function historySection(quick: boolean, results: BenchResults): Promise<string> {
+  const rows = await historyEvents(quick ? QUICK_HISTORY : FULL_HISTORY);
+  results.history = rows;
+  return [
+    `One agentJob per row, polled every second (coefficient 1) until its simulator job completes, no ` +
+      `follow-ups, on a fresh dev server, simulator and worker process (\`src/worker.ts\` with ` +
+      `\`WORKER_WORKFLOW_BUNDLE\`): the workflows of commit ${TIMER_PER_POLL_COMMIT} (a workflow timer and a ` +
+      `get-job activity per poll), bundled from \`git archive\`, against this tree's (one poll activity whose ` +
+      `retries are the waits). Polls: the simulator's get-job requests; events and workflow tasks: the closed ` +
+      `run's history.`,
+    historyEventsTable(rows),
+  ].join('\n\n');
+}
+
+async function followUpsSection(quick: boolean, results: BenchResults): Promise<string> {
+  const options = quick ? QUICK_FOLLOW_UP_LOAD : FOLLOW_UP_LOAD;
+  const rows = await concurrentJobs(options);
+  results.followups = rows;
+  return [
+    `The concurrent-jobs benchmark's method (fresh dev server, simulator and worker process with the default ` +
+      `tuning; follow-ups signalled one at a time, spread over the jobs, while every job is active), at the ` +
+      `scale of issue 17: jobs polled from ${COMPRESSED_POLLING.initialInterval} to ` +
+      `${COMPRESSED_POLLING.maxInterval}. Latency: signal call resolved to the message at the simulator.`,
+    concurrentJobsTable(rows),
+    followUpLoadVerdict(rows),
+  ].join('\n\n');
+}
+
+async function scaleSection(quick: boolean, results: BenchResults): Promise<string> {
+  const rows = await concurrentJobs(quick ? QUICK_SCALE_JOBS : SCALE_JOBS);
+  results.scale = rows;
+  return [
+    `The concurrent-jobs benchmark's method at issue 17's scale: the 2,000-job compressed row (before issue 17: ` +
+      `3,486 MB peak RSS, follow-up p99 29.5 s, see "Concurrent agent jobs") and 5,000 jobs at production ` +
+      `polling (5 s doubling to 2 min) on one worker with a bounded sticky cache.`,
+    concurrentJobsTable(rows),
+    scaleVerdict(rows),
+  ].join('\n\n');
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
@@ -159,6 +229,9 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   polling: pollingSection,
   start: startSection,
   budgets: budgetsSection,
+  history: historySection,
+  followups: followUpsSection,
+  scale: scaleSection,
 };
 
 export interface RunOptions {

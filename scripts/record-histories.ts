@@ -15,7 +15,7 @@ import { historyBytes, historyToJson } from '../dev/history-json';
  */
 const OUT_DIR = path.resolve(__dirname, '../test/replay/histories');
 
-async function waitFor(what: string, probe: () => Promise<boolean>): Promise<void> {
+async function waitFor(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (await probe()) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -32,7 +32,16 @@ async function save(name: string, handle: WorkflowHandle, sim: Simulator): Promi
   console.log(`${name}.json: ${history.events?.length ?? 0} events`);
 }
 
-/** A job of about a minute: ~25 polls, a 429 burst on reads, follow-ups by signal (one duplicate) and update, a refused one, a re-sent one. */
+/** Reads of the job at the simulator: polls happen in activity attempts, which getState counts only at their end. */
+function readsOf(sim: Simulator, projectId: string): number {
+  return sim.requests().filter((r) => r.route === 'getJob' && r.projectId === projectId).length;
+}
+
+/**
+ * A job of about a minute: ~25 polls, a 429 burst on reads, follow-ups by signal (one duplicate) and update, a
+ * refused one, a re-sent one. Recorded since 'poll-in-activity' as agent-job-poll-activity.json;
+ * agent-job-long.json is the same scenario recorded before it (timer per poll), kept to guard old runs.
+ */
 async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
   const projectId = 'replay-long';
   sim.configureProject(projectId, { jobs: { durationMs: 600_000, outcome: 'completed' } });
@@ -47,7 +56,7 @@ async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: S
     { key: 'long' },
   );
   const state = () => getAgentJobState(client, handle.workflowId);
-  await waitFor('the job', async () => (await state()).polls >= 3);
+  await waitFor('the job', () => readsOf(sim, projectId) >= 3);
   await handle.signal(followUpSignal, { prompt: 'Also update the FAQ', messageId: 'faq' });
   await handle.signal(followUpSignal, { prompt: 'Also update the FAQ', messageId: 'faq' });
   await handle.executeUpdate(sendFollowUpUpdate, {
@@ -58,14 +67,18 @@ async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: S
   await waitFor('the refusal', async () => (await state()).followUps.length === 3);
   sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 503, times: 1 });
   await handle.signal(followUpSignal, { prompt: 'Link the changelog', messageId: 'changelog' });
-  await waitFor('25 polls', async () => (await state()).polls >= 25);
+  await waitFor('25 polls', () => readsOf(sim, projectId) >= 25);
   const { jobId } = await state();
   sim.completeJob(jobId ?? '', 'completed');
   await handle.result();
-  await save('agent-job-long', handle, sim);
+  await save('agent-job-poll-activity', handle, sim);
 }
 
-/** A run that continues as new (low threshold) with follow-ups still queued behind a 429. */
+/**
+ * A run that continues as new (low threshold) with follow-ups still queued behind a 429. Polls write no events
+ * since 'poll-in-activity': delivered follow-ups grow the history first. Recorded as
+ * agent-job-poll-activity-continued-run.json (agent-job-continued-run.json: the same before the patch).
+ */
 async function recordContinueAsNew(
   client: Parameters<typeof startAgentJob>[0],
   sim: Simulator,
@@ -84,6 +97,11 @@ async function recordContinueAsNew(
   );
   const firstRunId = (await handle.describe()).runId;
   await waitFor('the job', async () => (await getAgentJobState(client, handle.workflowId)).jobId !== null);
+  for (let i = 1; (await handle.describe()).historyLength < 80; i += 1) {
+    await handle.executeUpdate(sendFollowUpUpdate, {
+      args: [{ prompt: `Warm-up ${i}`, messageId: `w${i}` }],
+    });
+  }
   sim.faults.add({
     route: 'sendMessage',
     projectId,
@@ -100,7 +118,8 @@ async function recordContinueAsNew(
   );
   sim.completeJob(jobId ?? '', 'completed');
   await handle.result();
-  await save('agent-job-continued-run', client.workflow.getHandle(handle.workflowId, firstRunId), sim);
+  const firstRun = client.workflow.getHandle(handle.workflowId, firstRunId);
+  await save('agent-job-poll-activity-continued-run', firstRun, sim);
 }
 
 /** An export of 24 pages that continues as new once, with a 503 and a 429 on pages; both runs are kept. */

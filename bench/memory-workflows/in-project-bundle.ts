@@ -1,2 +1,3 @@
 export * from '../../src/workflows';
-export { idleWorkflow } from './with-zod';
+// The project's workflows are zod-free: so is the idle workflow beside them.
+export { idleWorkflow } from './sdk-only';

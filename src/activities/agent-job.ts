@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { AgentJob } from '../contract/agent-job';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
+import { pollUntilTerminal, type PollUntilTerminalInput, type PolledJob } from './poll-agent-job';
 
 export interface AgentJobActivityDeps extends FailureMappingOptions {
   docsApi: DocsApiClient;
@@ -41,6 +42,11 @@ export function createAgentJobActivities({ docsApi, ...mapping }: AgentJobActivi
 
     getAgentJob: (ref: AgentJobRef): Promise<AgentJobAnswer> =>
       answer((options) => docsApi.getJob(ref.projectId, ref.jobId, options)),
+
+    /** One read per attempt; its retries are the polling (see poll-agent-job.ts). */
+    async pollAgentJob(input: PollUntilTerminalInput): Promise<PolledJob> {
+      return pollUntilTerminal(docsApi, mapping, input);
+    },
 
     sendAgentJobMessage: (input: AgentJobRef & { prompt: string }): Promise<AgentJobAnswer> =>
       answer((options) =>

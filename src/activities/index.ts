@@ -1,5 +1,6 @@
 import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
+import { createInputCheckActivities } from './check-input';
 import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 
 export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps & BudgetActivityDeps;
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentJobActivities(deps),
     ...createVisitorsExportActivities(deps),
     ...createBudgetActivities(deps),
+    ...createInputCheckActivities(),
   };
 }
 

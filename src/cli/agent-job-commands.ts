@@ -188,7 +188,7 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
     { workflow: 'RUNNING', state },
     [
       `job ${state.jobId ?? '(creating)'}: ${state.status}`,
-      `polls: ${state.polls}, next poll: ${state.nextPollAt ?? '-'}`,
+      `polls: ${state.polls}, next poll: ${state.nextPollAt ?? (state.pollingSince ? `polling since ${state.pollingSince}` : '-')}`,
       `follow-ups: ${state.followUps.length} (${state.pendingFollowUps} pending)`,
       state.prLink ? `pull request: ${state.prLink}` : '',
       state.queuedForBudget

@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { jobIdSchema } from '../docs-api/arguments';
 import { parseDuration, type DurationInput } from './duration';
+import {
+  FOLLOW_UP_LIMITS,
+  FOLLOW_UP_STATUSES,
+  MAX_MESSAGE_ID_CHARS,
+  MIN_POLL_INTERVAL_MS,
+} from './agent-job-constants';
 import { durationSchema, intInRange, promptSchema, projectIdSchema } from './validation';
+
+export * from './agent-job-constants';
 
 /**
  * The job as the documentation service describes it (section 2.1 of its interface): the one declaration of its
@@ -27,37 +35,6 @@ export const agentJobSchema = z
 
 export type AgentJob = z.infer<typeof agentJobSchema>;
 
-export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
-export const KNOWN_JOB_STATUSES = ['active', ...TERMINAL_JOB_STATUSES] as const;
-/** Statuses whose job refuses follow-ups: the workflow does not send them (the update validator rejects). */
-export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived'] as const;
-/** The status shown (getState, AgentJobStatus) before the service has answered the create. */
-export const STATUS_NOT_CREATED = 'creating';
-
-/** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
-export const DEFAULT_POLLING = {
-  initialInterval: '5s',
-  maxInterval: '2m',
-  backoffCoefficient: 2,
-  deadline: '24h',
-} as const satisfies CompletePollingOptions;
-
-/** Each poll interval is shortened by up to this fraction, deterministically (see docs/agent-job.md). */
-export const POLL_JITTER_RATIO = 0.1;
-
-/** A run continues as new at this many history events, unless the server suggested it earlier (4,096 by default). */
-export const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 5_000;
-
-/** Bounds that keep the workflow state (carried across continue-as-new) far below Temporal's payload limits. */
-export const FOLLOW_UP_LIMITS = {
-  /** Follow-ups queued and not yet sent; more are refused. */
-  maxPending: 20,
-  /** Settled follow-ups kept in state and result; older ones are counted, not listed. */
-  maxRecords: 500,
-  /** A settled follow-up keeps this many characters of its prompt. */
-  recordPromptChars: 500,
-} as const;
-
 /** The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count. */
 export type AgentJobResult = Omit<AgentJob, 'id'> & {
   jobId: string;
@@ -71,8 +48,10 @@ export interface AgentJobState {
   status: string;
   prLink: string | null;
   polls: number;
-  /** ISO 8601 time of the next poll, or null when not waiting. */
+  /** ISO 8601 time of the next poll, or null when not waiting for one (also while a poll activity runs). */
   nextPollAt: string | null;
+  /** ISO 8601 time the running poll activity started (its retries are the polls), or null when none runs. */
+  pollingSince: string | null;
   pendingFollowUps: number;
   followUps: FollowUpRecord[];
   lastError: string | null;
@@ -86,39 +65,7 @@ export interface AgentJobState {
   waitingForBudgetUntil: string | null;
 }
 
-/** ApplicationFailure types the agentJob workflow fails with; details[0] carries the data. */
-export const AgentJobFailureType = {
-  /** The job ended `failed`; details[0] is the AgentJobResult. */
-  jobFailed: 'AgentJobFailed',
-  /** The deadline passed first; details[0] is the AgentJobState (the service job may still run). */
-  timedOut: 'AgentJobTimedOut',
-  /** The create may or may not have reached the service; it is never re-sent. details[0]: AgentJobState. */
-  createOutcomeUnknown: 'AgentJobCreateOutcomeUnknown',
-  /** The service refused the create (4xx); no job exists. details[0]: AgentJobState. */
-  createRejected: 'AgentJobCreateRejected',
-  /** Get-job answered 404. details[0]: AgentJobState. */
-  jobNotFound: 'AgentJobNotFound',
-  /** Get-job was refused for another reason (401, 403, 400...). details[0]: AgentJobState. */
-  pollRejected: 'AgentJobPollRejected',
-  invalidInput: 'InvalidInput',
-} as const;
-
-/** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */
-export const FollowUpFailureType = {
-  /** Refused by the workflow before anything was sent: bad input, duplicate messageId, job failed or archived. */
-  notAccepted: 'FollowUpNotAccepted',
-  invalidInput: 'InvalidInput',
-  /** The service refused the message (4xx). */
-  rejected: 'FollowUpRejected',
-  /** The message may or may not have reached the service; it is not re-sent. */
-  outcomeUnknown: 'FollowUpOutcomeUnknown',
-  /** The workflow ended (job failed, deadline, cancellation) before the message could be sent. */
-  notSent: 'FollowUpNotSent',
-} as const;
-
 // ---- Schemas: input checked by the client before contacting Temporal and by the workflow itself ----
-
-const MIN_POLL_INTERVAL_MS = 100;
 
 export const pollingOptionsSchema = z
   .object({
@@ -161,7 +108,7 @@ export const followUpRequestSchema = z
     messageId: z
       .string({ error: 'must be a string' })
       .min(1, 'must not be empty')
-      .max(200, 'must be at most 200 characters')
+      .max(MAX_MESSAGE_ID_CHARS, `must be at most ${MAX_MESSAGE_ID_CHARS} characters`)
       .optional(),
   })
   .strict();
@@ -169,11 +116,6 @@ export const followUpRequestSchema = z
 export type FollowUpRequest = z.infer<typeof followUpRequestSchema>;
 
 const nonNegativeInt = intInRange(0);
-
-/** pending: queued in the workflow; delivered: the service accepted it; rejected: the service refused it (4xx);
- * outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
-export const FOLLOW_UP_STATUSES = ['pending', 'delivered', 'rejected', 'outcome_unknown'] as const;
-export type FollowUpStatus = (typeof FOLLOW_UP_STATUSES)[number];
 
 const followUpRecordSchema = z
   .object({

@@ -1,16 +1,9 @@
 import { z } from 'zod';
+import { MAX_PROMPT_CHARS } from './agent-job-constants';
 import { parseDuration } from './duration';
+import { InputValidationError } from './input-error';
 
-/** Thrown (or wrapped in a non-retryable failure) when input breaks a rule; the message names the field. */
-export class InputValidationError extends Error {
-  override readonly name = 'InputValidationError';
-  constructor(
-    readonly issues: readonly { field: string; rule: string }[],
-    subject: string,
-  ) {
-    super(`Invalid ${subject}: ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
-  }
-}
+export { InputValidationError, MAX_PROMPT_CHARS };
 
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, subject: string): z.output<S> {
   const result = schema.safeParse(value);
@@ -42,9 +35,6 @@ export const projectIdSchema = z
     'must start with a letter or digit and contain only letters, digits, ".", "_" and "-"',
   )
   .refine((id) => !id.includes('..'), 'must not contain ".."');
-
-/** Upper bound that keeps every prompt far below Temporal's 2 MB payload limit, also once carried in state. */
-export const MAX_PROMPT_CHARS = 32_000;
 
 export const promptSchema = z
   .string({ error: 'is required and must be a string' })

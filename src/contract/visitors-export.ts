@@ -1,16 +1,14 @@
 import { z } from 'zod';
 import { apiDateSchema, checkDateOrder } from './api-dates';
 import { durationSchema, intInRange, projectIdSchema } from './validation';
+import {
+  EXPORT_FORMATS,
+  MAX_CONCURRENCY,
+  MAX_PAGE_SIZE,
+  type ExportFormat,
+} from './visitors-export-constants';
 
-export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
-export const DEFAULT_PAGE_SIZE = 250;
-export const MAX_PAGE_SIZE = 250;
-export const DEFAULT_CONCURRENCY = 4;
-export const MAX_CONCURRENCY = 16;
-/** How long an export may wait for the analytics budget in all, from its first run. */
-export const DEFAULT_EXPORT_DEADLINE = '24h';
+export * from './visitors-export-constants';
 
 const visitorCount = intInRange(0);
 
@@ -43,16 +41,6 @@ export interface VisitorsExportResult {
   files: string[];
   warnings: string[];
 }
-
-/** Failure types the workflow ends with (ApplicationFailure.type), for callers that match on them. */
-export const VisitorsExportFailureType = {
-  /** A field of the input breaks a rule; nothing was requested. Non-retryable. */
-  invalidInput: 'InvalidInput',
-  /** A page the export needs failed for good (a 4xx, or retries exhausted); `cause` is the service's error. */
-  pageFailed: 'VisitorsExportPageFailed',
-  /** A page or the merge could not find the export's staging area: EXPORT_DIR is not shared by every host. */
-  stagingMissing: 'ExportStagingMissing',
-} as const;
 
 /** Content of `manifest.json`, written last beside the export file. */
 export interface VisitorsExportManifest {

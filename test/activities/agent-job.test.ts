@@ -1,12 +1,19 @@
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createAgentJobActivities } from '../../src/activities/agent-job';
+import {
+  JOB_STILL_RUNNING,
+  type PolledJob,
+  type PollUntilTerminalInput,
+} from '../../src/activities/poll-agent-job';
 import type { AgentJob } from '../../src/contract/agent-job';
 import type { DocsApiFailureDetails } from '../../src/docs-api/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
+import { pollDelayMs, pollJitterKey } from '../../src/workflows/agent-job/backoff';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 
 let sim: Simulator;
@@ -113,5 +120,86 @@ describe('agent job activities', () => {
     const pending = env.run(activities.getAgentJob, { projectId: 'p1', jobId: 'job_1' });
     setTimeout(() => env.cancel('CANCELLED'), 100);
     await assert.rejects(pending, (error: unknown) => error instanceof CancelledFailure);
+  });
+});
+
+const WORKFLOW_ID = 'agent-job/p1/k';
+const POLLING = { initialIntervalMs: 1000, maxIntervalMs: 8000, backoffCoefficient: 2 };
+const SETTINGS = { ...POLLING, deadlineMs: 0 };
+
+/** An attempt of pollAgentJob, as the server runs it after `readsBefore` answered reads (heartbeat details). */
+function attempt(readsBefore: number) {
+  const env = new MockActivityEnvironment({
+    workflowExecution: { workflowId: WORKFLOW_ID, runId: 'r' },
+    ...(readsBefore > 0 ? { heartbeatDetails: { polls: readsBefore } } : {}),
+  });
+  const heartbeats: unknown[] = [];
+  env.on('heartbeat', (details: unknown) => heartbeats.push(details));
+  return {
+    heartbeats,
+    run: (input: PollUntilTerminalInput): Promise<PolledJob> => env.run(activities.pollAgentJob, input),
+  };
+}
+
+async function pollInputForNewJob(
+  overrides: Partial<PollUntilTerminalInput> = {},
+): Promise<PollUntilTerminalInput> {
+  const job: AgentJob = await new MockActivityEnvironment().run(activities.createAgentJob, {
+    projectId: 'p1',
+    prompt: 'x',
+  });
+  const base = { projectId: 'p1', jobId: job.id, polling: POLLING, firstPoll: 1, firstStep: 0 };
+  return { ...base, knownStatus: 'active', ...overrides };
+}
+
+const delayOf = (failure: ApplicationFailure): number => msToNumber(failure.nextRetryDelay ?? 0);
+
+describe('pollAgentJob: one read per attempt, the retries are the waits', () => {
+  test('a running job fails benign and retryable, after the next interval of the schedule', async () => {
+    const input = await pollInputForNewJob({ firstPoll: 4, firstStep: 1 });
+    const first = attempt(0);
+    const failure = await failureOf(first.run(input));
+    assert.equal(failure.type, JOB_STILL_RUNNING);
+    assert.equal(failure.category, ApplicationFailureCategory.BENIGN);
+    assert.equal(failure.nonRetryable, false);
+    assert.equal(delayOf(failure), pollDelayMs(SETTINGS, 2, pollJitterKey(WORKFLOW_ID, 5)));
+    assert.deepEqual(first.heartbeats, [{ polls: 1 }], 'the read is carried to the next attempt');
+
+    const third = attempt(2);
+    const later = await failureOf(third.run(input));
+    assert.equal(delayOf(later), pollDelayMs(SETTINGS, 4, pollJitterKey(WORKFLOW_ID, 7)));
+    assert.ok(delayOf(later) <= 8000, 'capped at maxInterval');
+    assert.deepEqual(third.heartbeats, [{ polls: 3 }]);
+  });
+
+  test('a terminal status, or one the workflow has not seen, returns the job with the reads so far', async () => {
+    const input = await pollInputForNewJob({ knownStatus: 'creating' });
+    const changed = await attempt(0).run(input);
+    assert.deepEqual([changed.job.status, changed.polls], ['active', 1]);
+    sim.completeJob(input.jobId, 'completed');
+    const done = await attempt(5).run({ ...input, knownStatus: 'active' });
+    assert.deepEqual([done.job.status, done.polls], ['completed', 6]);
+  });
+
+  test('transient errors wait for Retry-After, else the poll interval, and are not counted as reads', async () => {
+    const input = await pollInputForNewJob();
+    sim.faults.add({
+      route: 'getJob',
+      projectId: 'p1',
+      kind: 'rateLimit',
+      retryAfter: { seconds: 7 },
+      times: 1,
+    });
+    const limited = attempt(0);
+    const rateLimited = await failureOf(limited.run(input));
+    assert.deepEqual([delayOf(rateLimited), rateLimited.nonRetryable, limited.heartbeats], [7000, false, []]);
+
+    sim.faults.add({ route: 'getJob', projectId: 'p1', kind: 'status', status: 502, times: 1 });
+    const serverError = await failureOf(attempt(0).run(input));
+    assert.notEqual(serverError.type, JOB_STILL_RUNNING);
+    assert.equal(delayOf(serverError), pollDelayMs(SETTINGS, 1, pollJitterKey(WORKFLOW_ID, 2)));
+
+    const notFound = await failureOf(attempt(0).run({ ...input, jobId: 'job_unknown' }));
+    assert.equal(notFound.nonRetryable, true);
   });
 });

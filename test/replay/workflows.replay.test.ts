@@ -47,6 +47,16 @@ describe('replay of committed histories', () => {
     assert.equal(count(load('agent-job-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
   });
 
+  test('agentJob since poll-in-activity: polls in one activity, cancelled by follow-ups', () => {
+    const { text, events } = load('agent-job-poll-activity.json');
+    assert.ok(text.includes('pollAgentJob'), 'the patched path');
+    // Two patch markers and the input check's local activity marker.
+    assert.equal(count(events, 'MARKER_RECORDED'), 3);
+    assert.ok(count(events, 'ACTIVITY_TASK_CANCEL_REQUESTED') >= 2, 'follow-ups cancelled the poll activity');
+    assert.ok(count(events, 'SIGNALED') >= 3 && count(events, 'UPDATE_COMPLETED') >= 1);
+    assert.equal(count(load('agent-job-poll-activity-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
+  });
+
   test('visitorsExport: a run that continued as new with retried pages, and the run that merged', () => {
     const continued = load('visitors-export-continued-run.json').events;
     assert.equal(count(continued, 'CONTINUED_AS_NEW'), 1);

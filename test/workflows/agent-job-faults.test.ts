@@ -139,7 +139,8 @@ describe('agentJob: cancellation', () => {
     const handle = await startJob(h.client, { projectId, prompt: 'Cancel me' });
     const running = await eventually(async () => {
       const state = await getAgentJobState(h.client, handle.workflowId);
-      return state.polls >= 1 ? state : undefined;
+      const read = requestsOf(h.sim, { projectId, route: 'getJob' }).length >= 1;
+      return read && state.pollingSince !== null ? state : undefined;
     }, 'a first poll');
 
     await handle.cancel();

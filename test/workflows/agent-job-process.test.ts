@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { getAgentJobState } from '../../src/client/agent-job';
 import { startTemporal } from '../../dev/temporal';
 import { startTestWorker } from '../../dev/worker';
 import { freePort } from '../helpers/ports';
@@ -20,14 +20,21 @@ import { eventually, requestsOf, startJob, uniqueProject } from './agent-job-har
 const stack = useProcessStack({ name: 'agent-job-process', simulator: { jobs: { durationMs: 10_000 } } });
 const service = () => ({ url: stack.sim.url, apiKey: stack.sim.apiKey });
 
-async function pollsReached(env: TestWorkflowEnvironment, workflowId: string, polls: number): Promise<void> {
+async function pollsReached(
+  env: TestWorkflowEnvironment,
+  workflowId: string,
+  projectId: string,
+  polls: number,
+): Promise<void> {
+  const SCHEDULED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED;
   await eventually(
     async () => {
-      const state = await getAgentJobState(env.client, workflowId);
-      if (state.polls < polls) return undefined;
-      // Kill between polls, not while a get-job is in flight (its retry would wait out the 30 s timeout).
+      if (requestsOf(stack.sim, { projectId, route: 'getJob' }).length < polls) return undefined;
+      // Kill between polls (the poll activity waits for its next attempt), not while a get-job is in flight
+      // (its retry would wait out the 30 s start-to-close timeout).
       const description = await env.client.workflow.getHandle(workflowId).describe();
-      return (description.raw.pendingActivities ?? []).length === 0 ? true : undefined;
+      const pending = description.raw.pendingActivities ?? [];
+      return pending.length === 1 && pending[0]?.state === SCHEDULED ? true : undefined;
     },
     `${polls} polls`,
     60_000,
@@ -40,7 +47,7 @@ describe('agentJob: process failures', () => {
     const projectId = uniqueProject('sigkill');
     sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
     const handle = await startJob(env.client, { projectId, prompt: 'Survive a crash' });
-    await pollsReached(env, handle.workflowId, 2);
+    await pollsReached(env, handle.workflowId, projectId, 2);
 
     assert.equal(await first.kill('SIGKILL'), null, 'killed, not exited');
     const second = await startTestWorker(env, { service: service() });
@@ -66,7 +73,7 @@ describe('agentJob: process failures', () => {
       const handle = await startJob(before.client, { projectId, prompt: 'Survive a server restart' });
       const workflowId = handle.workflowId;
       const worker = await startTestWorker(before, { service: service() });
-      await pollsReached(before, workflowId, 2);
+      await pollsReached(before, workflowId, projectId, 2);
       await worker.stop();
       await before.teardown();
 

@@ -50,6 +50,7 @@ describe('agentJob: outcomes', () => {
       { jobId: result.jobId, status: 'completed', prLink: result.prLink, polls: result.polls },
     );
     assert.equal(state.nextPollAt, null);
+    assert.equal(state.pollingSince, null);
     const metadata = await handle.query(workflowMetadataQuery);
     assert.match(metadata.currentDetails ?? '', /\*\*Status:\*\* completed/);
     // 11 events per poll, as agent-job/backoff.test.ts assumes for its 24-hour estimate; the create's budget
@@ -147,7 +148,7 @@ describe('agentJob: polling', () => {
     const handle = await startJob(h.client, { projectId, prompt: 'Drifting status' });
     const seen = await eventually(async () => {
       const state = await getAgentJobState(h.client, handle.workflowId);
-      return state.polls > 0 && !['active', 'completed'].includes(state.status) ? state : undefined;
+      return !['creating', 'active', 'completed'].includes(state.status) ? state : undefined;
     }, 'an unknown status in getState');
     const description = await handle.describe();
     assert.equal(description.typedSearchAttributes.get(AgentJobStatusKey), seen.status);
@@ -179,6 +180,25 @@ describe('agentJob: polling', () => {
 });
 
 describe('agentJob: history', () => {
+  test('a job polled 10+ times writes at most 40 events: the waits are the poll activity retries', async () => {
+    const projectId = uniqueProject('history');
+    h.sim.configureProject(projectId, { jobs: { durationMs: 12_000, outcome: 'completed' } });
+    const handle = await startJob(h.client, { projectId, prompt: 'Polled often' });
+    const result = await handle.result();
+
+    const reads = requestsOf(h.sim, { projectId, route: 'getJob' });
+    assert.ok(reads.length >= 10, `${reads.length} reads`);
+    assert.equal(result.polls, reads.length, 'every read counted, across the activity attempts');
+    const events = (await handle.fetchHistory()).events ?? [];
+    const tasks = events.filter((event) => event.workflowTaskCompletedEventAttributes).length;
+    assert.ok(events.length <= 40, `${events.length} events for ${reads.length} polls`);
+    assert.ok(tasks <= 6, `${tasks} workflow tasks`);
+    const priorityOf = (type: string) =>
+      events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type)
+        ?.activityTaskScheduledEventAttributes?.priority?.priorityKey;
+    assert.deepEqual([priorityOf('createAgentJob'), priorityOf('pollAgentJob')], [1, 5], 'task priority');
+  });
+
   test('the API key appears in no workflow history of this server', async () => {
     const secret = h.sim.apiKey.slice(h.sim.apiKey.indexOf('_') + 1);
     let checked = 0;

@@ -1,8 +1,15 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { createAgentJobActivities } from '../../activities/agent-job';
 import { REFUSAL_FAILURE_TYPES } from '../../docs-api/failure-types';
 
 type AgentJobActivities = ReturnType<typeof createAgentJobActivities>;
+
+/**
+ * Task priority (lower key first; the server's default range is 1-5, unset is 3): a create or a follow-up is
+ * dispatched ahead of any poll waiting on the same task queue, so follow-ups never queue behind polls.
+ */
+export const CALL_PRIORITY = { priorityKey: 1 } as const;
+export const POLL_PRIORITY = { priorityKey: 5 } as const;
 
 /**
  * Create and message are not idempotent: one attempt each. The workflow re-sends only what the service cannot
@@ -11,9 +18,32 @@ type AgentJobActivities = ReturnType<typeof createAgentJobActivities>;
 export const { createAgentJob, sendAgentJobMessage } = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: '75 seconds',
   retry: { maximumAttempts: 1 },
+  priority: CALL_PRIORITY,
 });
 
 /**
+ * Polling as one activity (Temporal's infrequent-polling pattern, see activities/poll-agent-job.ts): each attempt
+ * reads the job once and fails with a benign "still running" whose nextRetryDelay is the next poll interval, so
+ * the waits between polls make no workflow task and no history event. Unlimited attempts, bounded by the
+ * workflow's schedule-to-close timeout (the deadline). TRY_CANCEL: a follow-up does not wait for a read in flight.
+ */
+export const POLL_RETRY = {
+  // Used only when an attempt fails without nextRetryDelay (an unexpected error): the activity sets it otherwise.
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: 120_000,
+  nonRetryableErrorTypes: [...REFUSAL_FAILURE_TYPES],
+} as const satisfies RetryPolicy;
+
+export const { pollAgentJob } = proxyActivities<AgentJobActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: POLL_RETRY,
+  cancellationType: ActivityCancellationType.TRY_CANCEL,
+  priority: POLL_PRIORITY,
+});
+
+/**
+ * Runs that started before 'poll-in-activity' (replayed histories) read the job once per timer.
  * Reading the job is safe to repeat: transient errors (5xx, 429 with Retry-After, network) are retried here,
  * outside the poll count. The workflow adds a schedule-to-close timeout: the time left before its deadline.
  */

@@ -1,4 +1,5 @@
-import { DEFAULT_POLLING, POLL_JITTER_RATIO, type PollingOptions } from '../../contract/agent-job';
+import type { PollingOptions } from '../../contract/agent-job';
+import { DEFAULT_POLLING, POLL_JITTER_RATIO } from '../../contract/agent-job-constants';
 import { parseDuration, type DurationInput } from '../../contract/duration';
 
 /** Polling options resolved to milliseconds (pure: shared by the workflow, its tests and docs). */

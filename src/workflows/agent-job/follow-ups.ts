@@ -1,10 +1,5 @@
-import {
-  FOLLOW_UP_LIMITS,
-  type AgentJob,
-  type FollowUpRecord,
-  type FollowUpStatus,
-  type PendingFollowUp,
-} from '../../contract/agent-job';
+import type { AgentJob, FollowUpRecord, FollowUpStatus, PendingFollowUp } from '../../contract/agent-job';
+import { FOLLOW_UP_LIMITS } from '../../contract/agent-job-constants';
 
 /** How an update handler learns the fate of its follow-up (in memory only: updates never cross a run). */
 export interface FollowUpWaiter {

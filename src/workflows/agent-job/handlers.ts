@@ -1,13 +1,13 @@
 import { ApplicationFailure, currentUpdateInfo, log, setHandler } from '@temporalio/workflow';
+import type { AgentJob, FollowUpRequest } from '../../contract/agent-job';
 import {
   FollowUpFailureType,
   FOLLOW_UP_LIMITS,
-  followUpRequestSchema,
-  type AgentJob,
-  type FollowUpRequest,
-} from '../../contract/agent-job';
+  MAX_MESSAGE_ID_CHARS,
+} from '../../contract/agent-job-constants';
+import { followUpRequestIssues } from '../../contract/follow-up-checks';
+import { InputValidationError } from '../../contract/input-error';
 import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../../contract/messages';
-import { InputValidationError, parseOrThrow } from '../../contract/validation';
 import { refusesFollowUps, statusOf, toAgentJobState, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 
@@ -67,13 +67,12 @@ interface Refusal {
 
 /** Why a follow-up cannot be queued, or undefined when it can. */
 function refusalOf(state: RunState, raw: unknown): Refusal | undefined {
-  try {
-    parseOrThrow(followUpRequestSchema, raw, 'follow-up');
-  } catch (error) {
-    if (error instanceof InputValidationError) {
-      return { type: FollowUpFailureType.invalidInput, reason: error.message };
-    }
-    throw error;
+  const issues = followUpRequestIssues(raw, 'follow-up');
+  if (issues.length > 0) {
+    return {
+      type: FollowUpFailureType.invalidInput,
+      reason: new InputValidationError(issues, 'follow-up').message,
+    };
   }
   const notAccepted = (reason: string): Refusal => ({ type: FollowUpFailureType.notAccepted, reason });
   const messageId = messageIdOf(raw);
@@ -107,7 +106,9 @@ function followUpFailure(messageId: string, status: string, reason: string): App
 
 function messageIdOf(raw: unknown): string | undefined {
   const value = isRecord(raw) ? raw.messageId : undefined;
-  return typeof value === 'string' && value.length > 0 && value.length <= 200 ? value : undefined;
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_MESSAGE_ID_CHARS
+    ? value
+    : undefined;
 }
 
 function promptOf(raw: unknown): string {

@@ -190,13 +190,13 @@ function afterMessage(state: RunState): void {
   schedulePoll(state, 0);
 }
 
-function schedulePoll(state: RunState, step: number): void {
+export function schedulePoll(state: RunState, step: number): void {
   state.backoffStep = step;
   const key = pollJitterKey(workflowInfo().workflowId, state.polls + 1);
   state.nextPollAt = Date.now() + pollDelayMs(state.polling, step, key);
 }
 
-function applyJob(state: RunState, job: AgentJob): void {
+export function applyJob(state: RunState, job: AgentJob): void {
   const before = statusOf(state);
   state.job = job;
   if (job.status !== before && !isKnownStatus(job.status) && job.status !== STATUS_UNREAD) {

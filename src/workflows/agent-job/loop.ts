@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
 import { attemptCreate, deliverNextFollowUp, pollJob } from './job-calls';
+import { pollInActivity } from './poll-activity';
 import {
   isFinished,
   needsPolling,
@@ -51,7 +52,13 @@ export async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       await deliverNextFollowUp(state);
       continue;
     } else if (needsPolling(state) && now >= (state.nextPollAt ?? now)) {
-      await pollJob(state);
+      if (!state.pollInActivity) {
+        await pollJob(state);
+        continue;
+      }
+      // The poll activity makes no event while it waits: a run continues as new only between polls.
+      if (continueAsNewDue(state) && allHandlersFinished()) await continueAsNew(state);
+      await pollInActivity(state);
       continue;
     }
 

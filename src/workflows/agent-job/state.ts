@@ -1,15 +1,17 @@
+import type {
+  AgentJob,
+  AgentJobContinuation,
+  AgentJobInput,
+  AgentJobResult,
+  AgentJobState,
+} from '../../contract/agent-job';
 import {
   DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
   FOLLOW_UP_REFUSING_STATUSES,
   KNOWN_JOB_STATUSES,
   STATUS_NOT_CREATED,
   TERMINAL_JOB_STATUSES,
-  type AgentJob,
-  type AgentJobContinuation,
-  type AgentJobInput,
-  type AgentJobResult,
-  type AgentJobState,
-} from '../../contract/agent-job';
+} from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
 import type { BudgetPermits } from '../budget/permits';
 import { resolvePolling, type PollingSettings } from './backoff';
@@ -29,6 +31,10 @@ export interface RunState {
   polls: number;
   backoffStep: number;
   nextPollAt: number | null;
+  /** When the running poll activity started (it owns the waits between polls); null when none runs. */
+  pollingSince: number | null;
+  /** False only when replaying a run that started before the 'poll-in-activity' patch: one timer per poll. */
+  readonly pollInActivity: boolean;
   pollAfterMessage: boolean;
   lastError: string | null;
   /** Re-send bookkeeping for the create (before the job exists) or the follow-up at the head of the queue. */
@@ -46,7 +52,7 @@ export interface RunState {
   budgetRefusal: BudgetRefusal | undefined;
 }
 
-export function initialState(input: AgentJobInput, now: number): RunState {
+export function initialState(input: AgentJobInput, now: number, pollInActivity: boolean): RunState {
   const polling = resolvePolling(input.polling);
   const carried = input.continuation;
   return {
@@ -62,6 +68,8 @@ export function initialState(input: AgentJobInput, now: number): RunState {
     polls: carried?.polls ?? 0,
     backoffStep: carried?.backoffStep ?? 0,
     nextPollAt: carried?.nextPollAt ?? null,
+    pollingSince: null,
+    pollInActivity,
     pollAfterMessage: carried?.pollAfterMessage ?? false,
     lastError: carried?.lastError ?? null,
     resendAttempt: carried?.resendAttempt ?? 0,
@@ -110,6 +118,7 @@ export function toAgentJobState(state: RunState): AgentJobState {
     prLink: state.job?.prLink ?? null,
     polls: state.polls,
     nextPollAt: needsPolling(state) && state.nextPollAt !== null ? iso(state.nextPollAt) : null,
+    pollingSince: state.pollingSince === null ? null : iso(state.pollingSince),
     pendingFollowUps: state.followUps.pendingCount,
     followUps: state.followUps.records(),
     lastError: state.lastError,

@@ -23,7 +23,11 @@ export function refreshVisibility(state: RunState): void {
 function describe(state: RunState): string {
   const counts = state.followUps.countByStatus();
   const nextPoll =
-    needsPolling(state) && state.nextPollAt !== null ? iso(state.nextPollAt) : 'none (not polling)';
+    state.pollingSince !== null
+      ? `polling since ${iso(state.pollingSince)} (the poll activity's attempts)`
+      : needsPolling(state) && state.nextPollAt !== null
+        ? iso(state.nextPollAt)
+        : 'none (not polling)';
   const lines = [
     `**Status:** ${statusOf(state)} · **Job:** ${state.jobId ?? 'not created yet'} · **Project:** ${state.projectId}`,
     `**Polls:** ${state.polls} · **Next poll:** ${nextPoll} · **Deadline:** ${iso(state.deadlineAt)}`,

@@ -6,17 +6,15 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
 } from '@temporalio/workflow';
-import {
-  AgentJobFailureType,
-  agentJobInputSchema,
-  type AgentJobInput,
-  type AgentJobResult,
-} from '../../contract/agent-job';
-import { InputValidationError, parseOrThrow } from '../../contract/validation';
+import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
+import { AgentJobFailureType } from '../../contract/agent-job-constants';
+import { inputRefusal } from '../input-check';
 import { BudgetPermits } from '../budget/permits';
 import { registerHandlers } from './handlers';
 import { runUntilDone } from './loop';
+import { POLL_IN_ACTIVITY_PATCH } from './poll-activity';
 import { initialState, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 
@@ -26,8 +24,13 @@ import { refreshVisibility } from './visibility';
  * Design and operator notes: docs/agent-job.md.
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
-  const state = initialState(validInput(input), Date.now());
-  registerHandlers(state);
+  const pollInActivity = patched(POLL_IN_ACTIVITY_PATCH);
+  // Handlers are registered before the first await (signal-with-start), so the state is built before the
+  // input check: valid input always builds one; input that cannot is refused by the check just below.
+  const state = stateOrUndefined(input, pollInActivity);
+  if (state) registerHandlers(state);
+  await failOnBadInput(input);
+  if (!state) throw new Error('agentJob input passed its check but could not be read');
   state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
   refreshVisibility(state);
   try {
@@ -39,19 +42,27 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   }
 }
 
-/** Bad input fails the run at once, before any activity, naming the field (e.g. a hand-typed CLI start). */
-function validInput(input: unknown): AgentJobInput {
+function stateOrUndefined(input: AgentJobInput, pollInActivity: boolean): RunState | undefined {
   try {
-    return parseOrThrow(agentJobInputSchema, input, 'agentJob input');
-  } catch (error) {
-    if (!(error instanceof InputValidationError)) throw error;
-    throw ApplicationFailure.create({
-      type: AgentJobFailureType.invalidInput,
-      message: error.message,
-      nonRetryable: true,
-      details: [{ issues: error.issues }],
-    });
+    return initialState(input, Date.now(), pollInActivity);
+  } catch {
+    return undefined;
   }
+}
+
+/**
+ * Bad input fails the run at once, before any call to the service, naming the field (e.g. a hand-typed CLI
+ * start). Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
+ */
+async function failOnBadInput(input: unknown): Promise<void> {
+  const refusal = await inputRefusal('agentJob', input);
+  if (refusal === null) return;
+  throw ApplicationFailure.create({
+    type: AgentJobFailureType.invalidInput,
+    message: refusal.message,
+    nonRetryable: true,
+    details: [{ issues: refusal.issues }],
+  });
 }
 
 /**

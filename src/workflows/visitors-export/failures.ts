@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import { VisitorsExportFailureType } from '../../contract/visitors-export';
+import { VisitorsExportFailureType } from '../../contract/visitors-export-constants';
 
 export function invalidInput(message: string, issues?: unknown): ApplicationFailure {
   return ApplicationFailure.create({

@@ -1,7 +1,8 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { setHandler, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { InputValidationError, parseOrThrow } from '../../contract/validation';
-import { visitorsExportInputSchema, type VisitorsExportInput } from '../../contract/visitors-export';
+import type { VisitorsExportInput } from '../../contract/visitors-export';
+import { getProgressQuery } from '../../contract/messages';
+import { inputRefusal } from '../input-check';
 import { invalidInput } from './failures';
 import { previousDay, type ScheduledDay } from './scheduled-range';
 
@@ -11,14 +12,23 @@ const ScheduledStartTimeKey = defineSearchAttributeKey(
   SearchAttributeType.DATETIME,
 );
 
-/** The input checked by the contract's schema; a bad field fails the run (non-retryable InvalidInput) at once. */
-export function validateInput(raw: unknown): VisitorsExportInput {
-  try {
-    return parseOrThrow(visitorsExportInputSchema, raw, 'visitorsExport input');
-  } catch (error) {
-    if (error instanceof InputValidationError) throw invalidInput(error.message, error.issues);
-    throw error;
-  }
+/**
+ * The input checked by the contract's zod schema, in a local activity (zod stays out of the sandbox); a bad
+ * field fails the run (non-retryable InvalidInput) at once.
+ */
+export async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportInput> {
+  // getProgress is answered while the check runs (a continued run reports what it carries); ProgressReporter
+  // takes the query over once the input is valid.
+  const carried: Partial<Record<string, unknown>> = isRecord(raw.continuation) ? raw.continuation : {};
+  setHandler(getProgressQuery, () => ({
+    pagesDone: typeof carried.pagesDone === 'number' ? carried.pagesDone : 0,
+    rowsDone: typeof carried.rowsDone === 'number' ? carried.rowsDone : 0,
+    inFlight: 0,
+    done: false,
+  }));
+  const refusal = await inputRefusal('visitorsExport', raw);
+  if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
+  return raw;
 }
 
 export interface ResolvedRange extends ScheduledDay {
@@ -46,4 +56,8 @@ export function resolveRange(input: VisitorsExportInput): ResolvedRange {
     ...range,
     warning: `scheduled run without timeZone in its input: the previous day of ${nominal.toISOString()} was taken in UTC`,
   };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }

@@ -12,15 +12,17 @@ import type { PageSummary } from '../../activities/visitors-export';
 import type { PageRequest } from '../../activities/visitors-export';
 import { parseDuration } from '../../contract/duration';
 import { DocsProjectIdKey } from '../../contract/names';
+import type {
+  VisitorsExportContinuation,
+  VisitorsExportInput,
+  VisitorsExportResult,
+  VisitorTotals,
+} from '../../contract/visitors-export';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_EXPORT_DEADLINE,
   DEFAULT_PAGE_SIZE,
-  type VisitorsExportContinuation,
-  type VisitorsExportInput,
-  type VisitorsExportResult,
-  type VisitorTotals,
-} from '../../contract/visitors-export';
+} from '../../contract/visitors-export-constants';
 import {
   fetchVisitorsPage,
   mergeVisitorsExport,
@@ -45,7 +47,7 @@ const MAX_WARNINGS = 20;
  * long exports continue as new, carrying counts and the next offset.
  */
 export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
-  const input = validateInput(rawInput);
+  const input = await validateInput(rawInput);
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
   const format = input.format ?? 'csv';
   const state = input.continuation ?? firstRunState(input);

@@ -9,13 +9,6 @@ import {
   type PollingSettings,
 } from '../../../src/workflows/agent-job/backoff';
 
-/** Events one poll adds to the history: timer started/fired, 2 × 3 workflow-task events, activity × 3. */
-const EVENTS_PER_POLL = 11;
-/** Events of a run besides its polls: start, first tasks, create activity, search attribute upserts, close. */
-const EVENTS_BESIDES_POLLS = 14;
-/** The server's default `limit.historyCount.suggestContinueAsNew`. */
-const SERVER_SUGGESTS_CONTINUE_AS_NEW_AT = 4096;
-
 /** The polls a job that never ends gets before the deadline, following the workflow's own schedule. */
 function pollsBeforeDeadline(settings: PollingSettings, workflowId: string): number {
   let elapsed = 0;
@@ -76,15 +69,12 @@ describe('agentJob polling schedule', () => {
     );
   });
 
-  test('a 24-hour job with default polling stays under 10,000 events per run', (t) => {
+  test('a 24-hour job with default polling is read about 760 times, all in poll activity attempts', (t) => {
     const polls = pollsBeforeDeadline(defaults, 'agent-job/acme/ticket-4812');
-    const events = EVENTS_BESIDES_POLLS + polls * EVENTS_PER_POLL;
-    const runs = Math.ceil(events / SERVER_SUGGESTS_CONTINUE_AS_NEW_AT);
-    t.diagnostic(
-      `24 h with default polling: ${polls} polls, ~${events} events in one run, or ${runs} runs when the server suggests continue-as-new`,
-    );
+    // Those reads write no history events (agent-job.test.ts counts them on a real server): a run continues
+    // as new only for long follow-up conversations, at the server's suggestion or this threshold.
+    t.diagnostic(`24 h with default polling: ${polls} polls`);
     assert.ok(polls > 700 && polls < 800, `${polls} polls`);
-    assert.ok(events < 10_000, `${events} events`);
     assert.ok(DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS < 10_000);
   });
 });

@@ -1,0 +1,41 @@
+import { agentJobInputSchema } from '../contract/agent-job';
+import type { InputIssue } from '../contract/input-error';
+import { InputValidationError, parseOrThrow } from '../contract/validation';
+import { visitorsExportInputSchema } from '../contract/visitors-export';
+
+const INPUT_SCHEMAS = {
+  agentJob: agentJobInputSchema,
+  visitorsExport: visitorsExportInputSchema,
+} as const;
+
+export interface WorkflowInputCheck {
+  workflow: keyof typeof INPUT_SCHEMAS;
+  input: unknown;
+}
+
+/** Why a workflow's input is refused: the message names each field and rule. */
+export interface InputRefusal {
+  message: string;
+  issues: InputIssue[];
+}
+
+/**
+ * Checks a workflow's input against the contract's zod schema, run by the workflow as a local activity: zod
+ * stays out of the workflow sandbox, where it would be evaluated again for every cached workflow
+ * (docs/agent-job.md, "Validation and the sandbox"). Resolves null for valid input; only the refusal enters
+ * history (in the local activity's marker), never the input again.
+ */
+export function createInputCheckActivities() {
+  return {
+    // eslint-disable-next-line @typescript-eslint/require-await -- an activity returns a promise
+    async checkWorkflowInput({ workflow, input }: WorkflowInputCheck): Promise<InputRefusal | null> {
+      try {
+        parseOrThrow(INPUT_SCHEMAS[workflow], input, `${workflow} input`);
+        return null;
+      } catch (error) {
+        if (!(error instanceof InputValidationError)) throw error;
+        return { message: error.message, issues: [...error.issues] };
+      }
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { TERMINAL_JOB_STATUSES, type AgentJob } from '../contract/agent-job';
+import type { DocsApiClient } from '../docs-api/client';
+import { pollDelayMs, pollJitterKey, type PollingSettings } from '../workflows/agent-job/backoff';
+import { toApplicationFailure, type FailureMappingOptions } from './failures';
+
+/** The failure type of "the job is still running": benign, retried after the next poll interval. */
+export const JOB_STILL_RUNNING = 'AgentJobStillRunning';
+
+export interface PollUntilTerminalInput {
+  projectId: string;
+  jobId: string;
+  polling: Omit<PollingSettings, 'deadlineMs'>;
+  /** The poll number of this activity's first read (polls the workflow counted before, plus one). */
+  firstPoll: number;
+  /** The backoff step of the wait that preceded the first read: after read k the wait is step firstStep + k. */
+  firstStep: number;
+  /** The status the workflow last saw: a read that finds another one returns, so the workflow can show it. */
+  knownStatus: string;
+}
+
+export interface PolledJob {
+  job: AgentJob;
+  /** Reads the service answered, over every attempt of this activity (transient errors are not polls). */
+  polls: number;
+}
+
+/** Carried from attempt to attempt in the heartbeat details: reads answered by the service so far. */
+interface PollProgress {
+  polls: number;
+}
+
+/**
+ * Temporal's infrequent-polling pattern: one attempt reads the job once. A terminal status, or a status other than
+ * the one the workflow knows (so that getState and AgentJobStatus follow it), returns the job; the same running
+ * status (also one this worker does not know) throws a benign, retryable failure whose nextRetryDelay is the
+ * next poll interval, so the wait lives in the server's retry timer: no workflow task, no history event.
+ * A transient error waits for its Retry-After, or the same interval.
+ */
+export async function pollUntilTerminal(
+  docsApi: DocsApiClient,
+  mapping: FailureMappingOptions,
+  input: PollUntilTerminalInput,
+): Promise<PolledJob> {
+  const context = Context.current();
+  const previous = progressOf(context.info.heartbeatDetails);
+  const settings = { ...input.polling, deadlineMs: 0 };
+  const workflowId = context.info.workflowExecution?.workflowId ?? input.jobId;
+  const pollNumber = input.firstPoll + previous;
+  /** The wait after this read: the step grows with each read, the jitter key names the next poll. */
+  const delayAfter = (reads: number) =>
+    pollDelayMs(settings, input.firstStep + reads, pollJitterKey(workflowId, input.firstPoll + reads));
+  let job: AgentJob;
+  try {
+    job = await docsApi.getJob(input.projectId, input.jobId, { signal: context.cancellationSignal });
+  } catch (error) {
+    throw withRetryDelay(toApplicationFailure(error, mapping), delayAfter(Math.max(1, previous)));
+  }
+  const polls = previous + 1;
+  const terminal = (TERMINAL_JOB_STATUSES as readonly string[]).includes(job.status);
+  if (terminal || job.status !== input.knownStatus) return { job, polls };
+  context.heartbeat({ polls } satisfies PollProgress);
+  throw ApplicationFailure.create({
+    type: JOB_STILL_RUNNING,
+    message: `job ${input.jobId} is ${job.status} (poll ${pollNumber})`,
+    category: ApplicationFailureCategory.BENIGN,
+    nextRetryDelay: delayAfter(polls),
+    details: [{ status: job.status, polls }],
+  });
+}
+
+function progressOf(details: unknown): number {
+  const polls = (details as Partial<PollProgress> | undefined)?.polls;
+  return typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0;
+}
+
+/** A retryable failure without Retry-After waits the poll interval, not the retry policy's own backoff. */
+function withRetryDelay(failure: unknown, delayMs: number): unknown {
+  if (!(failure instanceof ApplicationFailure) || failure.nonRetryable || failure.nextRetryDelay != null) {
+    return failure;
+  }
+  return ApplicationFailure.create({
+    message: failure.message,
+    ...(failure.type == null ? {} : { type: failure.type }),
+    details: failure.details ? [...failure.details] : [],
+    nextRetryDelay: delayMs,
+  });
+}

@@ -1,0 +1,22 @@
+// The visitors export's constants, free of zod: workflow code imports values only from here (types from
+// ./visitors-export with `import type`), so zod is never evaluated in the workflow sandbox (docs/agent-job.md).
+
+export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const DEFAULT_PAGE_SIZE = 250;
+export const MAX_PAGE_SIZE = 250;
+export const DEFAULT_CONCURRENCY = 4;
+export const MAX_CONCURRENCY = 16;
+/** How long an export may wait for the analytics budget in all, from its first run. */
+export const DEFAULT_EXPORT_DEADLINE = '24h';
+
+/** Failure types the workflow ends with (ApplicationFailure.type), for callers that match on them. */
+export const VisitorsExportFailureType = {
+  /** A field of the input breaks a rule; nothing was requested. Non-retryable. */
+  invalidInput: 'InvalidInput',
+  /** A page the export needs failed for good (a 4xx, or retries exhausted); `cause` is the service's error. */
+  pageFailed: 'VisitorsExportPageFailed',
+  /** A page or the merge could not find the export's staging area: EXPORT_DIR is not shared by every host. */
+  stagingMissing: 'ExportStagingMissing',
+} as const;

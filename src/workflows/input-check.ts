@@ -1,0 +1,21 @@
+import { patched, proxyLocalActivities } from '@temporalio/workflow';
+import type { createInputCheckActivities, InputRefusal, WorkflowInputCheck } from '../activities/check-input';
+
+/** Runs that started before this patch (replayed histories) checked their input with zod in the sandbox. */
+export const INPUT_CHECK_PATCH = 'input-checked-outside-sandbox';
+
+const { checkWorkflowInput } = proxyLocalActivities<ReturnType<typeof createInputCheckActivities>>({
+  startToCloseTimeout: '10 seconds',
+});
+
+/**
+ * The workflow's input checked against the contract's zod schema in a local activity, outside the sandbox
+ * (zod evaluated in the sandbox costs about 1 MiB per cached workflow). Null when the input is valid.
+ */
+export async function inputRefusal(
+  workflow: WorkflowInputCheck['workflow'],
+  input: unknown,
+): Promise<InputRefusal | null> {
+  if (!patched(INPUT_CHECK_PATCH)) return null;
+  return checkWorkflowInput({ workflow, input });
+}

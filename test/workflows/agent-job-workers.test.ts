@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sendFollowUp } from '../../src/client/agent-job';
+import type { AgentJobResult } from '../../src/contract/agent-job';
+import { agentJobWorkflowId } from '../../src/contract/names';
+import { startSimulator, type Simulator } from '../../dev/simulator';
+import { startTemporal } from '../../dev/temporal';
+import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { eventually, requestsOf, startJob } from './agent-job-harness';
+
+// Issue 17 at reduced scale: three worker processes on one task queue share the jobs; one is killed with
+// SIGKILL while every job is being polled. Every job must complete, each created once, every follow-up
+// delivered once.
+
+const JOBS = 60;
+const FOLLOW_UPS = 20;
+const PROJECTS = ['workers-a', 'workers-b'];
+
+let env: TestWorkflowEnvironment;
+let sim: Simulator;
+let workers: WorkerProcess[] = [];
+before(async () => {
+  [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 25_000 } })]);
+  workers = [0, 1, 2].map(() =>
+    startWorkerProcess({ temporalAddress: env.address, service: { url: sim.url, apiKey: sim.apiKey } }),
+  );
+  await Promise.all(workers.map((worker) => worker.ready));
+});
+after(async () => {
+  await Promise.allSettled(workers.map((worker) => worker.kill('SIGTERM')));
+  await Promise.all([env.teardown(), sim.close()]);
+});
+
+describe('agentJob: several workers', () => {
+  test('three workers, one killed with SIGKILL: every job completes, created once, follow-ups delivered once', async () => {
+    const jobs = Array.from({ length: JOBS }, (_, i) => ({
+      projectId: PROJECTS[i % PROJECTS.length] as string,
+      key: `w${i}`,
+    }));
+    const polling = { initialInterval: '1s', maxInterval: '2s', backoffCoefficient: 2, deadline: '5m' };
+    await Promise.all(
+      jobs.map(({ projectId, key }) =>
+        startJob(env.client, { projectId, prompt: `Job ${key}`, polling }, key),
+      ),
+    );
+    await eventually(() => sim.stats().jobsCreated >= JOBS, 'every job created', 60_000);
+    // Polls are under way on all three workers (no create in flight: a create cut off would be an unknown outcome).
+    await eventually(
+      () => requestsOf(sim, { route: 'getJob' }).length >= JOBS,
+      'a first poll of each job',
+      60_000,
+    );
+    const [killed] = workers;
+    assert.ok(killed);
+    assert.equal(await killed.kill('SIGKILL'), null, 'killed, not exited');
+
+    const targets = jobs.filter((_, i) => i % (JOBS / FOLLOW_UPS) === 0);
+    for (const [i, job] of targets.entries()) {
+      await sendFollowUp(env.client, agentJobWorkflowId(job.projectId, job.key), {
+        prompt: `Follow-up ${i}`,
+        messageId: `f${i}`,
+      });
+    }
+
+    const results = await Promise.all(
+      jobs.map((job) =>
+        env.client.workflow
+          .getHandle<() => Promise<AgentJobResult>>(agentJobWorkflowId(job.projectId, job.key))
+          .result(),
+      ),
+    );
+    assert.equal(results.filter((r) => r.status === 'completed').length, JOBS);
+    for (const projectId of PROJECTS) {
+      assert.equal(
+        sim.stats().jobsCreatedByProject[projectId],
+        JOBS / PROJECTS.length,
+        `${projectId}: created once`,
+      );
+    }
+    const messages = requestsOf(sim, { route: 'sendMessage' });
+    assert.deepEqual(
+      messages.map((m) => m.prompt).sort(),
+      targets.map((_, i) => `Follow-up ${i}`).sort(),
+      'each follow-up reached the service once',
+    );
+    const delivered = results.flatMap((r) => r.followUps.filter((f) => f.status === 'delivered'));
+    assert.equal(delivered.length, FOLLOW_UPS);
+  });
+});
