@@ -1,3 +1,4 @@
+import { RetryState } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { docsApiDetailsOf } from '../../docs-api/failure-types';
 
@@ -43,8 +44,15 @@ export function failureTypeOf(error: unknown): string | undefined {
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
+/**
+ * The activity ran out of time: a timeout, or retries stopped because the next attempt would pass its
+ * schedule-to-close timeout (the server then reports the last attempt's failure with retry state TIMEOUT).
+ */
 export function isTimeout(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure;
+  return (
+    error instanceof ActivityFailure &&
+    (error.cause instanceof TimeoutFailure || error.retryState === RetryState.TIMEOUT)
+  );
 }
 
 export function messageOf(error: unknown): string {

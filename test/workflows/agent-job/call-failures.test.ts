@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { TimeoutType } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, RetryState, TimeoutType } from '@temporalio/common';
 import { DocsApiFailureType } from '../../../src/docs-api/failure-types';
 import { toApplicationFailure } from '../../../src/activities/failures';
 import {
@@ -122,5 +122,14 @@ describe('call failure helpers', () => {
     assert.equal(isTimeout(asWorkflowSeesIt(conflict)), false);
     assert.equal(messageOf(asWorkflowSeesIt(conflict)), conflict.message);
     assert.equal(messageOf('text'), 'text');
+  });
+
+  test('retries stopped by the schedule-to-close timeout count as a timeout, other ends do not', () => {
+    const stillRunning = ApplicationFailure.retryable('job j1 is active (poll 3)', 'AgentJobStillRunning');
+    const retriesTimedOut = (retryState: RetryState) =>
+      new ActivityFailure('activity failed', 'pollAgentJob', '1', retryState, 'worker', stillRunning);
+    assert.equal(isTimeout(retriesTimedOut(RetryState.TIMEOUT)), true);
+    assert.equal(isTimeout(retriesTimedOut(RetryState.NON_RETRYABLE_FAILURE)), false);
+    assert.equal(isTimeout(retriesTimedOut(RetryState.MAXIMUM_ATTEMPTS_REACHED)), false);
   });
 });
