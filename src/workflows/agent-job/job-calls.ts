@@ -1,4 +1,4 @@
-import { ApplicationFailure, isCancellation, log, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, log, workflowInfo } from '@temporalio/workflow';
 import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
 import { BUDGET_WAIT_TIMED_OUT, refusalOf, type Permit } from '../budget/permits';
@@ -138,7 +138,8 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
 }
 
 /** Creates and messages of a project spend its budget, one at a time, in the order they were asked. */
-const AGENT_BUDGET_PATCH = 'agent-budget';
+/** Creates and messages take permits of their project's budget (runs recorded before budgets do not). */
+export const AGENT_BUDGET_PATCH = 'agent-budget';
 
 /**
  * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
@@ -147,7 +148,7 @@ const AGENT_BUDGET_PATCH = 'agent-budget';
  */
 async function acquireAgentPermit(state: RunState, requestedAt: number): Promise<Permit | null> {
   const budget = state.budget;
-  if (budget === null || !patched(AGENT_BUDGET_PATCH)) return null;
+  if (budget === null) return null;
   const refusal = state.budgetRefusal;
   state.budgetRefusal = undefined;
   state.queuedForBudget = true;

@@ -13,6 +13,7 @@ import { AgentJobFailureType } from '../../contract/agent-job-constants';
 import { inputRefusal } from '../input-check';
 import { BudgetPermits } from '../budget/permits';
 import { registerHandlers } from './handlers';
+import { AGENT_BUDGET_PATCH } from './job-calls';
 import { runUntilDone } from './loop';
 import { POLL_IN_ACTIVITY_PATCH } from './poll-activity';
 import { initialState, type RunState } from './state';
@@ -24,14 +25,17 @@ import { refreshVisibility } from './visibility';
  * Design and operator notes: docs/agent-job.md.
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
+  // Every patch is decided before the first await: on replay, a patch asked for after the input check's local
+  // activity would meet its marker out of turn (a nondeterminism error).
   const pollInActivity = patched(POLL_IN_ACTIVITY_PATCH);
+  const withinBudget = patched(AGENT_BUDGET_PATCH);
   // Handlers are registered before the first await (signal-with-start), so the state is built before the
   // input check: valid input always builds one; input that cannot is refused by the check just below.
   const state = stateOrUndefined(input, pollInActivity);
   if (state) registerHandlers(state);
   await failOnBadInput(input);
   if (!state) throw new Error('agentJob input passed its check but could not be read');
-  state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
+  if (withinBudget) state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
   refreshVisibility(state);
   try {
     return await runUntilDone(state);

@@ -47,6 +47,10 @@ const MAX_WARNINGS = 20;
  * long exports continue as new, carrying counts and the next offset.
  */
 export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
+  // Decided before the first await (the input check's local activity): on replay, a patch asked for after it
+  // would meet its marker out of turn. Runs recorded before budgets fetch pages with the activity's own retries
+  // and a fixed fan-out.
+  const withinBudget = patched(BUDGETS_PATCH);
   const input = await validateInput(rawInput);
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
   const format = input.format ?? 'csv';
@@ -62,8 +66,6 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
 
   const eventLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
-  // Runs recorded before budgets fetch pages with the activity's own retries and a fixed fan-out.
-  const withinBudget = patched(BUDGETS_PATCH);
   if (withinBudget) state.deadlineAt ??= Date.now() + deadlineMs(input);
   const permits = withinBudget
     ? new BudgetPermits('analytics', () => progress.update({ waitingForBudgetUntil: permits?.waitingUntil }))
