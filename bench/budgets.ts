@@ -6,6 +6,7 @@ import { visitorsExport } from '../src/workflows';
 import type { Simulator } from '../dev/simulator';
 import { startStack } from '../dev/stack';
 import { eventTimeMs, historyChain } from './lib/history';
+import { percentile } from './lib/stats';
 
 export interface BudgetsOptions {
   /** Both budgets of the simulator and the worker, compressed. */
@@ -93,11 +94,6 @@ function startExport(client: Client, sim: Simulator, projectId: string, paths: n
   });
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
-}
-
 async function permitCost(client: Client, sim: Simulator, pages: number) {
   const handle = await startExport(client, sim, 'cost', pages * PAGE_SIZE - 1);
   const result = await handle.result();
@@ -122,9 +118,9 @@ async function permitCost(client: Client, sim: Simulator, pages: number) {
   }
   const permitMs = grants.map((grant, i) => grant - (asks[i] ?? Number.NaN));
   return {
-    permitMedianMs: percentile(permitMs, 0.5),
-    permitP90Ms: percentile(permitMs, 0.9),
-    pageMedianMs: percentile(pageMs, 0.5),
+    permitMedianMs: percentile(permitMs, 50),
+    permitP90Ms: percentile(permitMs, 90),
+    pageMedianMs: percentile(pageMs, 50),
     eventsPerPage: events.length / result.pages,
   };
 }

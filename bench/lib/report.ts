@@ -25,20 +25,26 @@ export function machine(): string {
   ].join('\n');
 }
 
+/** Below this line a section's text is written by hand (analysis, figures from tests): a new run keeps it. */
+export const KEPT_NOTES_MARKER = '<!-- notes: kept when the section is recorded again -->';
+
 /**
  * Replaces (or appends) the `## <title>` section of docs/benchmarks.md, formatted by the project's Prettier
- * config so that a recorded run passes `npm run format:check` as it is.
+ * config so that a recorded run passes `npm run format:check` as it is. Notes below KEPT_NOTES_MARKER stay.
  */
-export async function recordSection(title: string, body: string): Promise<void> {
+export async function recordSection(title: string, body: string, file = BENCHMARKS_DOC): Promise<void> {
   const heading = `## ${title}`;
-  const doc = fs.existsSync(BENCHMARKS_DOC) ? fs.readFileSync(BENCHMARKS_DOC, 'utf8') : '# Benchmarks\n';
+  const doc = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n';
   const start = doc.indexOf(`\n${heading}\n`);
-  const section = `${heading}\n\n${body.trim()}\n`;
-  let updated = `${doc.trimEnd()}\n\n${section}`;
+  let updated = `${doc.trimEnd()}\n\n${heading}\n\n${body.trim()}\n`;
   if (start >= 0) {
     const next = doc.indexOf('\n## ', start + heading.length + 1);
+    const old = doc.slice(start + 1, next < 0 ? doc.length : next);
+    const notesAt = old.indexOf(KEPT_NOTES_MARKER);
+    const notes = notesAt < 0 ? '' : `\n${old.slice(notesAt).trim()}\n`;
+    const section = `${heading}\n\n${body.trim()}\n${notes}`;
     updated = `${doc.slice(0, start + 1)}${section}${next < 0 ? '' : doc.slice(next)}`;
   }
   const config = await prettier.resolveConfig(BENCHMARKS_DOC);
-  fs.writeFileSync(BENCHMARKS_DOC, await prettier.format(updated, { ...config, filepath: BENCHMARKS_DOC }));
+  fs.writeFileSync(file, await prettier.format(updated, { ...config, filepath: BENCHMARKS_DOC }));
 }

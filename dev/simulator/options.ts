@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { withBehaviour, type ResolvedBehaviour } from './jobs';
+import { DEFAULT_RATE_LIMIT, parseRateLimit } from '../../src/contract/budget';
 import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
 import { budgetsSchema, jobBehaviourPatchSchema, parseSimulatorInput, visitorPathsSchema } from './schemas';
-import type { BudgetsConfig, ErrorBodies, SimulatorOptions } from './types';
+import type { BudgetSpec, BudgetsConfig, ErrorBodies, SimulatorOptions } from './types';
 
 export interface ResolvedOptions {
   host: string;
@@ -12,11 +13,19 @@ export interface ResolvedOptions {
   jobs: ResolvedBehaviour;
   visitorPaths: number;
   seed: string;
-  perHour: { createJob: number; sendMessage: number };
   budgets: BudgetsConfig;
   clock: () => number;
   maxLogEntries: number;
   errorBodies: ErrorBodies;
+}
+
+/** The service's published create+message budget, on by default like the service's. */
+const SERVICE_AGENT_BUDGET = serviceBudget();
+
+function serviceBudget(): BudgetSpec {
+  const budget = parseRateLimit(DEFAULT_RATE_LIMIT);
+  if (!budget) throw new Error(`DEFAULT_RATE_LIMIT ${DEFAULT_RATE_LIMIT} is not a rate limit`);
+  return budget;
 }
 
 const optionsSchema = z
@@ -30,13 +39,6 @@ const optionsSchema = z
     jobs: jobBehaviourPatchSchema.optional(),
     analytics: z
       .object({ paths: visitorPathsSchema.optional(), seed: z.string().optional() })
-      .strict()
-      .optional(),
-    rateLimit: z
-      .object({
-        createPerHour: z.number().int().min(0).optional(),
-        messagePerHour: z.number().int().min(0).optional(),
-      })
       .strict()
       .optional(),
     budgets: budgetsSchema.optional(),
@@ -58,11 +60,7 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
     jobs: withBehaviour({ durationMs: 2000, outcome: 'completed', archiveAfterMs: 0 }, o.jobs),
     visitorPaths: o.analytics?.paths ?? 120,
     seed: o.analytics?.seed ?? 'docs-sim',
-    perHour: {
-      createJob: o.rateLimit?.createPerHour ?? 100,
-      sendMessage: o.rateLimit?.messagePerHour ?? 100,
-    },
-    budgets: o.budgets ?? {},
+    budgets: { agent: SERVICE_AGENT_BUDGET, ...o.budgets },
     clock: o.clock ?? Date.now,
     maxLogEntries: o.maxLogEntries ?? 200_000,
     errorBodies: o.errorBodies ?? 'detailed',

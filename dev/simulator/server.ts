@@ -10,7 +10,6 @@ import { resolveOptions } from './options';
 import { parseBudgetChanges } from './schemas';
 import { handleRequest, type PipelineDeps } from './pipeline';
 import { Projects } from './projects';
-import { RateLimiter } from './rate-limit';
 import { RequestLog } from './request-log';
 import type { Simulator, SimulatorOptions } from './types';
 
@@ -20,7 +19,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const jobs = new JobStore(o.clock);
   const analytics = new AnalyticsDataSet(o.seed);
   const faults = new FaultRules();
-  const limiter = new RateLimiter(o.perHour, o.clock);
   const budgets = new Budgets(o.budgets, o.clock);
   const log = new RequestLog(o.maxLogEntries);
   const counters = new Counters();
@@ -31,7 +29,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const reset = (): void => {
     jobs.clear();
     faults.clear();
-    limiter.clear();
     budgets.clear();
     log.clear();
     counters.clear();
@@ -43,7 +40,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     clock: o.clock,
     jobs,
     analytics,
-    limiter,
     budgets,
     counters,
     projects,

@@ -4,7 +4,6 @@ import type { Counters } from './counters';
 import { errorReply, invalid, notFound, tooManyRequests, type ParsedBody, type Reply } from './http';
 import type { JobStore } from './jobs';
 import type { Projects } from './projects';
-import type { LimitedRoute, RateLimiter } from './rate-limit';
 import { firstIssue, promptBodySchema } from './schemas';
 import type { BudgetName, RequestLogEntry, RouteName } from './types';
 import { parseVisitorsQuery } from './visitors-query';
@@ -12,7 +11,6 @@ import { parseVisitorsQuery } from './visitors-query';
 export interface ServiceDeps {
   jobs: JobStore;
   analytics: AnalyticsDataSet;
-  limiter: RateLimiter;
   budgets: Budgets;
   counters: Counters;
   projects: Projects;
@@ -44,7 +42,7 @@ export function handleService(deps: ServiceDeps, req: ServiceRequest): Reply {
 }
 
 function createJob(deps: ServiceDeps, req: ServiceRequest): Reply {
-  const limited = rateLimited(deps, 'createJob', req.projectId);
+  const limited = budgetRefusal(deps, 'agent', req.projectId);
   if (limited) return limited;
   const prompt = promptOf(req.body);
   if (typeof prompt !== 'string') return prompt;
@@ -63,7 +61,7 @@ function getJob(deps: ServiceDeps, req: ServiceRequest): Reply {
 }
 
 function sendMessage(deps: ServiceDeps, req: ServiceRequest): Reply {
-  const limited = rateLimited(deps, 'sendMessage', req.projectId);
+  const limited = budgetRefusal(deps, 'agent', req.projectId);
   if (limited) return limited;
   const prompt = promptOf(req.body);
   if (typeof prompt !== 'string') return prompt;
@@ -95,13 +93,6 @@ function getVisitors(deps: ServiceDeps, req: ServiceRequest): Reply {
       hasMore: offset + limit < range.rows.length,
     },
   };
-}
-
-function rateLimited(deps: ServiceDeps, route: LimitedRoute, projectId: string): Reply | undefined {
-  const overBudget = budgetRefusal(deps, 'agent', projectId);
-  if (overBudget) return overBudget;
-  const admitted = deps.limiter.admit(route, projectId);
-  return admitted.ok ? undefined : tooManyRequests(String(admitted.retryAfterSeconds));
 }
 
 function budgetRefusal(deps: ServiceDeps, name: BudgetName, key: string): Reply | undefined {

@@ -28,11 +28,10 @@ export interface SimulatorOptions {
   jobs?: { [K in keyof JobBehaviour]?: JobBehaviour[K] | undefined } | undefined;
   /** Default 120 paths per project; the seed makes a different (still deterministic) data set. */
   analytics?: { paths?: number; seed?: string } | undefined;
-  /** Per project, in a rolling hour; defaults 100 and 100, as the service documents. */
-  rateLimit?: { createPerHour?: number; messagePerHour?: number } | undefined;
   /**
-   * The service's budgets in fixed windows (off unless given): `analytics` per key (organization), shared by
-   * every project; `agent` per project, shared by create and message. Compress them for tests (20 per 10 s).
+   * The service's budgets in fixed windows: `analytics` per key (organization), shared by every project (off
+   * unless given); `agent` per project, shared by create and message (default 100 per hour, as the service).
+   * Compress them for tests (20 per 10 s).
    */
   budgets?: BudgetsConfig | undefined;
   /** ms since the epoch; default Date.now. Drives job transitions, rate limits, log times and the default date range. */
@@ -180,7 +179,7 @@ export interface Simulator {
   configureBudgets(changes: BudgetChanges): void;
   /** A foreign spender: uses up to `requests` of the current window of a budget; returns how many it got. */
   spendBudget(name: BudgetName, requests: number, projectId?: string): number;
-  /** Clears jobs, faults, counters, log, rate-limit windows and project configuration (budgets stay configured). */
+  /** Clears jobs, faults, counters, log, budget windows and project configuration (budgets stay configured). */
   reset(): void;
   /** Stops listening and destroys open and hanging connections; idempotent. */
   close(): Promise<void>;

@@ -195,8 +195,8 @@ describe('error classes', () => {
     assert.ok(date.retryAfterMs !== undefined && date.retryAfterMs > 25_000 && date.retryAfterMs <= 30_000);
   });
 
-  test('the real rate limit of create answers 429', async () => {
-    const limited = await startSimulator({ rateLimit: { createPerHour: 2 } });
+  test("the service's budget of creates answers 429", async () => {
+    const limited = await startSimulator({ budgets: { agent: { requests: 2, windowMs: 3_600_000 } } });
     const c = new DocsApiClient({ baseUrl: limited.url, apiKey: limited.apiKey });
     await c.createJob('p', { prompt: 'one' });
     await c.createJob('p', { prompt: 'two' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-job';
+import { sendFollowUp, startAgentJob, type AgentJobHandle } from '../../src/client/agent-job';
 import type { RateBudget } from '../../src/contract/budget';
 import { getStateQuery } from '../../src/contract/messages';
 import { useStack } from '../helpers/stack';
@@ -8,8 +8,8 @@ import { eventually, TEST_POLLING } from './agent-job-harness';
 
 // The service's 100 creates and messages per project-hour, compressed: 20 per 10 s.
 const BUDGET: RateBudget = { requests: 20, windowMs: 10_000 };
-// The issue asks for 150 jobs; 50 keep this file well under two minutes (3 windows of budget, 20 s).
-const JOBS = 50;
+// 150 jobs: 8 windows of budget, a bound of 70 s.
+const JOBS = 150;
 
 const stack = useStack({
   name: 'budgets-agent',
@@ -26,7 +26,11 @@ describe("agent jobs within the project's budget (20 creates and messages per 10
       handles.push(
         await startAgentJob(
           stack.client,
-          { projectId, prompt: `Job ${i}: document the budgets`, polling: TEST_POLLING },
+          {
+            projectId,
+            prompt: `Job ${i}: document the budgets`,
+            polling: { ...TEST_POLLING, deadline: '10m' },
+          },
           { key: `burst-${i}` },
         ),
       );
@@ -56,5 +60,59 @@ describe("agent jobs within the project's budget (20 creates and messages per 10
     const bound = (Math.ceil(JOBS / BUDGET.requests) - 1) * BUDGET.windowMs;
     assert.ok(ms >= bound, `${ms} ms: the budget was kept (bound ${bound} ms)`);
     console.log(`# ${JOBS} jobs for one project: ${ms} ms (budget bound ${bound} ms), 0 x 429`);
+  });
+
+  test('follow-ups beyond the budget: each sent once, in the order signalled, no 429', async () => {
+    const projectId = 'chatty';
+    const FOLLOW_UPS = 15;
+    stack.sim.configureProject(projectId, { jobs: { durationMs: 600_000 } });
+    const handles = await Promise.all(
+      ['a', 'b'].map((key) =>
+        startAgentJob(
+          stack.client,
+          {
+            projectId,
+            prompt: `Job ${key}: answer follow-ups`,
+            polling: { ...TEST_POLLING, deadline: '10m' },
+          },
+          { key: `chatty-${key}` },
+        ),
+      ),
+    );
+    const started = Date.now();
+    // Two jobs, one create and 15 follow-ups each: 32 requests for a budget of 20 per window.
+    for (let i = 0; i < FOLLOW_UPS; i++) {
+      for (const handle of handles) {
+        await sendFollowUp(stack.client, handle.workflowId, {
+          prompt: `${handle.workflowId} #${i}`,
+          messageId: `m${i}`,
+        });
+      }
+    }
+    const sent = () => stack.sim.requests().filter((r) => r.route === 'sendMessage' && r.processed);
+    await eventually(() => sent().length >= 2 * FOLLOW_UPS, 'every follow-up sent', 120_000);
+    const ms = Date.now() - started;
+    for (const handle of handles) {
+      const prompts = sent()
+        .map((r) => r.prompt ?? '')
+        .filter((prompt) => prompt.startsWith(`${handle.workflowId} #`));
+      assert.deepEqual(
+        prompts,
+        Array.from({ length: FOLLOW_UPS }, (_, i) => `${handle.workflowId} #${i}`),
+        'each once, in the order signalled',
+      );
+    }
+    assert.equal(stack.sim.stats().budgetRefusals.agent, 0, 'no 429');
+    assert.equal(stack.sim.stats().jobsCreatedByProject[projectId], 2, 'each job created once');
+    for (const handle of handles) {
+      const { jobId } = await handle.query(getStateQuery);
+      assert.ok(jobId !== null);
+      stack.sim.completeJob(jobId);
+    }
+    const results = await Promise.all(handles.map((handle) => handle.result()));
+    for (const result of results) {
+      assert.equal(result.followUps.filter((f) => f.status === 'delivered').length, FOLLOW_UPS);
+    }
+    console.log(`# ${2 * FOLLOW_UPS} follow-ups and 2 creates for one project: ${ms} ms, 0 x 429`);
   });
 });

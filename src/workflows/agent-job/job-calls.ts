@@ -137,7 +137,6 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
   }
 }
 
-/** Creates and messages of a project spend its budget, one at a time, in the order they were asked. */
 /** Creates and messages take permits of their project's budget (runs recorded before budgets do not). */
 export const AGENT_BUDGET_PATCH = 'agent-budget';
 

@@ -20,7 +20,8 @@ export interface LedgerSnapshot {
   lastRefusalAt: number;
   /** After a refusal, grants are spread evenly (no burst) until this time. */
   cautiousUntil: number;
-  exclusive: { permitId: string; until: number } | null;
+  /** The exclusive permit in use; `grantedAt` finds its place in `grants` when it is released. */
+  exclusive: { permitId: string; until: number; grantedAt?: number } | null;
   refusals: number;
   granted: number;
   /** Recently granted permit ids: a request repeated by a retried ask is not granted twice. */
@@ -32,6 +33,11 @@ const RECENT_PERMITS = 256;
 /** An exclusive permit not released in this time (its holder died) lets the next one go. */
 const EXCLUSIVE_HOLD_MS = 90_000;
 const FIRST_BACKOFF_MS = 2_000;
+/**
+ * An exclusive permit is granted no sooner than this after it was requested, so that one requested a moment
+ * earlier, whose ask is still on its way (a slower first workflow task), is queued ahead of it and served first.
+ */
+const ORDER_SETTLE_MS = 300;
 
 /**
  * The budget's book: a sliding log of grants (at most `requests` in any window, so a fixed-window service never
@@ -129,15 +135,30 @@ export class BudgetLedger {
     s.cautiousUntil = Math.max(s.cautiousUntil, s.pausedUntil + s.budget.windowMs);
   }
 
-  release(permitId: string): void {
-    if (this.#s.exclusive?.permitId === permitId) this.#s.exclusive = null;
+  /**
+   * An exclusive permit's request is done. It landed at the service some time between its grant and now (a
+   * loaded worker can take seconds): its place in the window moves to now, so that the permit `requests` later
+   * is granted a whole window after the request surely landed, and a fixed-window service never refuses it.
+   */
+  release(permitId: string, now: number): void {
+    const exclusive = this.#s.exclusive;
+    if (exclusive?.permitId !== permitId) return;
+    this.#s.exclusive = null;
+    if (exclusive.grantedAt === undefined) return;
+    const grants = this.#s.grants;
+    const at = grants.indexOf(exclusive.grantedAt);
+    if (at < 0) return;
+    grants.splice(at, 1);
+    let insertAt = grants.length;
+    while (insertAt > 0 && (grants[insertAt - 1] ?? 0) > now) insertAt -= 1;
+    grants.splice(insertAt, 0, now);
   }
 
   /** The grant could not be delivered (the requester has ended): its place in the window is free again. */
   forget(permitId: string, grantedAt: number): void {
     const at = this.#s.grants.indexOf(grantedAt);
     if (at >= 0) this.#s.grants.splice(at, 1);
-    this.release(permitId);
+    if (this.#s.exclusive?.permitId === permitId) this.#s.exclusive = null;
   }
 
   /** The next permit to grant now, if the budget, a pause or an exclusive holder allows one. */
@@ -152,14 +173,16 @@ export class BudgetLedger {
       const head = queue[0];
       // Round robin: the project served (or skipped) goes to the back of the turn.
       s.queues.push(s.queues.shift() ?? [projectId, queue]);
-      if (!head || (head.exclusive === true && exclusiveBusy)) continue;
+      if (!head || (head.exclusive === true && (exclusiveBusy || settlesAt(head) > now))) continue;
       queue.shift();
       if (queue.length === 0) s.queues = s.queues.filter(([, q]) => q.length > 0);
       s.grants.push(now);
       s.granted += 1;
       s.recent.push(head.permitId);
       if (s.recent.length > RECENT_PERMITS) s.recent.shift();
-      if (head.exclusive === true) s.exclusive = { permitId: head.permitId, until: now + EXCLUSIVE_HOLD_MS };
+      if (head.exclusive === true) {
+        s.exclusive = { permitId: head.permitId, until: now + EXCLUSIVE_HOLD_MS, grantedAt: now };
+      }
       return head;
     }
     return undefined;
@@ -170,9 +193,15 @@ export class BudgetLedger {
     if (this.waiting === 0) return undefined;
     const ready = this.#readyAt(now);
     const exclusive = this.#s.exclusive;
-    const onlyExclusive = this.#s.queues.every(([, q]) => q[0]?.exclusive === true);
-    if (exclusive && onlyExclusive) return Math.max(ready, exclusive.until);
-    return ready;
+    const exclusiveFreeAt = exclusive !== null && exclusive.until > now ? exclusive.until : 0;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const [, queue] of this.#s.queues) {
+      const head = queue[0];
+      if (!head) continue;
+      const at = head.exclusive === true ? Math.max(ready, exclusiveFreeAt, settlesAt(head)) : ready;
+      earliest = Math.min(earliest, at);
+    }
+    return earliest;
   }
 
   view(now: number): BudgetLimiterState {
@@ -231,4 +260,8 @@ export class BudgetLedger {
     while (drop < grants.length && (grants[drop] ?? now) <= horizon) drop += 1;
     if (drop > 0) grants.splice(0, drop);
   }
+}
+
+function settlesAt(request: PermitRequest): number {
+  return request.requestedAt + ORDER_SETTLE_MS;
 }

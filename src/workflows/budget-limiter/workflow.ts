@@ -53,7 +53,7 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   });
   setHandler(releaseBudgetPermitSignal, ({ permitId }) => {
     changes += 1;
-    ledger.release(permitId);
+    ledger.release(permitId, Date.now());
   });
   setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
 

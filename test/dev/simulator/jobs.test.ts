@@ -425,47 +425,9 @@ describe('request validation', () => {
   });
 });
 
-describe('rate limits', () => {
-  test('create and message: 429 with Retry-After past the hourly limit, per project, rolling', async () => {
-    const limited = await startSimulator({
-      clock: clock.now,
-      rateLimit: { createPerHour: 3, messagePerHour: 2 },
-    });
-    try {
-      const l = api(limited);
-      const ids: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        const created = await l.createJob('p1');
-        assert.equal(created.status, 201);
-        ids.push(asJob(created).id);
-        clock.advance(60_000);
-      }
-      const refused = await l.createJob('p1');
-      assert.equal(refused.status, 429);
-      assert.equal(asError(refused).code, 'rate_limited');
-      assert.equal(refused.headers['retry-after'], String(3600 - 180));
-      assert.equal((await l.createJob('p2')).status, 201, 'another project has its own budget');
-
-      const jobId = ids[0] ?? '';
-      assert.equal((await l.sendMessage('p1', jobId)).status, 200);
-      assert.equal((await l.sendMessage('p1', jobId)).status, 200);
-      const tooMany = await l.sendMessage('p1', jobId);
-      assert.equal(tooMany.status, 429);
-      assert.equal(tooMany.headers['retry-after'], '3600');
-
-      clock.advance(3600_000 - 180_000);
-      assert.equal((await l.createJob('p1')).status, 201, 'the oldest create left the window');
-      assert.equal((await l.createJob('p1')).status, 429);
-      assert.deepEqual(limited.stats().jobsCreatedByProject, { p1: 4, p2: 1 });
-      assert.equal(limited.stats().messagesAccepted, 2);
-      assert.equal(limited.stats().responsesByStatus['429'], 3);
-    } finally {
-      await limited.close();
-    }
-  });
-
-  test('createPerHour 2: the third create answers 429 with a numeric Retry-After and creates nothing', async () => {
-    const limited = await startSimulator({ rateLimit: { createPerHour: 2 } });
+describe("the agent budget (the service's 100 creates and messages per project-hour)", () => {
+  test('past the budget: 429 with a numeric Retry-After, nothing created, logged as not processed', async () => {
+    const limited = await startSimulator({ budgets: { agent: { requests: 2, windowMs: 3_600_000 } } });
     try {
       const l = api(limited);
       assert.equal((await l.createJob('p1')).status, 201);
@@ -477,7 +439,7 @@ describe('rate limits', () => {
       assert.match(retryAfter, /^\d+$/);
       assert.ok(Number(retryAfter) > 0 && Number(retryAfter) <= 3600, retryAfter);
       assert.equal(limited.stats().jobsCreated, 2);
-      assert.equal(limited.stats().responsesByStatus['429'], 1);
+      assert.equal(limited.stats().budgetRefusals.agent, 1);
       assert.deepEqual(
         limited.requests().map((r) => [r.status, r.processed]),
         [
@@ -491,10 +453,13 @@ describe('rate limits', () => {
     }
   });
 
-  test('the defaults are 100 per hour per project', async () => {
-    for (let i = 0; i < 100; i++) assert.equal((await h.ops.createJob('busy')).status, 201);
+  test('on by default: 100 per project and window, creates and messages together', async () => {
+    const first = asJob(await h.ops.createJob('busy'));
+    for (let i = 0; i < 98; i++) assert.equal((await h.ops.createJob('busy')).status, 201);
+    assert.equal((await h.ops.sendMessage('busy', first.id)).status, 200, 'the 100th: a message');
     const refused = await h.ops.createJob('busy');
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.equal((await h.ops.createJob('quiet')).status, 201, 'another project has its own budget');
   });
 });

@@ -90,14 +90,44 @@ describe('BudgetLedger', () => {
 
   test('exclusive permits go one at a time until released (or the hold times out)', () => {
     const ledger = new BudgetLedger(BUDGET);
-    const first = ask('p', { exclusive: true });
-    const second = ask('p', { exclusive: true });
+    const first = ask('p', { exclusive: true, requestedAt: T0 - 1_000 });
+    const second = ask('p', { exclusive: true, requestedAt: T0 - 1_000 });
     ledger.enqueue(first, T0);
     ledger.enqueue(second, T0);
     assert.deepEqual(drain(ledger, T0), [`p:${first.permitId}`]);
     assert.equal(ledger.wakeAt(T0), T0 + 90_000, 'the hold timeout');
-    ledger.release(first.permitId);
+    ledger.release(first.permitId, T0 + 5);
     assert.deepEqual(drain(ledger, T0 + 10), [`p:${second.permitId}`]);
+  });
+
+  test('an exclusive permit waits 300 ms after its request: one requested earlier but slower to ask goes first', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    const earlier = ask('p', { exclusive: true, requestedAt: T0 });
+    const later = ask('p', { exclusive: true, requestedAt: T0 + 20 });
+    ledger.enqueue(later, T0 + 50);
+    assert.deepEqual(drain(ledger, T0 + 50), [], 'the later one settles first');
+    assert.equal(ledger.wakeAt(T0 + 50), T0 + 320);
+    ledger.enqueue(earlier, T0 + 150);
+    assert.equal(ledger.wakeAt(T0 + 150), T0 + 300);
+    assert.deepEqual(drain(ledger, T0 + 300), [`p:${earlier.permitId}`]);
+    ledger.release(earlier.permitId, T0 + 310);
+    assert.deepEqual(drain(ledger, T0 + 320), [`p:${later.permitId}`]);
+  });
+
+  test("an exclusive permit's place in the window counts from its release: its request landed by then", () => {
+    const ledger = new BudgetLedger(BUDGET);
+    const asks = Array.from({ length: 4 }, () => ask('p', { exclusive: true, requestedAt: T0 - 1_000 }));
+    for (const request of asks) ledger.enqueue(request, T0);
+    // The first request took 1.5 s to land (a loaded worker): the fourth waits a window after that.
+    assert.deepEqual(drain(ledger, T0), [`p:${asks[0]?.permitId ?? ''}`]);
+    ledger.release(asks[0]?.permitId ?? '', T0 + 1_500);
+    assert.deepEqual(drain(ledger, T0 + 1_600), [`p:${asks[1]?.permitId ?? ''}`]);
+    ledger.release(asks[1]?.permitId ?? '', T0 + 1_700);
+    assert.deepEqual(drain(ledger, T0 + 1_800), [`p:${asks[2]?.permitId ?? ''}`]);
+    ledger.release(asks[2]?.permitId ?? '', T0 + 1_900);
+    assert.equal(ledger.wakeAt(T0 + 1_900), T0 + 1_500 + PADDED, 'not T0 + PADDED');
+    assert.deepEqual(drain(ledger, T0 + PADDED), []);
+    assert.deepEqual(drain(ledger, T0 + 1_500 + PADDED), [`p:${asks[3]?.permitId ?? ''}`]);
   });
 
   test('a grant the requester never received frees its place; the snapshot carries everything', () => {
