@@ -24,6 +24,7 @@ export interface PermitAsk {
   permitId: string;
   requestedAt: number;
   exclusive?: boolean;
+  settleMs?: number;
   refusal?: BudgetRefusal;
 }
 
@@ -50,6 +51,8 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
       await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {
         workflowId: limiterId(ask.kind, ask.projectId),
         taskQueue: info.taskQueue,
+        // Every permit waits on the limiter's workflow tasks: they go ahead of any job's or export's.
+        priority: { priorityKey: 1 },
         args: [{ budget }],
         signal: requestBudgetPermitSignal,
         signalArgs: [
@@ -60,6 +63,7 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
             requestedAt: ask.requestedAt,
             budget,
             ...(ask.exclusive === undefined ? {} : { exclusive: ask.exclusive }),
+            ...(ask.settleMs === undefined ? {} : { settleMs: ask.settleMs }),
             ...(ask.refusal === undefined ? {} : { refusal: ask.refusal }),
           },
         ],

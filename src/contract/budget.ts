@@ -60,6 +60,11 @@ export interface PermitRequest {
   budget: RateBudget;
   /** One at a time: the next permit of this budget waits for `releaseBudgetPermit` (or a hold timeout). */
   exclusive?: boolean;
+  /**
+   * Not granted before `requestedAt + settleMs`, so that a request made a moment earlier whose ask is still on
+   * its way (a slower first workflow task) is queued ahead of this one: creates, ordered by workflow start.
+   */
+  settleMs?: number;
   refusal?: BudgetRefusal;
 }
 

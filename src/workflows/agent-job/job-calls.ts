@@ -13,7 +13,7 @@ const SUMMARY_PROMPT_CHARS = 80;
 
 /** One create attempt. Success stores the job id in state, where it stays: the job is never created twice. */
 export async function attemptCreate(state: RunState): Promise<void> {
-  const permit = await acquireAgentPermit(state, workflowInfo().startTime.getTime());
+  const permit = await acquireAgentPermit(state, workflowInfo().startTime.getTime(), CREATE_ORDER_SETTLE_MS);
   try {
     const job = jobOf(
       await spendingPermit(state, permit, () =>
@@ -141,11 +141,22 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
 export const AGENT_BUDGET_PATCH = 'agent-budget';
 
 /**
+ * A create waits this long after its workflow started before it may be granted, so that a job started a moment
+ * earlier whose first workflow task was slower is created first. A message needs no settling: messages are
+ * ordered by their own job's loop, and the wait would only add to every follow-up's latency.
+ */
+const CREATE_ORDER_SETTLE_MS = 300;
+
+/**
  * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
  * the order asked (requestedAt: a create's workflow start time). Null in runs recorded before budgets. The wait
  * ends at the workflow's deadline, as AgentJobTimedOut.
  */
-async function acquireAgentPermit(state: RunState, requestedAt: number): Promise<Permit | null> {
+async function acquireAgentPermit(
+  state: RunState,
+  requestedAt: number,
+  settleMs?: number,
+): Promise<Permit | null> {
   const budget = state.budget;
   if (budget === null) return null;
   const refusal = state.budgetRefusal;
@@ -157,6 +168,7 @@ async function acquireAgentPermit(state: RunState, requestedAt: number): Promise
       projectId: state.projectId,
       requestedAt,
       exclusive: true,
+      ...(settleMs === undefined ? {} : { settleMs }),
       deadlineAt: state.deadlineAt,
       ...(refusal === undefined ? {} : { refusal }),
     });

@@ -33,11 +33,6 @@ const RECENT_PERMITS = 256;
 /** An exclusive permit not released in this time (its holder died) lets the next one go. */
 const EXCLUSIVE_HOLD_MS = 90_000;
 const FIRST_BACKOFF_MS = 2_000;
-/**
- * An exclusive permit is granted no sooner than this after it was requested, so that one requested a moment
- * earlier, whose ask is still on its way (a slower first workflow task), is queued ahead of it and served first.
- */
-const ORDER_SETTLE_MS = 300;
 
 /**
  * The budget's book: a sliding log of grants (at most `requests` in any window, so a fixed-window service never
@@ -173,7 +168,7 @@ export class BudgetLedger {
       const head = queue[0];
       // Round robin: the project served (or skipped) goes to the back of the turn.
       s.queues.push(s.queues.shift() ?? [projectId, queue]);
-      if (!head || (head.exclusive === true && (exclusiveBusy || settlesAt(head) > now))) continue;
+      if (!head || (head.exclusive === true && exclusiveBusy) || settlesAt(head) > now) continue;
       queue.shift();
       if (queue.length === 0) s.queues = s.queues.filter(([, q]) => q.length > 0);
       s.grants.push(now);
@@ -198,7 +193,7 @@ export class BudgetLedger {
     for (const [, queue] of this.#s.queues) {
       const head = queue[0];
       if (!head) continue;
-      const at = head.exclusive === true ? Math.max(ready, exclusiveFreeAt, settlesAt(head)) : ready;
+      const at = Math.max(ready, head.exclusive === true ? exclusiveFreeAt : 0, settlesAt(head));
       earliest = Math.min(earliest, at);
     }
     return earliest;
@@ -263,5 +258,5 @@ export class BudgetLedger {
 }
 
 function settlesAt(request: PermitRequest): number {
-  return request.requestedAt + ORDER_SETTLE_MS;
+  return request.settleMs === undefined ? 0 : request.requestedAt + request.settleMs;
 }

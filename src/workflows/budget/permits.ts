@@ -37,6 +37,8 @@ export interface PermitAsk {
   requestedAt?: number;
   /** One at a time per budget (creates and messages: the service sees them in order); release after use. */
   exclusive?: boolean;
+  /** See PermitRequest.settleMs. */
+  settleMs?: number;
   /** The previous permit's request was refused with 429: the limiter pauses everyone. */
   refusal?: BudgetRefusal;
   /** Give up (non-retryable BudgetWaitTimedOut) when no grant came by then. */
@@ -82,6 +84,7 @@ export class BudgetPermits {
         permitId,
         requestedAt: ask.requestedAt ?? Date.now(),
         ...(ask.exclusive === undefined ? {} : { exclusive: ask.exclusive }),
+        ...(ask.settleMs === undefined ? {} : { settleMs: ask.settleMs }),
         ...(ask.refusal === undefined ? {} : { refusal: ask.refusal }),
       });
       if (!this.#granted.has(permitId)) {

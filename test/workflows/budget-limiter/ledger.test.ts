@@ -90,8 +90,8 @@ describe('BudgetLedger', () => {
 
   test('exclusive permits go one at a time until released (or the hold times out)', () => {
     const ledger = new BudgetLedger(BUDGET);
-    const first = ask('p', { exclusive: true, requestedAt: T0 - 1_000 });
-    const second = ask('p', { exclusive: true, requestedAt: T0 - 1_000 });
+    const first = ask('p', { exclusive: true });
+    const second = ask('p', { exclusive: true });
     ledger.enqueue(first, T0);
     ledger.enqueue(second, T0);
     assert.deepEqual(drain(ledger, T0), [`p:${first.permitId}`]);
@@ -100,10 +100,10 @@ describe('BudgetLedger', () => {
     assert.deepEqual(drain(ledger, T0 + 10), [`p:${second.permitId}`]);
   });
 
-  test('an exclusive permit waits 300 ms after its request: one requested earlier but slower to ask goes first', () => {
+  test('a permit settles after its request: one requested earlier but slower to ask goes first', () => {
     const ledger = new BudgetLedger(BUDGET);
-    const earlier = ask('p', { exclusive: true, requestedAt: T0 });
-    const later = ask('p', { exclusive: true, requestedAt: T0 + 20 });
+    const earlier = ask('p', { exclusive: true, requestedAt: T0, settleMs: 300 });
+    const later = ask('p', { exclusive: true, requestedAt: T0 + 20, settleMs: 300 });
     ledger.enqueue(later, T0 + 50);
     assert.deepEqual(drain(ledger, T0 + 50), [], 'the later one settles first');
     assert.equal(ledger.wakeAt(T0 + 50), T0 + 320);
@@ -116,7 +116,7 @@ describe('BudgetLedger', () => {
 
   test("an exclusive permit's place in the window counts from its release: its request landed by then", () => {
     const ledger = new BudgetLedger(BUDGET);
-    const asks = Array.from({ length: 4 }, () => ask('p', { exclusive: true, requestedAt: T0 - 1_000 }));
+    const asks = Array.from({ length: 4 }, () => ask('p', { exclusive: true }));
     for (const request of asks) ledger.enqueue(request, T0);
     // The first request took 1.5 s to land (a loaded worker): the fourth waits a window after that.
     assert.deepEqual(drain(ledger, T0), [`p:${asks[0]?.permitId ?? ''}`]);
