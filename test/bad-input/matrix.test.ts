@@ -12,6 +12,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { JOB_STILL_RUNNING } from '../../src/activities/poll-agent-job';
 import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-job';
 import { startVisitorsExport } from '../../src/client/visitors-export';
 import { AgentJobFailureType } from '../../src/contract/agent-job';
@@ -137,12 +138,13 @@ async function eventsOf(handle: WorkflowHandle) {
  * Failures that were retried: by the activity's retry policy (the next attempt's lastFailure), or by the
  * workflow (a page within the budget has one attempt and the workflow asks again: an ActivityTaskFailed).
  */
+/** Failures of activity attempts, but not the poll's benign "still running" (each poll of an active job). */
 async function retriedActivityFailures(handle: WorkflowHandle): Promise<string[]> {
   return (await eventsOf(handle)).flatMap((e) => {
-    const message =
-      e.activityTaskStartedEventAttributes?.lastFailure?.message ??
-      e.activityTaskFailedEventAttributes?.failure?.message;
-    return message ? [message] : [];
+    const failure =
+      e.activityTaskStartedEventAttributes?.lastFailure ?? e.activityTaskFailedEventAttributes?.failure;
+    if (!failure?.message || failure.applicationFailureInfo?.type === JOB_STILL_RUNNING) return [];
+    return [failure.message];
   });
 }
 

@@ -9,19 +9,22 @@ import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { eventually, requestsOf, startJob } from './agent-job-harness';
 
-// Issue 17 at reduced scale: three worker processes on one task queue share the jobs; one is killed with
-// SIGKILL while every job is being polled. Every job must complete, each created once, every follow-up
-// delivered once.
+// Issue 17: three worker processes on one task queue share the jobs; one is killed with SIGKILL while every job
+// is being polled. Every job must complete, each created once, every follow-up delivered once. CI runs 60 jobs;
+// the issue's 2,000 run with AGENT_JOB_WORKERS_JOBS=2000 (figures in docs/benchmarks.md).
 
-const JOBS = 60;
-const FOLLOW_UPS = 20;
-const PROJECTS = ['workers-a', 'workers-b'];
+const JOBS = Number(process.env.AGENT_JOB_WORKERS_JOBS ?? 60);
+const FOLLOW_UPS = Math.max(20, Math.floor(JOBS / 10));
+// The service's budget: 100 creates and messages per project-hour.
+const PROJECTS = Array.from({ length: Math.max(2, Math.ceil(JOBS / 80)) }, (_, i) => `workers-${i}`);
+// Long enough for every job to be created and polled before the first one ends.
+const JOB_MS = Math.max(25_000, JOBS * 60);
 
 let env: TestWorkflowEnvironment;
 let sim: Simulator;
 let workers: WorkerProcess[] = [];
 before(async () => {
-  [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 25_000 } })]);
+  [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: JOB_MS } })]);
   workers = [0, 1, 2].map(() =>
     startWorkerProcess({ temporalAddress: env.address, service: { url: sim.url, apiKey: sim.apiKey } }),
   );
@@ -38,24 +41,28 @@ describe('agentJob: several workers', () => {
       projectId: PROJECTS[i % PROJECTS.length] as string,
       key: `w${i}`,
     }));
-    const polling = { initialInterval: '1s', maxInterval: '2s', backoffCoefficient: 2, deadline: '5m' };
+    const polling = { initialInterval: '1s', maxInterval: '2s', backoffCoefficient: 2, deadline: '30m' };
     await Promise.all(
       jobs.map(({ projectId, key }) =>
         startJob(env.client, { projectId, prompt: `Job ${key}`, polling }, key),
       ),
     );
-    await eventually(() => sim.stats().jobsCreated >= JOBS, 'every job created', 60_000);
+    await eventually(
+      () => sim.stats().jobsCreated >= JOBS,
+      'every job created',
+      Math.max(60_000, JOBS * 100),
+    );
     // Polls are under way on all three workers (no create in flight: a create cut off would be an unknown outcome).
     await eventually(
       () => requestsOf(sim, { route: 'getJob' }).length >= JOBS,
       'a first poll of each job',
-      60_000,
+      Math.max(60_000, JOBS * 100),
     );
     const [killed] = workers;
     assert.ok(killed);
     assert.equal(await killed.kill('SIGKILL'), null, 'killed, not exited');
 
-    const targets = jobs.filter((_, i) => i % (JOBS / FOLLOW_UPS) === 0);
+    const targets = jobs.filter((_, i) => i % Math.floor(JOBS / FOLLOW_UPS) === 0).slice(0, FOLLOW_UPS);
     for (const [i, job] of targets.entries()) {
       await sendFollowUp(env.client, agentJobWorkflowId(job.projectId, job.key), {
         prompt: `Follow-up ${i}`,
@@ -74,7 +81,7 @@ describe('agentJob: several workers', () => {
     for (const projectId of PROJECTS) {
       assert.equal(
         sim.stats().jobsCreatedByProject[projectId],
-        JOBS / PROJECTS.length,
+        jobs.filter((job) => job.projectId === projectId).length,
         `${projectId}: created once`,
       );
     }

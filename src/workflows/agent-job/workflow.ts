@@ -20,6 +20,12 @@ import { initialState, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 
 /**
+ * Each patch costs a run a marker and a search-attribute upsert: new runs carry this one, which implies
+ * 'poll-in-activity', 'input-checked-outside-sandbox' and 'agent-budget' (4 events fewer per job).
+ */
+export const AGENT_JOB_CURRENT_PATCH = 'agent-job-2026-11';
+
+/**
  * Creates a documentation-service agent job once, polls it with backoff to a terminal status, delivers
  * follow-ups in order, and returns the contract's result (a `failed` job fails the workflow, typed).
  * Design and operator notes: docs/agent-job.md.
@@ -27,13 +33,15 @@ import { refreshVisibility } from './visibility';
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   // Every patch is decided before the first await: on replay, a patch asked for after the input check's local
   // activity would meet its marker out of turn (a nondeterminism error).
-  const pollInActivity = patched(POLL_IN_ACTIVITY_PATCH);
-  const withinBudget = patched(AGENT_BUDGET_PATCH);
+  // New runs write one marker for all three changes; runs recorded between them write their own.
+  const current = patched(AGENT_JOB_CURRENT_PATCH);
+  const pollInActivity = current || patched(POLL_IN_ACTIVITY_PATCH);
+  const withinBudget = current || patched(AGENT_BUDGET_PATCH);
   // Handlers are registered before the first await (signal-with-start), so the state is built before the
   // input check: valid input always builds one; input that cannot is refused by the check just below.
   const state = stateOrUndefined(input, pollInActivity);
   if (state) registerHandlers(state);
-  await failOnBadInput(input);
+  await failOnBadInput(input, current);
   if (!state) throw new Error('agentJob input passed its check but could not be read');
   if (withinBudget) state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
   refreshVisibility(state);
@@ -58,8 +66,8 @@ function stateOrUndefined(input: AgentJobInput, pollInActivity: boolean): RunSta
  * Bad input fails the run at once, before any call to the service, naming the field (e.g. a hand-typed CLI
  * start). Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
  */
-async function failOnBadInput(input: unknown): Promise<void> {
-  const refusal = await inputRefusal('agentJob', input);
+async function failOnBadInput(input: unknown, checkPatched: boolean): Promise<void> {
+  const refusal = await inputRefusal('agentJob', input, checkPatched);
   if (refusal === null) return;
   throw ApplicationFailure.create({
     type: AgentJobFailureType.invalidInput,

@@ -27,6 +27,9 @@ export interface BudgetLimiterInput {
   continueAsNewAfterEvents?: number;
 }
 
+/** A permit expected to be granted sooner than this gets no "queued" estimate. */
+const QUEUED_NOTICE_MIN_WAIT_MS = 2_000;
+
 /** Each grant costs about 7 events (update, signal out, task): about 140 grants per run. */
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 1000;
 
@@ -85,8 +88,9 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     );
   const queued = (ticket: PermitTicket): void => {
     const requesterId = ledger.requesterOf(ticket.permitId);
-    // Granted in the same task already: the grant says it all.
-    if (requesterId === undefined) return;
+    // Granted in the same task already: the grant says it all. A short wait is not worth a message (and the
+    // requester's history four events): the estimate is for operators watching a long one.
+    if (requesterId === undefined || ticket.estimatedGrantAt - Date.now() < QUEUED_NOTICE_MIN_WAIT_MS) return;
     send(
       requesterId,
       () => getExternalWorkflowHandle(requesterId).signal(budgetPermitQueuedSignal, ticket),
