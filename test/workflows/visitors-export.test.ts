@@ -118,10 +118,8 @@ describe('visitorsExport against the simulator', () => {
     assert.equal(result.rows, 500);
     assert.equal(result.pages, 2);
     const offsets = visitorRequests('exact').map((r) => Number(r.query.offset));
-    assert.deepEqual(
-      offsets.slice(0, 2).sort((a, b) => a - b),
-      [0, 250],
-    );
+    // Pages 250 and 500 may be in flight together (slow start): either may reach the service first.
+    assert.deepEqual([...offsets].sort((a, b) => a - b).slice(0, 2), [0, 250]);
     assert.ok(offsets.length <= 3, `at most concurrency - 1 wasted requests, saw ${offsets.join(',')}`);
     const out = await readExport(result, 'ndjson');
     const paths = out.content
