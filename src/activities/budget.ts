@@ -5,7 +5,7 @@ import {
   releaseBudgetPermitSignal,
   requestBudgetPermitSignal,
   type BudgetKind,
-  type BudgetRefusal,
+  type PermitRequest,
   type RateBudget,
 } from '../contract/budget';
 
@@ -18,15 +18,8 @@ export interface BudgetActivityDeps {
   };
 }
 
-export interface PermitAsk {
-  kind: BudgetKind;
-  projectId: string;
-  permitId: string;
-  requestedAt: number;
-  exclusive?: boolean;
-  settleMs?: number;
-  refusal?: BudgetRefusal;
-}
+/** A permit request as the workflow knows it: the worker adds the requester and the configured budget. */
+export type PermitAsk = Omit<PermitRequest, 'requesterId' | 'budget'> & { kind: BudgetKind };
 
 export interface PermitRelease {
   kind: BudgetKind;
@@ -47,26 +40,16 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
       const { client, info } = Context.current();
       const requesterId = info.workflowExecution?.workflowId;
       if (requesterId === undefined) throw new Error('requestBudgetPermit runs for a workflow only');
-      const budget = budgets[ask.kind];
+      const { kind, ...request } = ask;
+      const budget = budgets[kind];
       await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {
-        workflowId: limiterId(ask.kind, ask.projectId),
+        workflowId: limiterId(kind, ask.projectId),
         taskQueue: info.taskQueue,
         // Every permit waits on the limiter's workflow tasks: they go ahead of any job's or export's.
         priority: { priorityKey: 1 },
         args: [{ budget }],
         signal: requestBudgetPermitSignal,
-        signalArgs: [
-          {
-            permitId: ask.permitId,
-            requesterId,
-            projectId: ask.projectId,
-            requestedAt: ask.requestedAt,
-            budget,
-            ...(ask.exclusive === undefined ? {} : { exclusive: ask.exclusive }),
-            ...(ask.settleMs === undefined ? {} : { settleMs: ask.settleMs }),
-            ...(ask.refusal === undefined ? {} : { refusal: ask.refusal }),
-          },
-        ],
+        signalArgs: [{ ...request, requesterId, budget }],
       });
     },
 
