@@ -3,11 +3,13 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentJob, getAgentJobState } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
+import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../src/contract/budget';
 import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
 import { startSimulator, type Simulator } from '../dev/simulator';
 import { startTemporal } from '../dev/temporal';
 import { startTestWorker } from '../dev/worker';
 import { historyBytes, historyToJson } from '../dev/history-json';
+import { AGENT_JOB_CURRENT_PATCH } from '../src/workflows/agent-job/workflow';
 
 /**
  * Records the histories that test/replay replays: `npx tsx scripts/record-histories.ts [agent-job|visitors-export]`.
@@ -15,8 +17,12 @@ import { historyBytes, historyToJson } from '../dev/history-json';
  */
 const OUT_DIR = path.resolve(__dirname, '../test/replay/histories');
 
-async function waitFor(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+async function waitFor(
+  what: string,
+  probe: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  for (let i = 0; i < timeoutMs / 100; i++) {
     if (await probe()) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -38,9 +44,15 @@ function readsOf(sim: Simulator, projectId: string): number {
 }
 
 /**
+ * The patch runs are recorded under: histories recorded under earlier patches stay committed beside them and go
+ * on guarding runs started before (agent-job-long: a timer per poll; agent-job-poll-activity: poll-in-activity).
+ */
+const CURRENT = AGENT_JOB_CURRENT_PATCH;
+
+/**
  * A job of about a minute: ~25 polls, a 429 burst on reads, follow-ups by signal (one duplicate) and update, a
- * refused one, a re-sent one. Recorded since 'poll-in-activity' as agent-job-poll-activity.json;
- * agent-job-long.json is the same scenario recorded before it (timer per poll), kept to guard old runs.
+ * refused one, a re-sent one. Saved as agent-job-2026-11.json, with its project's budget limiter as
+ * budget-limiter-agent.json (creates and messages granted in order, one at a time).
  */
 async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
   const projectId = 'replay-long';
@@ -67,17 +79,33 @@ async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: S
   await waitFor('the refusal', async () => (await state()).followUps.length === 3);
   sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 503, times: 1 });
   await handle.signal(followUpSignal, { prompt: 'Link the changelog', messageId: 'changelog' });
-  await waitFor('25 polls', () => readsOf(sim, projectId) >= 25);
+  // Polls back off to 3 s, and each follow-up starts them again at 1 s: about 70 s.
+  await waitFor('25 polls', () => readsOf(sim, projectId) >= 25, 300_000);
   const { jobId } = await state();
   sim.completeJob(jobId ?? '', 'completed');
   await handle.result();
-  await save('agent-job-poll-activity', handle, sim);
+  await save(CURRENT, handle, sim);
+  await save('budget-limiter-agent', await limiterOf(client, projectId), sim);
+}
+
+/** The agent budget limiter of a project (its id ends with the project; the key's fingerprint comes before). */
+async function limiterOf(
+  client: Parameters<typeof startAgentJob>[0],
+  projectId: string,
+): Promise<WorkflowHandle> {
+  const query = `WorkflowType = '${BUDGET_LIMITER_WORKFLOW_TYPE}'`;
+  for await (const execution of client.workflow.list({ query })) {
+    if (execution.workflowId.endsWith(`/${projectId}`))
+      return client.workflow.getHandle(execution.workflowId);
+  }
+  throw new Error(`no budget limiter for ${projectId}`);
 }
 
 /**
  * A run that continues as new (low threshold) with follow-ups still queued behind a 429. Polls write no events
  * since 'poll-in-activity': delivered follow-ups grow the history first. Recorded as
- * agent-job-poll-activity-continued-run.json (agent-job-continued-run.json: the same before the patch).
+ * agent-job-2026-11-continued-run.json (agent-job-continued-run.json and agent-job-poll-activity-continued-run.json:
+ * the same under earlier patches).
  */
 async function recordContinueAsNew(
   client: Parameters<typeof startAgentJob>[0],
@@ -119,7 +147,7 @@ async function recordContinueAsNew(
   sim.completeJob(jobId ?? '', 'completed');
   await handle.result();
   const firstRun = client.workflow.getHandle(handle.workflowId, firstRunId);
-  await save('agent-job-poll-activity-continued-run', firstRun, sim);
+  await save(`${CURRENT}-continued-run`, firstRun, sim);
 }
 
 /** An export of 24 pages that continues as new once, with a 503 and a 429 on pages; both runs are kept. */

@@ -5,6 +5,8 @@ import { describe, test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { installQuietRuntime, workflowBundle } from '../../dev/temporal';
 import { historyBytes, historyFromJson } from '../../dev/history-json';
+import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../../src/contract/budget';
+import { AGENT_JOB_CURRENT_PATCH } from '../../src/workflows/agent-job/workflow';
 
 // Histories recorded by `npx tsx scripts/record-histories.ts` against the simulator. Replaying them with
 // today's bundle proves a code change keeps old runs deterministic; re-record only for intended changes
@@ -34,6 +36,22 @@ function workflowIdOf(history: ReturnType<typeof historyFromJson>): string {
   return workflowId;
 }
 
+interface MarkerEvent extends RecordedEvent {
+  markerRecordedEventAttributes?: {
+    markerName?: string;
+    details?: Record<string, { payloads?: { data?: string }[] }>;
+  };
+}
+
+/** The JSON of each marker's payloads (patch ids, local activity types), by marker name. */
+function markers(events: MarkerEvent[], markerName: string): string[] {
+  return events
+    .map((event) => event.markerRecordedEventAttributes)
+    .filter((marker) => marker?.markerName === markerName)
+    .flatMap((marker) => Object.values(marker?.details ?? {}).flatMap((detail) => detail.payloads ?? []))
+    .map((payload) => Buffer.from(payload.data ?? '', 'base64').toString('utf8'));
+}
+
 const count = (events: RecordedEvent[], suffix: string) =>
   events.filter((event) => event.eventType.endsWith(suffix)).length;
 
@@ -55,6 +73,21 @@ describe('replay of committed histories', () => {
     assert.ok(count(events, 'ACTIVITY_TASK_CANCEL_REQUESTED') >= 2, 'follow-ups cancelled the poll activity');
     assert.ok(count(events, 'SIGNALED') >= 3 && count(events, 'UPDATE_COMPLETED') >= 1);
     assert.equal(count(load('agent-job-poll-activity-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
+  });
+
+  test('agentJob since agent-job-2026-11: one patch marker, permits from the project limiter', () => {
+    const { events } = load('agent-job-2026-11.json');
+    const patches = markers(events, 'core_patch').map((data) => (JSON.parse(data) as { id: string }).id);
+    assert.deepEqual(patches, [AGENT_JOB_CURRENT_PATCH]);
+    const localActivities = markers(events, 'core_local_activity').join('\n');
+    assert.match(localActivities, /"activity_type":"checkWorkflowInput"/);
+    assert.match(localActivities, /"activity_type":"requestBudgetPermit"/, 'permits asked by local activity');
+    assert.ok(count(events, 'ACTIVITY_TASK_CANCEL_REQUESTED') >= 2, 'follow-ups cancelled the poll activity');
+    assert.ok(count(events, 'SIGNALED') >= 3 && count(events, 'UPDATE_COMPLETED') >= 1);
+    assert.equal(count(load('agent-job-2026-11-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
+    const limiter = load('budget-limiter-agent.json');
+    assert.ok(limiter.text.includes(BUDGET_LIMITER_WORKFLOW_TYPE), 'the limiter workflow');
+    assert.ok(count(limiter.events, 'SIGNALED') >= 4, 'asks and releases of the create and messages');
   });
 
   test('visitorsExport: a run that continued as new with retried pages, and the run that merged', () => {
