@@ -19,8 +19,27 @@ interface CliRun {
 }
 
 function cli(...args: string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
+  return cliWatching(args).done;
+}
+
+/**
+ * Runs the CLI; `seen` resolves with the first match of `pattern` in its output while it runs (it rejects if
+ * the CLI exits first, and stops it when nothing matched within a minute), `done` when it exits.
+ */
+function cliWatching(
+  args: string[],
+  pattern?: RegExp,
+): { seen: Promise<RegExpExecArray>; done: Promise<CliRun> } {
+  let output = '';
+  let found: (match: RegExpExecArray) => void = () => undefined;
+  let exited: (reason: Error) => void = () => undefined;
+  const seen = new Promise<RegExpExecArray>((resolve, reject) => {
+    found = resolve;
+    exited = reject;
+  });
+  seen.catch(() => undefined);
+  const done = new Promise<CliRun>((resolve) => {
+    const child = execFile(
       process.execPath,
       ['--import', 'tsx', STARTER, ...args],
       {
@@ -30,9 +49,22 @@ function cli(...args: string[]): Promise<CliRun> {
           TEMPORAL_NAMESPACE: 'default',
         },
       },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) => {
+        exited(new Error(`the CLI exited before printing ${String(pattern)}:\n${stdout}\n${stderr}`));
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+      },
     );
+    const timer = pattern === undefined ? undefined : setTimeout(() => child.kill(), 60_000);
+    child.on('exit', () => clearTimeout(timer));
+    child.stdout?.on('data', (chunk: Buffer | string) => {
+      output += String(chunk);
+      const match = pattern?.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      found(match);
+    });
   });
+  return { seen, done };
 }
 
 async function workflowCount(): Promise<number> {
@@ -221,5 +253,48 @@ describe('starter CLI', () => {
     }
     assert.match(listed, /agent-job\/cli-job\/k1\s+COMPLETED\s+completed/);
     assert.equal(stack.sim.stats().jobsCreated, 2);
+  });
+
+  test('while the job runs, the --wait live line and job status show its model and source', async () => {
+    // Active until the test completes it: everything below is printed before the job ends.
+    stack.sim.configureProject('cli-running', { jobs: { durationMs: 600_000, outcome: 'completed' } });
+    const source = 'source: https://github\\.com/sim-org/cli-running-docs, branch main';
+    const waiting = cliWatching(
+      [
+        'job',
+        'start',
+        '--project',
+        'cli-running',
+        '--prompt',
+        'Rewrite the FAQ',
+        '--key',
+        'live',
+        '--initial-interval',
+        '200ms',
+        '--wait',
+      ],
+      new RegExp(
+        `^job (job_\\w+): active, \\d+ polls, 0 pending follow-ups; model: sim-agent-1; ${source}$`,
+        'm',
+      ),
+    );
+    const [, jobId = ''] = await waiting.seen;
+    const status = await cli('job', 'status', '--project', 'cli-running', '--key', 'live');
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, new RegExp(`^job ${jobId}: active$`, 'm'));
+    assert.match(status.stdout, /^model: sim-agent-1$/m);
+    assert.match(status.stdout, new RegExp(`^${source}$`, 'm'));
+    const json = await cli('job', 'status', '--project', 'cli-running', '--key', 'live', '--json');
+    const { state } = JSON.parse(json.stdout) as { state: { model?: string; source?: unknown } };
+    assert.equal(state.model, 'sim-agent-1');
+    assert.deepEqual(state.source, {
+      repository: 'https://github.com/sim-org/cli-running-docs',
+      ref: 'main',
+    });
+
+    stack.sim.completeJob(jobId);
+    const waited = await waiting.done;
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.match(waited.stdout, new RegExp(`^job ${jobId}: completed after \\d+ polls$`, 'm'));
   });
 });

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { ErrorBodies, JobOutcome } from './types';
 import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
-import { jobOutcomeSchema, MAX_VISITOR_PATHS } from './schemas';
+import { MAX_PORT } from '../../src/contract/validation';
+import { digitsInRange, errorBodiesSchema, jobOutcomeSchema, MAX_VISITOR_PATHS } from './schemas';
 
 export const USAGE = `Usage: tsx dev/simulator/main.ts [options]
 
@@ -14,7 +15,8 @@ Options:
   --paths <n>            analytics paths per project, 0..${MAX_VISITOR_PATHS} (default 120)
   --job-duration-ms <n>  how long a job stays active (default 2000)
   --outcome <outcome>    completed | completed-no-edits | failed | archived (default completed)
-  --error-bodies <shape> service ({ "error": "<message>" }, as the real service) | detailed (default)
+  --error-bodies <shape> service ({ "error": "<message>" }, as the real service; default) | detailed
+                         ({ "error": { "code", "message", "field"? } })
   --print-key            print the generated key in full (when DOCS_API_KEY is not set)
   --help                 show this help
 
@@ -43,17 +45,10 @@ export interface CliConfig {
 
 export type CliParse = { ok: true; config: CliConfig } | { ok: false; message: string };
 
-function intFlag(flag: string, min: number, max: number): z.ZodType<number, string> {
-  const message = `--${flag} must be an integer from ${min} to ${max}`;
-  return z
-    .string()
-    .regex(/^\d{1,10}$/, message)
-    .transform(Number)
-    .refine((n) => n >= min && n <= max, message);
-}
+const intFlag = (flag: string, min: number, max: number) => digitsInRange(`--${flag}`, min, max);
 
 const flagsSchema = z.object({
-  port: intFlag('port', 0, 65535),
+  port: intFlag('port', 0, MAX_PORT),
   host: z.string().min(1, '--host must not be empty'),
   paths: intFlag('paths', 0, MAX_VISITOR_PATHS),
   'job-duration-ms': intFlag('job-duration-ms', 0, 86_400_000),
@@ -62,7 +57,7 @@ const flagsSchema = z.object({
   }),
   'print-key': z.boolean(),
   help: z.boolean(),
-  'error-bodies': z.enum(['service', 'detailed'], { error: '--error-bodies must be service or detailed' }),
+  'error-bodies': z.enum(errorBodiesSchema.options, { error: '--error-bodies must be service or detailed' }),
 });
 
 /** Flags and environment of the standalone simulator; a failure names the flag or variable at fault. */
@@ -81,7 +76,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliParse {
         outcome: { type: 'string', default: 'completed' },
         'print-key': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
-        'error-bodies': { type: 'string', default: 'detailed' },
+        'error-bodies': { type: 'string', default: 'service' },
       },
     }));
   } catch (error) {

@@ -2,8 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { withBehaviour, type ResolvedBehaviour } from './jobs';
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from '../../src/contract/budget';
+import { MAX_PORT } from '../../src/contract/validation';
 import { API_KEY_PATTERN } from '../../src/docs-api/api-key';
-import { budgetsSchema, jobBehaviourPatchSchema, parseSimulatorInput, visitorPathsSchema } from './schemas';
+import {
+  budgetsSchema,
+  errorBodiesSchema,
+  jobBehaviourPatchSchema,
+  parseSimulatorInput,
+  visitorPathsSchema,
+} from './schemas';
 import type { BudgetSpec, BudgetsConfig, ErrorBodies, SimulatorOptions } from './types';
 
 export interface ResolvedOptions {
@@ -31,7 +38,7 @@ function serviceBudget(): BudgetSpec {
 const optionsSchema = z
   .object({
     host: z.string().min(1).optional(),
-    port: z.number().int().min(0).max(65535).optional(),
+    port: z.number().int().min(0).max(MAX_PORT).optional(),
     apiKey: z
       .string()
       .regex(API_KEY_PATTERN, 'apiKey must have the form <letters/digits>_<secret>')
@@ -46,7 +53,7 @@ const optionsSchema = z
       .custom<() => number>((value) => typeof value === 'function', 'clock must be a function')
       .optional(),
     maxLogEntries: z.number().int().min(1).optional(),
-    errorBodies: z.enum(['service', 'detailed']).optional(),
+    errorBodies: errorBodiesSchema.optional(),
   })
   .strict();
 
@@ -63,6 +70,6 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
     budgets: { agent: SERVICE_AGENT_BUDGET, ...o.budgets },
     clock: o.clock ?? Date.now,
     maxLogEntries: o.maxLogEntries ?? 200_000,
-    errorBodies: o.errorBodies ?? 'detailed',
+    errorBodies: o.errorBodies ?? 'service',
   };
 }

@@ -70,8 +70,9 @@ export async function handleRequest(
     write(res, reply, requestId, deps.clock());
   };
   const analytics = match.kind === 'route' && match.route === 'getVisitors';
+  const errorBodies = match.kind === 'route' ? deps.projects.errorBodies(match.projectId) : deps.errorBodies;
   const respond = (reply: Reply): void =>
-    respondRaw(encode(deps.errorBodies === 'service' ? inServiceShape(reply, analytics) : reply));
+    respondRaw(encode(errorBodies === 'service' ? inServiceShape(reply, analytics) : reply));
   if (match.kind === 'route') deps.counters.request(match.route);
 
   if (!authorized(req.headers.authorization, deps.apiKey)) {

@@ -1,18 +1,25 @@
 import { withBehaviour, type ResolvedBehaviour } from './jobs';
 import { parseProjectConfig } from './schemas';
-import type { ProjectConfig } from './types';
+import type { ErrorBodies, ProjectConfig } from './types';
 
 export interface ProjectView {
   projectId: string;
   jobs: ResolvedBehaviour;
   visitorPaths: number;
+  errorBodies: ErrorBodies;
 }
 
-/** Per-project job behaviour and data-set size, over the simulator-wide defaults. */
+interface ProjectDefaults {
+  jobs: ResolvedBehaviour;
+  visitorPaths: number;
+  errorBodies: ErrorBodies;
+}
+
+/** Per-project job behaviour, data-set size and error bodies, over the simulator-wide defaults. */
 export class Projects {
   #configs = new Map<string, ProjectConfig>();
 
-  constructor(private readonly defaults: { jobs: ResolvedBehaviour; visitorPaths: number }) {}
+  constructor(private readonly defaults: ProjectDefaults) {}
 
   /** Validates (throws a TypeError naming the field) and merges into what was configured before. */
   configure(projectId: string, cfg: ProjectConfig): ProjectView {
@@ -21,6 +28,7 @@ export class Projects {
     const merged: ProjectConfig = { ...current };
     if (parsed.jobs !== undefined) merged.jobs = { ...current.jobs, ...parsed.jobs };
     if (parsed.visitorPaths !== undefined) merged.visitorPaths = parsed.visitorPaths;
+    if (parsed.errorBodies !== undefined) merged.errorBodies = parsed.errorBodies;
     this.#configs.set(projectId, merged);
     return this.view(projectId);
   }
@@ -33,8 +41,17 @@ export class Projects {
     return this.#configs.get(projectId)?.visitorPaths ?? this.defaults.visitorPaths;
   }
 
+  errorBodies(projectId: string): ErrorBodies {
+    return this.#configs.get(projectId)?.errorBodies ?? this.defaults.errorBodies;
+  }
+
   view(projectId: string): ProjectView {
-    return { projectId, jobs: this.behaviour(projectId), visitorPaths: this.visitorPaths(projectId) };
+    return {
+      projectId,
+      jobs: this.behaviour(projectId),
+      visitorPaths: this.visitorPaths(projectId),
+      errorBodies: this.errorBodies(projectId),
+    };
   }
 
   clear(): void {

@@ -25,10 +25,33 @@ export const jobBehaviourPatchSchema = z
   .partial()
   .strict();
 
+/**
+ * Digits that name a whole number in [min, max] (`max` undefined: no upper bound): a query parameter or a flag.
+ * The message names it the way the service does: "limit must be an integer from 1 to 250".
+ */
+export function digitsInRange(name: string, min: number, max?: number): z.ZodType<number, string> {
+  const message =
+    max === undefined
+      ? `${name} must be an integer >= ${min}`
+      : `${name} must be an integer from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d{1,16}$/, message)
+    .transform(Number)
+    .refine((n) => n >= min && n <= (max ?? Number.MAX_SAFE_INTEGER), message);
+}
+
 export const visitorPathsSchema = z.number().int().min(0).max(MAX_VISITOR_PATHS);
 
+/** 'service': `{ "error": "<message>" }`, as the real service; 'detailed': `{ "error": { code, message, field? } }`. */
+export const errorBodiesSchema = z.enum(['service', 'detailed']);
+
 export const projectConfigSchema = z
-  .object({ jobs: jobBehaviourPatchSchema.optional(), visitorPaths: visitorPathsSchema.optional() })
+  .object({
+    jobs: jobBehaviourPatchSchema.optional(),
+    visitorPaths: visitorPathsSchema.optional(),
+    errorBodies: errorBodiesSchema.optional(),
+  })
   .strict();
 
 export const budgetSpecSchema = z

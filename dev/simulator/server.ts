@@ -22,7 +22,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const budgets = new Budgets(o.budgets, o.clock);
   const log = new RequestLog(o.maxLogEntries);
   const counters = new Counters();
-  const projects = new Projects({ jobs: o.jobs, visitorPaths: o.visitorPaths });
+  const projects = new Projects({ jobs: o.jobs, visitorPaths: o.visitorPaths, errorBodies: o.errorBodies });
   const lifetime = new AbortController();
   let requestIds = 0;
 

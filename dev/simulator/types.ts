@@ -15,6 +15,8 @@ export interface ProjectConfig {
   jobs?: { [K in keyof JobBehaviour]?: JobBehaviour[K] | undefined } | undefined;
   /** Number of paths of the project's analytics data set (0 to 1,000,000). */
   visitorPaths?: number | undefined;
+  /** The shape of the project's error bodies, over the simulator's `errorBodies`. */
+  errorBodies?: ErrorBodies | undefined;
 }
 
 export interface SimulatorOptions {
@@ -39,9 +41,10 @@ export interface SimulatorOptions {
   /** Request log entries kept, oldest dropped first; default 200,000. */
   maxLogEntries?: number | undefined;
   /**
-   * Error bodies of the service routes. 'service': as the real service documents them, `{ "error": "<message>" }`,
-   * analytics adding `details: [{ "message" }]`. 'detailed' (default): `{ "error": { code, message, field? } }`,
-   * which tests find easier to assert on.
+   * Error bodies of the service routes. 'service' (default): as the real service documents them,
+   * `{ "error": "<message>" }`, analytics adding `details: [{ "message" }]`. 'detailed': the older
+   * `{ "error": { code, message, field? } }`, which tests of the simulator itself find easier to assert on (a
+   * project can choose its own: ProjectConfig.errorBodies). The control routes always answer 'detailed'.
    */
   errorBodies?: ErrorBodies | undefined;
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { API_DATE_RULE, parseApiDate } from '../../src/contract/api-dates';
 import { DAY_MS } from './analytics';
-import { firstIssue, type Invalid } from './schemas';
+import { MAX_PAGE_SIZE } from '../../src/contract/visitors-export-constants';
+import { digitsInRange, firstIssue, type Invalid } from './schemas';
 
 /** With no dates, the range is the last 30 full UTC days: from 30 days before today 00:00 UTC up to it. */
 export const DEFAULT_RANGE_DAYS = 30;
@@ -14,18 +15,6 @@ export interface VisitorsQuery {
   toMs: number;
 }
 
-function integer(name: string, min: number, max: number): z.ZodType<number, string> {
-  const message =
-    max === Number.MAX_SAFE_INTEGER
-      ? `${name} must be an integer >= ${min}`
-      : `${name} must be an integer from ${min} to ${max}`;
-  return z
-    .string()
-    .regex(/^\d{1,16}$/, message)
-    .transform(Number)
-    .refine((n) => n >= min && n <= max, message);
-}
-
 function date(name: string): z.ZodType<number, string> {
   // The rule the worker's client checks before sending: one module, so the two cannot disagree.
   return z.string().transform((value, ctx) => {
@@ -36,8 +25,8 @@ function date(name: string): z.ZodType<number, string> {
 }
 
 const querySchema = z.object({
-  limit: integer('limit', 1, 250).optional(),
-  offset: integer('offset', 0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: digitsInRange('limit', 1, MAX_PAGE_SIZE).optional(),
+  offset: digitsInRange('offset', 0).optional(),
   dateFrom: date('dateFrom').optional(),
   dateTo: date('dateTo').optional(),
 });

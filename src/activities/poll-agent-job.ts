@@ -24,11 +24,18 @@ export interface PolledJob {
   job: AgentJob;
   /** Reads the service answered, over every attempt of this activity (transient errors are not polls). */
   polls: number;
+  /**
+   * Fields the service sent with an unexpected type, dropped from its answers (each logged when read), over every
+   * read of this activity, each once; only when there were some.
+   */
+  responseWarnings?: string[];
 }
 
 /** Carried from attempt to attempt in the heartbeat details: reads answered by the service so far. */
 interface PollProgress {
   polls: number;
+  /** The distinct warnings of those reads (a handful at most: one per documented field). */
+  warnings?: string[];
 }
 
 /**
@@ -45,22 +52,38 @@ export async function pollUntilTerminal(
 ): Promise<PolledJob> {
   const context = Context.current();
   const previous = progressOf(context.info.heartbeatDetails);
+  const warnings = warningsOf(context.info.heartbeatDetails);
   const settings = { ...input.polling, deadlineMs: 0 };
   const workflowId = context.info.workflowExecution?.workflowId ?? input.jobId;
   const pollNumber = input.firstPoll + previous;
   /** The wait after this read: the step grows with each read, the jitter key names the next poll. */
   const delayAfter = (reads: number) =>
     pollDelayMs(settings, input.firstStep + reads, pollJitterKey(workflowId, input.firstPoll + reads));
+  const dropped: string[] = [];
   let job: AgentJob;
   try {
-    job = await docsApi.getJob(input.projectId, input.jobId, { signal: context.cancellationSignal });
+    job = await docsApi.getJob(input.projectId, input.jobId, {
+      signal: context.cancellationSignal,
+      onWarning: (warning) => dropped.push(warning),
+    });
   } catch (error) {
     throw withRetryDelay(toApplicationFailure(error, mapping), delayAfter(Math.max(1, previous)));
   }
+  if (dropped.length > 0) {
+    context.log.warn('The service answered fields of an unexpected type: they were dropped', {
+      jobId: input.jobId,
+      projectId: input.projectId,
+      poll: pollNumber,
+      warnings: dropped,
+    });
+    for (const warning of dropped) if (!warnings.includes(warning)) warnings.push(warning);
+  }
   const polls = previous + 1;
   const terminal = (TERMINAL_JOB_STATUSES as readonly string[]).includes(job.status);
-  if (terminal || job.status !== input.knownStatus) return { job, polls };
-  context.heartbeat({ polls } satisfies PollProgress);
+  if (terminal || job.status !== input.knownStatus) {
+    return warnings.length === 0 ? { job, polls } : { job, polls, responseWarnings: warnings };
+  }
+  context.heartbeat((warnings.length === 0 ? { polls } : { polls, warnings }) satisfies PollProgress);
   throw ApplicationFailure.create({
     type: JOB_STILL_RUNNING,
     message: `job ${input.jobId} is ${job.status} (poll ${pollNumber})`,
@@ -68,6 +91,12 @@ export async function pollUntilTerminal(
     nextRetryDelay: delayAfter(polls),
     details: [{ status: job.status, polls }],
   });
+}
+
+/** The warnings earlier attempts carried; anything else in the details (an older worker's) is no warning. */
+function warningsOf(details: unknown): string[] {
+  const warnings = (details as Partial<PollProgress> | undefined)?.warnings;
+  return Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === 'string') : [];
 }
 
 function progressOf(details: unknown): number {

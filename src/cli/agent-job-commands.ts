@@ -10,7 +10,7 @@ import {
   startAgentJob,
 } from '../client/agent-job';
 import { agentJobWorkflowId, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../contract/names';
-import type { AgentJobResult, PollingOptions } from '../contract/agent-job';
+import type { AgentJob, AgentJobResult, PollingOptions } from '../contract/agent-job';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import type { CommandContext } from './command-context';
@@ -94,7 +94,10 @@ async function waitForJob(client: Client, workflowId: string, json: boolean): Pr
   const timer = setInterval(() => {
     getAgentJobState(client, workflowId).then(
       (state) => {
-        const line = `job ${state.jobId ?? '(creating)'}: ${state.status}, ${state.polls} polls, ${state.pendingFollowUps} pending follow-ups`;
+        const line = [
+          `job ${state.jobId ?? '(creating)'}: ${state.status}, ${state.polls} polls, ${state.pendingFollowUps} pending follow-ups`,
+          ...modelAndSource(state),
+        ].join('; ');
         if (!json && line !== last) process.stdout.write(`${line}\n`);
         last = line;
       },
@@ -116,17 +119,21 @@ async function waitForJob(client: Client, workflowId: string, json: boolean): Pr
 }
 
 function describeResult(result: AgentJobResult): string {
-  const { source } = result;
   return [
     `job ${result.jobId}: ${result.status} after ${result.polls} polls`,
     result.prLink ? `pull request: ${result.prLink}` : 'no pull request (no files changed)',
-    result.model === undefined ? '' : `model: ${result.model}`,
+    ...modelAndSource(result),
+  ].join('\n');
+}
+
+/** `model: …` and `source: <repository>, branch <ref>`, each when the service gave it (result, getState). */
+function modelAndSource({ model, source }: Pick<AgentJob, 'model' | 'source'>): string[] {
+  return [
+    model === undefined ? '' : `model: ${model}`,
     source === undefined
       ? ''
       : `source: ${source.repository ?? '(repository not given)'}, branch ${source.ref ?? '(none given)'}`,
-  ]
-    .filter(Boolean)
-    .join('\n');
+  ].filter(Boolean);
 }
 
 export const jobMessageSpec: FlagSpec = {
@@ -191,6 +198,7 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
       `polls: ${state.polls}, next poll: ${state.nextPollAt ?? (state.pollingSince ? `polling since ${state.pollingSince}` : '-')}`,
       `follow-ups: ${state.followUps.length} (${state.pendingFollowUps} pending)`,
       state.prLink ? `pull request: ${state.prLink}` : '',
+      ...modelAndSource(state),
       state.queuedForBudget
         ? `queued for the project's budget${state.waitingForBudgetUntil ? ` until ${state.waitingForBudgetUntil}` : ''}`
         : '',

@@ -8,7 +8,7 @@ import {
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
   type VisitorsScheduleChanges,
-} from '../client/schedules';
+} from '../client/schedule';
 import { API_DATE_RULE, parseApiDate } from '../contract/api-dates';
 import type { CommandContext } from './command-context';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';

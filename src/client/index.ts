@@ -3,7 +3,7 @@ export * from '../contract';
 export * from './connect';
 export * from './agent-job';
 export * from './visitors-export';
-export * from './schedules';
+export * from './schedule';
 export { dataConverterFromEnv } from '../codec/data-converter';
 export { AesGcmPayloadCodec, PayloadDecryptError } from '../codec/aes-gcm-codec';
 export { loadCodecKeys, CodecKeyError, PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';

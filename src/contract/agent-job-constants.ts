@@ -1,4 +1,5 @@
 import type { CompletePollingOptions } from './agent-job';
+import { INVALID_INPUT_FAILURE_TYPE } from './input-error';
 
 // The agent job's names and constants, free of zod: workflow code imports values only from here (and types
 // from ./agent-job with `import type`), so that zod is never evaluated in the workflow sandbox, where every
@@ -6,6 +7,22 @@ import type { CompletePollingOptions } from './agent-job';
 
 /** Upper bound that keeps every prompt far below Temporal's 2 MB payload limit, also once carried in state. */
 export const MAX_PROMPT_CHARS = 32_000;
+/**
+ * The prompt's text rule, declared once for the zod schema and the sandbox's hand-written checks. The service asks
+ * only for a minimum length of 1; the project also refuses a prompt of nothing but whitespace.
+ */
+export const PROMPT_TEXT_RULES = {
+  empty: 'must not be empty',
+  blank:
+    "must contain a non-whitespace character (this project's rule; the service accepts any non-empty text)",
+} as const;
+
+/** The rule a prompt's text breaks (empty, or only whitespace), or undefined when it has some text. */
+export function promptTextIssue(prompt: string): string | undefined {
+  if (prompt.length === 0) return PROMPT_TEXT_RULES.empty;
+  return prompt.trim().length === 0 ? PROMPT_TEXT_RULES.blank : undefined;
+}
+
 /** A follow-up's messageId (its deduplication key) is at most this long. */
 export const MAX_MESSAGE_ID_CHARS = 200;
 
@@ -54,14 +71,14 @@ export const AgentJobFailureType = {
   jobNotFound: 'AgentJobNotFound',
   /** Get-job was refused for another reason (401, 403, 400...). details[0]: AgentJobState. */
   pollRejected: 'AgentJobPollRejected',
-  invalidInput: 'InvalidInput',
+  invalidInput: INVALID_INPUT_FAILURE_TYPE,
 } as const;
 
 /** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */
 export const FollowUpFailureType = {
   /** Refused by the workflow before anything was sent: bad input, duplicate messageId, job failed or archived. */
   notAccepted: 'FollowUpNotAccepted',
-  invalidInput: 'InvalidInput',
+  invalidInput: INVALID_INPUT_FAILURE_TYPE,
   /** The service refused the message (4xx). */
   rejected: 'FollowUpRejected',
   /** The message may or may not have reached the service; it is not re-sent. */

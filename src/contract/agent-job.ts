@@ -42,7 +42,12 @@ export type AgentJobResult = Omit<AgentJob, 'id'> & {
   polls: number;
 };
 
-export interface AgentJobState {
+/**
+ * The workflow's view of the job while it runs. `model` and `source` (the job schema's own fields) are those of
+ * the service's last answer the workflow recorded (create, follow-up message, a poll that returned); absent
+ * before the service answered, or when it did not give them.
+ */
+export interface AgentJobState extends Pick<AgentJob, 'model' | 'source'> {
   projectId: string;
   jobId: string | null;
   status: string;

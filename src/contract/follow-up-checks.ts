@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_ID_CHARS, MAX_PROMPT_CHARS } from './agent-job-constants';
+import { MAX_MESSAGE_ID_CHARS, MAX_PROMPT_CHARS, promptTextIssue } from './agent-job-constants';
 import type { InputIssue } from './input-error';
 
 const REQUEST_KEYS = new Set(['prompt', 'messageId']);
@@ -19,7 +19,8 @@ export function followUpRequestIssues(raw: unknown, subject: string): InputIssue
   if (typeof prompt !== 'string') {
     issues.push({ field: 'prompt', rule: 'is required and must be a string' });
   } else {
-    if (prompt.trim().length === 0) issues.push({ field: 'prompt', rule: 'must not be empty' });
+    const textRule = promptTextIssue(prompt);
+    if (textRule !== undefined) issues.push({ field: 'prompt', rule: textRule });
     if (prompt.length > MAX_PROMPT_CHARS) {
       issues.push({ field: 'prompt', rule: `must be at most ${MAX_PROMPT_CHARS} characters` });
     }

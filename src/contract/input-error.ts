@@ -1,3 +1,6 @@
+/** The failure type of input that breaks a rule, whichever workflow or update refused it. Non-retryable. */
+export const INVALID_INPUT_FAILURE_TYPE = 'InvalidInput';
+
 /** One broken rule: the field (dotted path, or the subject for the whole value) and the rule it breaks. */
 export interface InputIssue {
   field: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_PROMPT_CHARS } from './agent-job-constants';
+import { MAX_PROMPT_CHARS, promptTextIssue } from './agent-job-constants';
 import { parseDuration } from './duration';
 import { InputValidationError } from './input-error';
 
@@ -26,6 +26,16 @@ export function intInRange(min: number, max?: number) {
   return max === undefined ? atLeast : atLeast.max(max, `must be at most ${max}`);
 }
 
+/** A whole number in [min, max] given as text: an environment variable or a flag. */
+export function intFromText(min: number, max?: number) {
+  return z.coerce.number({ error: 'must be a number' }).pipe(intInRange(min, max));
+}
+
+export const MAX_PORT = 65535;
+
+/** A TCP port to listen on; 0 asks the system for a free one. */
+export const portFromText = intFromText(0, MAX_PORT);
+
 export const projectIdSchema = z
   .string({ error: 'is required and must be a string' })
   .min(1, 'must not be empty')
@@ -38,7 +48,10 @@ export const projectIdSchema = z
 
 export const promptSchema = z
   .string({ error: 'is required and must be a string' })
-  .refine((prompt) => prompt.trim().length > 0, 'must not be empty')
+  .superRefine((prompt, ctx) => {
+    const rule = promptTextIssue(prompt);
+    if (rule !== undefined) ctx.addIssue({ code: 'custom', message: rule });
+  })
   .refine((prompt) => prompt.length <= MAX_PROMPT_CHARS, `must be at most ${MAX_PROMPT_CHARS} characters`);
 
 export const durationSchema = z

@@ -1,5 +1,6 @@
 // The visitors export's constants, free of zod: workflow code imports values only from here (types from
 // ./visitors-export with `import type`), so zod is never evaluated in the workflow sandbox (docs/agent-job.md).
+import { INVALID_INPUT_FAILURE_TYPE } from './input-error';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -14,7 +15,7 @@ export const DEFAULT_EXPORT_DEADLINE = '24h';
 /** Failure types the workflow ends with (ApplicationFailure.type), for callers that match on them. */
 export const VisitorsExportFailureType = {
   /** A field of the input breaks a rule; nothing was requested. Non-retryable. */
-  invalidInput: 'InvalidInput',
+  invalidInput: INVALID_INPUT_FAILURE_TYPE,
   /** A page the export needs failed for good (a 4xx, or retries exhausted); `cause` is the service's error. */
   pageFailed: 'VisitorsExportPageFailed',
   /** A page or the merge could not find the export's staging area: EXPORT_DIR is not shared by every host. */

@@ -4,6 +4,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import { createAgentJobActivities } from '../../src/activities/agent-job';
 import {
   JOB_STILL_RUNNING,
@@ -127,16 +128,26 @@ const WORKFLOW_ID = 'agent-job/p1/k';
 const POLLING = { initialIntervalMs: 1000, maxIntervalMs: 8000, backoffCoefficient: 2 };
 const SETTINGS = { ...POLLING, deadlineMs: 0 };
 
-/** An attempt of pollAgentJob, as the server runs it after `readsBefore` answered reads (heartbeat details). */
-function attempt(readsBefore: number) {
-  const env = new MockActivityEnvironment({
-    workflowExecution: { workflowId: WORKFLOW_ID, runId: 'r' },
-    ...(readsBefore > 0 ? { heartbeatDetails: { polls: readsBefore } } : {}),
-  });
+/**
+ * An attempt of pollAgentJob, as the server runs it after `readsBefore` answered reads (heartbeat details), which
+ * dropped `warningsBefore`; `logged` holds what the attempt logged at warn and above.
+ */
+function attempt(readsBefore: number, warningsBefore: string[] = []) {
+  const details =
+    warningsBefore.length > 0 ? { polls: readsBefore, warnings: warningsBefore } : { polls: readsBefore };
+  const logged: LogEntry[] = [];
+  const env = new MockActivityEnvironment(
+    {
+      workflowExecution: { workflowId: WORKFLOW_ID, runId: 'r' },
+      ...(readsBefore > 0 ? { heartbeatDetails: details } : {}),
+    },
+    { logger: new DefaultLogger('WARN', (entry) => logged.push(entry)) },
+  );
   const heartbeats: unknown[] = [];
   env.on('heartbeat', (details: unknown) => heartbeats.push(details));
   return {
     heartbeats,
+    logged,
     run: (input: PollUntilTerminalInput): Promise<PolledJob> => env.run(activities.pollAgentJob, input),
   };
 }
@@ -179,6 +190,43 @@ describe('pollAgentJob: one read per attempt, the retries are the waits', () => 
     sim.completeJob(input.jobId, 'completed');
     const done = await attempt(5).run({ ...input, knownStatus: 'active' });
     assert.deepEqual([done.job.status, done.polls], ['completed', 6]);
+  });
+
+  test('fields of an unexpected type: logged at each read, carried to the next attempt, returned once each', async () => {
+    const input = await pollInputForNewJob();
+    sim.faults.add({ route: 'getJob', kind: 'drift', drift: 'odd-optional-types', times: 2 });
+    const dropped = [
+      'response field model: unexpected type object, dropped',
+      'response field source: unexpected type string, dropped',
+      'response field createdAt: unexpected type number, dropped',
+    ];
+    const first = attempt(0);
+    assert.equal((await failureOf(first.run(input))).type, JOB_STILL_RUNNING, 'the odd answer counts');
+    assert.deepEqual(first.heartbeats, [{ polls: 1, warnings: dropped }]);
+    assert.deepEqual(
+      first.logged.map((e): unknown[] => [e.level, e.message, e.meta?.jobId, e.meta?.poll, e.meta?.warnings]),
+      [
+        [
+          'WARN',
+          'The service answered fields of an unexpected type: they were dropped',
+          input.jobId,
+          1,
+          dropped,
+        ],
+      ],
+    );
+    assert.ok(!inspect(first.logged, { depth: 10 }).includes(sim.apiKey), 'the key leaked into the log');
+
+    sim.completeJob(input.jobId, 'completed');
+    const second = attempt(1, dropped);
+    const done = await second.run(input);
+    assert.deepEqual([done.job.status, done.polls, done.responseWarnings], ['completed', 2, dropped]);
+    assert.equal(done.job.model, undefined);
+    assert.equal(second.logged.length, 1, 'each read logs what it dropped');
+
+    const plain = await attempt(0).run(input);
+    assert.equal(plain.responseWarnings, undefined, 'only when there were some');
+    assert.equal(plain.job.model, 'sim-agent-1');
   });
 
   test('transient errors wait for Retry-After, else the poll interval, and are not counted as reads', async () => {

@@ -11,11 +11,12 @@ import {
   createVisitorsSchedule,
   pauseVisitorsSchedule,
   updateVisitorsSchedule,
-} from '../../src/client/schedules';
+} from '../../src/client/schedule';
 import type { AgentJobInput } from '../../src/contract/agent-job';
 import { WorkflowType, agentJobWorkflowId, visitorsExportWorkflowId } from '../../src/contract/names';
 import { API_DATE_RULE } from '../../src/contract/api-dates';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
+import { PROMPT_TEXT_RULES } from '../../src/contract/agent-job-constants';
 import type { DocsApiClient } from '../../src/docs-api/client';
 import type { FaultRule } from '../../dev/simulator';
 
@@ -27,7 +28,10 @@ export const OVER_LIMIT_PROMPT = 'x'.repeat(MAX_PROMPT_CHARS + 1);
 export const THREE_MB_PROMPT = 'y'.repeat(3 * 1024 * 1024);
 const LONG_MESSAGE_ID = 'm'.repeat(201);
 const PROJECT_RULE = /projectId: must start with a letter or digit and contain only letters, digits/;
-const DATE_RULE = API_DATE_RULE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const DATE_RULE = escaped(API_DATE_RULE);
+/** A prompt of only whitespace: the project's rule, not the service's. */
+const BLANK_PROMPT = escaped(PROMPT_TEXT_RULES.blank);
 
 // ---- Starter CLI (a child process): exit 2 with "Nothing was started", or exit 3 "not found" ----
 
@@ -93,7 +97,7 @@ export const cliCases: CliCase[] = [
     name: 'job start with a whitespace-only prompt',
     args: (p) => jobStart(p, '--prompt', ' \n\t '),
     exit: 2,
-    stderr: /prompt: must not be empty/,
+    stderr: new RegExp(`prompt: ${BLANK_PROMPT}`),
     workflowId: jobId,
   },
   {
@@ -395,7 +399,7 @@ export const clientCases: ClientCase[] = [
     name: 'startAgentJob whitespace-only prompt',
     call: (c, p) => job(c, { projectId: p, prompt: ' \n\t ' }),
     field: 'prompt',
-    rule: /^must not be empty$/,
+    rule: new RegExp(`^${BLANK_PROMPT}$`),
   },
   {
     name: `startAgentJob prompt of ${MAX_PROMPT_CHARS + 1} characters`,
@@ -521,7 +525,7 @@ export const clientCases: ClientCase[] = [
     name: 'followUpAnyState whitespace-only prompt',
     call: (c, p) => followUpAnyState(c, agentJobWorkflowId(p, 'k'), { prompt: '  ' }),
     field: 'prompt',
-    rule: /^must not be empty$/,
+    rule: new RegExp(`^${BLANK_PROMPT}$`),
   },
   {
     name: "createVisitorsSchedule at '24:00'",
@@ -648,7 +652,7 @@ export const docsApiCases: DocsApiCase[] = [
     name: "createJob prompt '   ' (legal at the service; refused by the project's rule)",
     call: (api, p) => api.createJob(p, { prompt: '   ' }),
     field: 'prompt',
-    rule: /^must not be empty$/,
+    rule: new RegExp(`^${BLANK_PROMPT}$`),
   },
   {
     name: `sendMessage prompt of ${MAX_PROMPT_CHARS + 1} characters`,
@@ -692,7 +696,7 @@ export const rawStartCases: RawStartCase[] = [
     name: 'agentJob whitespace-only prompt',
     type: WorkflowType.agentJob,
     args: agentJobArgs({ prompt: '   ' }),
-    message: /prompt: must not be empty/,
+    message: new RegExp(`prompt: ${BLANK_PROMPT}`),
   },
   {
     name: `agentJob prompt of ${MAX_PROMPT_CHARS + 1} characters`,
@@ -792,7 +796,12 @@ export interface UpdateCase {
 }
 
 export const updateCases: UpdateCase[] = [
-  { name: "prompt ' '", arg: { prompt: ' ' }, type: 'InvalidInput', message: /prompt: must not be empty/ },
+  {
+    name: "prompt ' '",
+    arg: { prompt: ' ' },
+    type: 'InvalidInput',
+    message: new RegExp(`prompt: ${BLANK_PROMPT}`),
+  },
   { name: "prompt ''", arg: { prompt: '' }, type: 'InvalidInput', message: /prompt: must not be empty/ },
   {
     name: 'messageId of 201 characters',
@@ -878,8 +887,49 @@ export type FaultShape = Pick<FaultRule, 'route' | 'kind' | 'malformed' | 'drift
 export interface GetJobAnswerCase {
   name: string;
   fault: FaultShape;
-  /** The failure of the retried get-job attempt; undefined when the answer is tolerated. */
+  /** The failure of the retried get-job attempt (of the run, when rejected); undefined when the answer is tolerated. */
   failure: RegExp | undefined;
+  /** rejected: a refusal (403, 3xx), never retried: the run fails with AgentJobPollRejected. Default: the job completes. */
+  outcome?: 'rejected';
+}
+
+type AgentRoute = 'createJob' | 'getJob' | 'sendMessage';
+/** Where a route's redirect points: the same path, over https. */
+const REDIRECTED_PATH: Record<AgentRoute, string> = {
+  createJob: '\\/job',
+  getJob: '\\/job\\/.*',
+  sendMessage: '\\/message',
+};
+
+/**
+ * The refusals any agent call can meet, in the service's shapes: a 403 (the explanation, then the service's own
+ * message) and a redirect (an http:// base URL). Neither is processed, and the same request is refused again.
+ * `row` makes the rest of a case from the message expected.
+ */
+function refusalsOf<R extends object>(
+  route: AgentRoute,
+  row: (message: RegExp) => R,
+): ({ name: string; fault: FaultShape } & R)[] {
+  const forbidden = new RegExp(
+    `${route}: forbidden: the key is not allowed this operation \\(a read-only key, or one restricted to ` +
+      'other IP addresses\\): injected HTTP 403',
+  );
+  const redirected = new RegExp(
+    `${route}: redirected to https:\\/\\/.*${REDIRECTED_PATH[route]}, not followed and not processed: ` +
+      'set DOCS_API_BASE_URL',
+  );
+  return [
+    {
+      name: 'HTTP 403 (a read-only or IP-restricted key)',
+      fault: { route, kind: 'status', status: 403 },
+      ...row(forbidden),
+    },
+    {
+      name: 'HTTP 301 to https (an http:// DOCS_API_BASE_URL)',
+      fault: { route, kind: 'redirect' },
+      ...row(redirected),
+    },
+  ];
 }
 
 export const getJobAnswerCases: GetJobAnswerCase[] = [
@@ -933,6 +983,7 @@ export const getJobAnswerCases: GetJobAnswerCase[] = [
     fault: { route: 'getJob', kind: 'drift', drift: 'null-ref' },
     failure: undefined,
   },
+  ...refusalsOf('getJob', (failure) => ({ failure, outcome: 'rejected' as const })),
 ];
 
 export interface CreateAnswerCase {
@@ -973,19 +1024,26 @@ export const createAnswerCases: CreateAnswerCase[] = [
     fault: { route: 'createJob', kind: 'drift', drift: 'wrong-types' },
     outcome: 'completes',
   },
+  ...refusalsOf('createJob', (failure) => ({ outcome: 'rejected' as const, failure })),
+];
+
+export interface MessageAnswerCase {
+  name: string;
+  fault: FaultShape;
+  /** How the follow-up is recorded: outcome_unknown (the service may have acted), or rejected (it did not). */
+  status: 'outcome_unknown' | 'rejected';
+  /** The error recorded with the follow-up. */
+  error: RegExp;
+}
+
+export const messageAnswerCases: MessageAnswerCase[] = [
   {
-    name: 'HTTP 403 (a read-only or IP-restricted key)',
-    fault: { route: 'createJob', kind: 'status', status: 403 },
-    outcome: 'rejected',
-    failure: /createJob: forbidden: .*read-only key, or one restricted to other IP addresses/,
+    name: 'a body that is not JSON',
+    fault: { route: 'sendMessage', kind: 'malformed', malformed: 'not-json' },
+    status: 'outcome_unknown',
+    error: /sendMessage: response body is not valid JSON/,
   },
-  {
-    name: 'HTTP 301 to https (an http:// DOCS_API_BASE_URL)',
-    fault: { route: 'createJob', kind: 'redirect' },
-    outcome: 'rejected',
-    failure:
-      /createJob: redirected to https:\/\/.*\/job, not followed and not processed: set DOCS_API_BASE_URL/,
-  },
+  ...refusalsOf('sendMessage', (error) => ({ status: 'rejected' as const, error })),
 ];
 
 export interface VisitorsAnswerCase {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { DOC_PATH, readable, renderDoc, renderTables } from '../../scripts/bad-input-docs';
+import { DOC_PATH, readable, renderDoc, renderTables } from './render-docs';
 import * as cases from './cases';
 
 describe('docs/bad-input.md', () => {

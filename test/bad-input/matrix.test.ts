@@ -37,6 +37,7 @@ import {
   createAnswerCases,
   docsApiCases,
   getJobAnswerCases,
+  messageAnswerCases,
   rawStartCases,
   signalCases,
   updateCases,
@@ -385,6 +386,20 @@ const faultOnce = (fault: FaultShape, projectId: string) => sim.faults.add({ ...
 
 describe("the service's answers: nothing lost, nothing created twice", { concurrency: true }, () => {
   for (const c of getJobAnswerCases) {
+    if (c.outcome === 'rejected') {
+      test(`service: get-job answers ${c.name} -> AgentJobPollRejected, read once, created once`, async () => {
+        const project = uniqueProject('answer');
+        faultOnce(c.fault, project);
+        const failure = await failureOf(startJob(project, c.name).then((handle) => handle.result()));
+        assert.equal(failure.type, AgentJobFailureType.pollRejected);
+        assert.equal(failure.nonRetryable, true);
+        assert.match(failure.message, c.failure ?? /./);
+        assert.doesNotMatch(failure.message, new RegExp(sim.apiKey), 'the key leaked');
+        assert.equal(requestsOf(sim, { projectId: project, route: 'getJob' }).length, 1, 'not retried');
+        assert.equal(sim.stats().jobsCreatedByProject[project], 1);
+      });
+      continue;
+    }
     const outcome = c.failure ? 'retried' : 'tolerated';
     test(`service: get-job answers ${c.name} once -> ${outcome}, the job completes, created once`, async () => {
       const project = uniqueProject('answer');
@@ -455,19 +470,22 @@ describe("the service's answers: nothing lost, nothing created twice", { concurr
     });
   }
 
-  test('service: send-message answers not JSON -> follow-up outcome_unknown, sent once, the job completes', async () => {
-    const project = uniqueProject('message');
-    faultOnce({ route: 'sendMessage', kind: 'malformed', malformed: 'not-json' }, project);
-    const handle = await startJob(project);
-    await handle.signal(followUpSignal, { prompt: 'Also the FAQ', messageId: 'faq' });
-    const result = await handle.result();
-    assert.equal(result.status, 'completed');
-    const [record] = result.followUps;
-    assert.equal(record?.status, 'outcome_unknown');
-    assert.match(record?.error ?? '', /sendMessage: response body is not valid JSON/);
-    assert.deepEqual(sentMessages(project), ['Also the FAQ'], 'sent exactly once');
-    assert.equal(sim.stats().jobsCreatedByProject[project], 1);
-  });
+  for (const c of messageAnswerCases) {
+    test(`service: send-message answers ${c.name} -> follow-up ${c.status}, sent once, the job completes`, async () => {
+      const project = uniqueProject('message');
+      faultOnce(c.fault, project);
+      const handle = await startJob(project);
+      await handle.signal(followUpSignal, { prompt: 'Also the FAQ', messageId: 'faq' });
+      const result = await handle.result();
+      assert.equal(result.status, 'completed');
+      const [record] = result.followUps;
+      assert.equal(record?.status, c.status);
+      assert.match(record?.error ?? '', c.error);
+      assert.doesNotMatch(record?.error ?? '', new RegExp(sim.apiKey), 'the key leaked');
+      assert.deepEqual(sentMessages(project), ['Also the FAQ'], 'sent exactly once');
+      assert.equal(sim.stats().jobsCreatedByProject[project], 1);
+    });
+  }
 
   for (const c of visitorsAnswerCases) {
     test(`service: a visitors page answers ${c.name} once -> ${c.failure ? 'retried' : 'tolerated'}, the export is whole`, async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sendFollowUpAndWait } from '../../src/client/agent-job';
 import { AgentJobFailureType } from '../../src/contract/agent-job';
@@ -9,7 +9,7 @@ import { followUpSignal } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { visitorsExport } from '../../src/workflows';
-import { startStack, type TestStack } from '../../dev/stack';
+import { useStack } from '../helpers/stack';
 import {
   activitiesScheduled,
   requestsOf,
@@ -19,15 +19,25 @@ import {
 } from './agent-job-harness';
 
 // The workflows against a simulator that answers in the real service's shapes: `{ "error": "<message>" }`
-// bodies, fields of unexpected types, 403 and 3xx.
-let stack: TestStack;
-before(async () => {
-  stack = await startStack({
-    name: 'conformance',
-    simulator: { errorBodies: 'service', jobs: { durationMs: 2000 }, analytics: { paths: 40 } },
-  });
+// bodies (its default), fields of unexpected types, 403 and 3xx.
+const stack = useStack({
+  name: 'conformance',
+  simulator: { errorBodies: 'service', jobs: { durationMs: 2000 }, analytics: { paths: 40 } },
 });
-after(() => stack.stop());
+
+/** What the client makes of the service's 403, before the service's own message. */
+const FORBIDDEN =
+  /forbidden: the key is not allowed this operation \(a read-only key, or one restricted to other IP addresses\)/;
+/** The fields odd-optional-types sends with an unexpected type, as each answer's warnings name them. */
+const DROPPED = [
+  'response field model: unexpected type object, dropped',
+  'response field source: unexpected type string, dropped',
+  'response field createdAt: unexpected type number, dropped',
+];
+
+function warningsOf(result: unknown): string[] | undefined {
+  return (result as { responseWarnings?: string[] }).responseWarnings;
+}
 
 /** The results of the workflow's completed activities of one type, as the history holds them. */
 async function activityResults(handle: WorkflowHandle, activityType: string): Promise<unknown[]> {
@@ -70,11 +80,7 @@ describe('agentJob: answers with odd fields keep the job', () => {
       ref: 'main',
     });
     const [created] = await activityResults(handle, 'createAgentJob');
-    assert.deepEqual((created as { responseWarnings?: string[] }).responseWarnings, [
-      'response field model: unexpected type object, dropped',
-      'response field source: unexpected type string, dropped',
-      'response field createdAt: unexpected type number, dropped',
-    ]);
+    assert.deepEqual(warningsOf(created), DROPPED);
   });
 
   test('a create answer with an odd status but an id: the job is adopted and polled, never lost', async () => {
@@ -88,7 +94,7 @@ describe('agentJob: answers with odd fields keep the job', () => {
     assert.ok(result.polls >= 1);
   });
 
-  test('odd get-job and message answers count; the update returns the job without the odd fields', async () => {
+  test('odd get-job and message answers count, their dropped fields named; the update returns the job without them', async () => {
     const projectId = uniqueProject('odd-reads');
     stack.sim.configureProject(projectId, { jobs: { durationMs: 4000 } });
     stack.sim.faults.add({
@@ -110,6 +116,13 @@ describe('agentJob: answers with odd fields keep the job', () => {
       ['delivered'],
     );
     assert.equal(stack.sim.stats().jobsCreatedByProject[projectId], 1);
+    // Each answer's dropped fields travel beside the job in the activity's result (history), as a create's do.
+    const [sent] = await activityResults(handle, 'sendAgentJobMessage');
+    assert.deepEqual(warningsOf(sent), DROPPED);
+    const polled = await activityResults(handle, 'pollAgentJob');
+    assert.deepEqual([...new Set(polled.flatMap((p) => warningsOf(p) ?? []))], DROPPED);
+    const odd = requestsOf(stack.sim, { projectId, route: 'getJob' }).filter((r) => r.fault === 'drift');
+    assert.equal(odd.length, 2, 'both odd reads were polls');
   });
 
   test('source.ref null is kept in the result', async () => {
@@ -147,7 +160,8 @@ describe('agentJob: 403 and 3xx are refusals, not unknown outcomes', () => {
       (await startJob(stack.client, { projectId, prompt: 'Read-only key' })).result(),
     );
     assert.equal(failure.type, AgentJobFailureType.createRejected);
-    assert.match(failure.message, /forbidden: .*read-only key, or one restricted to other IP addresses/);
+    // The explanation, then the service's own `{ "error": "<message>" }`.
+    assert.match(failure.message, new RegExp(`${FORBIDDEN.source}: injected HTTP 403 \\| HTTP 403`));
     assert.equal(stack.sim.stats().jobsCreatedByProject[projectId], undefined);
   });
 
@@ -158,8 +172,20 @@ describe('agentJob: 403 and 3xx are refusals, not unknown outcomes', () => {
       (await startJob(stack.client, { projectId, prompt: 'IP-restricted key' })).result(),
     );
     assert.equal(failure.type, AgentJobFailureType.pollRejected);
-    assert.match(failure.message, /read-only key, or one restricted to other IP addresses/);
+    assert.match(failure.message, new RegExp(`${FORBIDDEN.source}: injected HTTP 403`));
     assert.equal(requestsOf(stack.sim, { projectId, route: 'getJob' }).length, 1, 'not retried');
+  });
+
+  test("the older detailed error body { error: { code, message } }: the same explanation and the service's message", async () => {
+    const projectId = uniqueProject('forbidden-detailed');
+    stack.sim.configureProject(projectId, { errorBodies: 'detailed' });
+    stack.sim.faults.add({ route: 'getJob', projectId, kind: 'status', status: 403 });
+    const failure = await workflowFailure(
+      (await startJob(stack.client, { projectId, prompt: 'Older error bodies' })).result(),
+    );
+    assert.equal(failure.type, AgentJobFailureType.pollRejected);
+    // The message is read out of the nested object (not "[object Object]", not the bare status).
+    assert.match(failure.message, new RegExp(`${FORBIDDEN.source}: injected HTTP 403 \\| HTTP 403`));
   });
 
   test('403 on a follow-up: recorded rejected with the explanation, sent once; the job completes', async () => {
@@ -171,7 +197,7 @@ describe('agentJob: 403 and 3xx are refusals, not unknown outcomes', () => {
     assert.equal(result.status, 'completed');
     const [record] = result.followUps;
     assert.equal(record?.status, 'rejected');
-    assert.match(record?.error ?? '', /read-only key, or one restricted to other IP addresses/);
+    assert.match(record?.error ?? '', new RegExp(`${FORBIDDEN.source}: injected HTTP 403`));
     assert.equal(requestsOf(stack.sim, { projectId, route: 'sendMessage' }).length, 1);
   });
 });

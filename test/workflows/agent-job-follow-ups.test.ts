@@ -19,6 +19,7 @@ import {
   continuedAsNewInput,
   requestsOf,
   useAgentJobStack,
+  projectWithJobs,
   startJob,
   timeOf,
   uniqueProject,
@@ -200,7 +201,10 @@ describe('agentJob: follow-ups by update', () => {
     const { projectId, handle, jobId } = await startLongJob('update');
     const refusals: [unknown, RegExp][] = [
       [{ prompt: '' }, /prompt: must not be empty/],
-      [{ prompt: '   ' }, /prompt: must not be empty/],
+      [
+        { prompt: '   ' },
+        /prompt: must contain a non-whitespace character \(this project's rule; the service/,
+      ],
       [{ prompt: 'x'.repeat(MAX_PROMPT_CHARS + 1) }, /prompt: must be at most/],
       [{ prompt: 'ok', colour: 'red' }, /Unrecognized key/i],
     ];
@@ -255,8 +259,7 @@ describe('agentJob: follow-ups by update', () => {
 
 describe('agentJob: after the workflow closed', () => {
   test('a follow-up continues the same service job in a new run of the same workflow id', async () => {
-    const projectId = uniqueProject('closed');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1500, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'closed', 1500);
     const handle = await startJob(h.client, { projectId, prompt: 'First pass' });
     const first = await handle.result();
     const firstRunId = (await handle.describe()).runId;

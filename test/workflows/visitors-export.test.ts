@@ -12,6 +12,7 @@ import type {
   VisitorsExportManifest,
   VisitorsExportResult,
 } from '../../src/contract/visitors-export';
+import { exportDirectory } from '../../src/exports/layout';
 import { visitorsExport } from '../../src/workflows';
 import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../dev/temporal';
@@ -38,7 +39,7 @@ async function run(input: VisitorsExportInput): Promise<VisitorsExportResult> {
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 async function readExport(result: VisitorsExportResult, format = 'csv') {
-  const dir = path.join(stack.exportDir, result.projectId, `${result.dateFrom}_${result.dateTo}`);
+  const dir = exportDirectory(stack.exportDir, result.projectId, result.dateFrom, result.dateTo);
   const bytes = await fs.readFile(path.join(dir, `visitors.${format}`));
   const manifest = JSON.parse(
     await fs.readFile(path.join(dir, 'manifest.json'), 'utf8'),
@@ -110,6 +111,27 @@ describe('visitorsExport against the simulator', () => {
     const out = await readExport(result);
     assert.equal(csvPaths(out.content).length, 120);
     assert.equal(out.manifest.sha256, out.sha256);
+  });
+
+  test('date-times without an offset: sent to the service as given (read as UTC), the export completes', async () => {
+    stack.sim.configureProject('no-offset', { visitorPaths: 40 });
+    const range = { dateFrom: '2026-11-01T06:00:00', dateTo: '2026-11-02T06:30:00.5' };
+    const result = await run({ projectId: 'no-offset', ...range, concurrency: 1 });
+    assert.deepEqual({ dateFrom: result.dateFrom, dateTo: result.dateTo }, range);
+    assert.equal(result.rows, 40);
+    assert.deepEqual(result.warnings, []);
+    assert.deepEqual(
+      visitorRequests('no-offset').map((r) => ({ status: r.status, query: r.query })),
+      [{ status: 200, query: { ...range, limit: '250', offset: '0' } }],
+    );
+    // ':' has no place in a folder name: the export is filed under the dates with '-' for ':'.
+    assert.deepEqual(await fs.readdir(path.join(stack.exportDir, 'no-offset')), [
+      '2026-11-01T06-00-00_2026-11-02T06-30-00.5',
+    ]);
+    const out = await readExport(result);
+    assert.equal(csvPaths(out.content).length, 40);
+    assert.deepEqual(out.manifest.range, { ...range, dateToExclusive: true });
+    assert.deepEqual(await stagingLeft(), []);
   });
 
   test('an exact multiple of pageSize: the last full page says hasMore false, nothing is lost', async () => {

@@ -111,11 +111,14 @@ export function isFinished(state: RunState): boolean {
 }
 
 export function toAgentJobState(state: RunState): AgentJobState {
+  const job = state.job;
   return {
     projectId: state.projectId,
     jobId: state.jobId,
     status: statusOf(state),
-    prLink: state.job?.prLink ?? null,
+    prLink: job?.prLink ?? null,
+    ...(job?.model === undefined ? {} : { model: job.model }),
+    ...(job?.source === undefined ? {} : { source: job.source }),
     polls: state.polls,
     nextPollAt: needsPolling(state) && state.nextPollAt !== null ? iso(state.nextPollAt) : null,
     pollingSince: state.pollingSince === null ? null : iso(state.pollingSince),

@@ -6,7 +6,8 @@ import { useSimulator } from './use-simulator';
 
 const clock = manualClock(Date.UTC(2026, 10, 20, 15, 30));
 const DAY = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
-const h = useSimulator({ clock: clock.now });
+// The older 'detailed' error bodies name the parameter at fault (`field`) beside a code.
+const h = useSimulator({ clock: clock.now, errorBodies: 'detailed' });
 
 /** Every page of a range, asserting that each answers 200 and carries the same totals. */
 async function allPages(

@@ -12,6 +12,8 @@ let ops: ReturnType<typeof api>;
 before(async () => {
   sim = await startSimulator({
     clock: clock.now,
+    // The older 'detailed' error bodies carry a code (`rate_limited`) and name the field at fault.
+    errorBodies: 'detailed',
     budgets: { analytics: { requests: 3, windowMs: 10_000 }, agent: { requests: 2, windowMs: 10_000 } },
   });
   ops = api(sim);

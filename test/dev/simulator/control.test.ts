@@ -24,6 +24,7 @@ describe('/__sim/ control routes', () => {
       projectId: 'demo',
       jobs: { durationMs: 0, outcome: 'failed', archiveAfterMs: 0 },
       visitorPaths: 3,
+      errorBodies: 'service',
     });
     assert.match(String(answer.headers['x-request-id']), /^req_\d+$/);
     const job = asJob(await h.ops.createJob('demo'));
@@ -34,6 +35,7 @@ describe('/__sim/ control routes', () => {
       projectId: 'demo',
       jobs: { durationMs: 0, outcome: 'completed', archiveAfterMs: 0 },
       visitorPaths: 3,
+      errorBodies: 'service',
     });
   });
 

@@ -6,7 +6,8 @@ import { useSimulator } from './use-simulator';
 
 const clock = manualClock();
 const DAY = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
-const h = useSimulator({ clock: clock.now, jobs: { durationMs: 60_000 } });
+// The older 'detailed' error bodies carry a code (`bad_gateway`, `rate_limited`...) to assert on.
+const h = useSimulator({ clock: clock.now, jobs: { durationMs: 60_000 }, errorBodies: 'detailed' });
 
 async function connectionError(promise: Promise<unknown>): Promise<string> {
   try {

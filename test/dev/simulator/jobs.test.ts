@@ -6,7 +6,8 @@ import { api, asError, asJob, call, manualClock } from './http-client';
 import { useSimulator } from './use-simulator';
 
 const clock = manualClock();
-const h = useSimulator({ clock: clock.now, jobs: { durationMs: 1000 } });
+// The older 'detailed' error bodies carry a code (`not_found`, `conflict`...) and name the field at fault.
+const h = useSimulator({ clock: clock.now, jobs: { durationMs: 1000 }, errorBodies: 'detailed' });
 
 describe('authentication', () => {
   test('no key, a wrong key or another scheme: 401, and the presented key is never echoed', async () => {
@@ -128,7 +129,7 @@ describe('state transitions in real time (durationMs 50)', () => {
   let live: Simulator;
   let liveOps: ReturnType<typeof api>;
   before(async () => {
-    live = await startSimulator({ jobs: { durationMs: 50 } });
+    live = await startSimulator({ jobs: { durationMs: 50 }, errorBodies: 'detailed' });
     liveOps = api(live);
   });
   after(() => live.close());
@@ -427,7 +428,10 @@ describe('request validation', () => {
 
 describe("the agent budget (the service's 100 creates and messages per project-hour)", () => {
   test('past the budget: 429 with a numeric Retry-After, nothing created, logged as not processed', async () => {
-    const limited = await startSimulator({ budgets: { agent: { requests: 2, windowMs: 3_600_000 } } });
+    const limited = await startSimulator({
+      budgets: { agent: { requests: 2, windowMs: 3_600_000 } },
+      errorBodies: 'detailed',
+    });
     try {
       const l = api(limited);
       assert.equal((await l.createJob('p1')).status, 201);

@@ -9,13 +9,14 @@ let sim: Simulator;
 let ops: ReturnType<typeof api>;
 
 before(async () => {
-  sim = await startSimulator({ errorBodies: 'service', jobs: { durationMs: 60_000 } });
+  // The default error bodies are the service's.
+  sim = await startSimulator({ jobs: { durationMs: 60_000 } });
   ops = api(sim);
 });
 after(() => sim.close());
 afterEach(() => sim.reset());
 
-describe("errorBodies 'service': { error: string }, analytics adding details", () => {
+describe("errorBodies 'service' (the default): { error: string }, analytics adding details", () => {
   test('401, 404 and 409 of the agent API carry only the message', async () => {
     const unauthorized = await call(sim, 'GET', '/v2/agent/p1/job/job_x', { key: 'sim_wrong' });
     assert.deepEqual(
@@ -44,6 +45,25 @@ describe("errorBodies 'service': { error: string }, analytics adding details", (
     const answer = await ops.createJob('p1');
     assert.deepEqual([answer.status, answer.json], [403, { error: 'injected HTTP 403' }]);
     assert.equal(sim.stats().jobsCreated, 0);
+  });
+
+  test("a project configured with 'detailed' answers { error: { code, message, field } }; others keep the default", async () => {
+    sim.configureProject('older', { errorBodies: 'detailed' });
+    const missing = await ops.getJob('older', 'job_x');
+    assert.deepEqual(
+      [missing.status, missing.json],
+      [404, { error: { code: 'not_found', message: 'no job job_x in project older' } }],
+    );
+    const invalid = await ops.visitors('older', { limit: 0 });
+    assert.deepEqual(invalid.json, {
+      error: { code: 'invalid_request', message: 'limit must be an integer from 1 to 250', field: 'limit' },
+    });
+    const other = await ops.getJob('p1', 'job_x');
+    assert.deepEqual(other.json, { error: 'no job job_x in project p1' });
+    assert.throws(
+      () => sim.configureProject('older', { errorBodies: 'nested' as 'detailed' }),
+      /errorBodies/,
+    );
   });
 
   test('a 2xx answer is unchanged', async () => {
@@ -123,13 +143,13 @@ describe('drifts of the real service', () => {
   });
 });
 
-test('standalone: --error-bodies service, and a wrong value named', () => {
-  const parsed = parseCli(['--error-bodies', 'service'], {});
+test('standalone: service error bodies by default, --error-bodies detailed, and a wrong value named', () => {
+  const parsed = parseCli(['--error-bodies', 'detailed'], {});
   assert.ok(parsed.ok);
-  assert.equal(parsed.config.errorBodies, 'service');
+  assert.equal(parsed.config.errorBodies, 'detailed');
   const defaulted = parseCli([], {});
   assert.ok(defaulted.ok);
-  assert.equal(defaulted.config.errorBodies, 'detailed');
+  assert.equal(defaulted.config.errorBodies, 'service');
   assert.deepEqual(parseCli(['--error-bodies', 'nested'], {}), {
     ok: false,
     message: '--error-bodies must be service or detailed',

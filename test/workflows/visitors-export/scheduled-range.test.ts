@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { parseApiDate } from '../../../src/contract/api-dates';
 import { previousDay, type DateRange } from '../../../src/workflows/visitors-export/scheduled-range';
 
-// The workflow runs this in Temporal's sandbox (V8's Intl, the same ICU data); test/client/schedules.test.ts runs
+// The workflow runs this in Temporal's sandbox (V8's Intl, the same ICU data); test/client/schedule.test.ts runs
 // it there through real schedules. These cases pin the calendar arithmetic.
 // `requested` is what the service is sent (it reads a bare date as midnight UTC); `hours` how long that day is.
 const cases: {

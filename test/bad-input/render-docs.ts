@@ -1,14 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as prettier from 'prettier';
-import * as badInput from '../test/bad-input/cases';
+import * as badInput from './cases';
 
 /**
  * Writes the tables of docs/bad-input.md from the rows of test/bad-input/cases.ts: `npm run docs:bad-input`.
  * Only the part between the markers is generated; the prose around it is written by hand.
  * test/bad-input/docs.test.ts fails when the committed file differs from what this would write.
  */
-export const DOC_PATH = path.resolve(__dirname, '../docs/bad-input.md');
+export const DOC_PATH = path.resolve(__dirname, '../../docs/bad-input.md');
 export const BEGIN_MARKER =
   '<!-- BEGIN generated from test/bad-input/cases.ts by `npm run docs:bad-input` -->';
 export const END_MARKER = '<!-- END generated -->';
@@ -89,9 +89,15 @@ const sections: Sections = {
     title: "The service's answer to a get-job poll (once, then normal answers)",
     checks:
       'the job completes, created once; the failure is logged once with the HTTP status, request id and a ' +
-      'short body excerpt, never the key.',
-    expected: (c) =>
-      c.failure ? code(readable(c.failure)) : 'none: the answer is tolerated (nothing logged as a failure)',
+      'short body excerpt, never the key. A refusal (403, 3xx) is not retried: the get-job is sent once and the ' +
+      'run fails with a non-retryable `AgentJobPollRejected`.',
+    expected: (c) => {
+      if (c.outcome === 'rejected')
+        return `\`AgentJobPollRejected\` (non-retryable): ${code(readable(c.failure ?? /./))}`;
+      return c.failure
+        ? code(readable(c.failure))
+        : 'none: the answer is tolerated (nothing logged as a failure)';
+    },
   },
   createAnswerCases: {
     title: "The service's answer to a create",
@@ -106,6 +112,13 @@ const sections: Sections = {
         ? `\`${type}\` (non-retryable): ${code(readable(c.failure))}`
         : `\`${type}\` (non-retryable)`;
     },
+  },
+  messageAnswerCases: {
+    title: "The service's answer to a follow-up message",
+    checks:
+      'the message is sent once and never re-sent; the follow-up is recorded with the status and error below ' +
+      '(in `getState` and the result), and the job completes, created once.',
+    expected: (c) => `recorded ${code(c.status)}: ${code(readable(c.error))}`,
   },
   visitorsAnswerCases: {
     title: "The service's answer to a visitors page (once, then normal answers)",
@@ -127,7 +140,7 @@ export function renderTables(cases: Record<string, unknown>): string {
     if (!Array.isArray(rows)) continue;
     if (!isSectionName(name))
       throw new Error(
-        `test/bad-input/cases.ts exports ${name}: say in scripts/bad-input-docs.ts how to document it`,
+        `test/bad-input/cases.ts exports ${name}: say in test/bad-input/render-docs.ts how to document it`,
       );
     const section = sections[name] as Section<unknown>;
     lines.push(`### ${section.title}`, '', `Each row checks ${section.checks}`, '');

@@ -15,7 +15,7 @@ import {
   triggerVisitorsSchedule,
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
-} from '../../src/client/schedules';
+} from '../../src/client/schedule';
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
@@ -24,7 +24,7 @@ import { useStack } from '../helpers/stack';
 import { temporalCliPath, workflowBundle } from '../../dev/temporal';
 
 const exec = promisify(execFile);
-const stack = useStack({ name: 'schedules', simulator: { analytics: { paths: 30 } } });
+const stack = useStack({ name: 'schedule', simulator: { analytics: { paths: 30 } } });
 
 /** Waits until the schedule has `count` completed runs and returns their results' ranges. */
 async function completedRanges(scheduleId: string, count: number): Promise<string[]> {
@@ -243,6 +243,42 @@ describe('nightly visitors export schedule', () => {
     });
     await deleteVisitorsSchedule(stack.env.client, 'paris');
   });
+
+  // Paris changes its offset at 03:00 on 2026-10-25 (+02:00 to +01:00: 25 hours) and at 02:00 on 2026-03-29
+  // (+01:00 to +02:00: 23 hours); each day is backfilled at 02:30 Paris the day after, as above.
+  const parisDstDays = [
+    {
+      projectId: 'paris-25h',
+      window: { start: '2026-10-26T01:00:00Z', end: '2026-10-26T02:00:00Z' },
+      day: '2026-10-25_2026-10-26',
+      requested: { dateFrom: '2026-10-25T00:00:00+02:00', dateTo: '2026-10-26T00:00:00+01:00' },
+      hours: 25,
+    },
+    {
+      projectId: 'paris-23h',
+      window: { start: '2026-03-30T00:00:00Z', end: '2026-03-30T01:00:00Z' },
+      day: '2026-03-29_2026-03-30',
+      requested: { dateFrom: '2026-03-29T00:00:00+01:00', dateTo: '2026-03-30T00:00:00+02:00' },
+      hours: 23,
+    },
+  ];
+  for (const { projectId, window, day, requested, hours } of parisDstDays) {
+    test(`02:30 in Paris after a ${hours}-hour day: sent with both offsets, filed and described under the local day`, async () => {
+      await backfillAndExpect(projectId, { at: '02:30', timeZone: 'Europe/Paris' }, window, [day]);
+      const sent = requestedRanges(projectId);
+      assert.ok(sent.length > 0);
+      for (const range of sent) {
+        assert.deepEqual(range, requested);
+        assert.equal(Date.parse(range.dateTo) - Date.parse(range.dateFrom), hours * 3_600_000);
+      }
+      const manifest = JSON.parse(
+        await fs.readFile(path.join(stack.exportDir, projectId, day, 'manifest.json'), 'utf8'),
+      ) as VisitorsExportManifest;
+      const [dateFrom, dateTo] = day.split('_');
+      assert.deepEqual(manifest.range, { dateFrom, dateTo, dateToExclusive: true, requested });
+      await deleteVisitorsSchedule(stack.env.client, projectId);
+    });
+  }
 
   test('a schedule created with the official temporal CLI behaves the same', async () => {
     const cli = temporalCliPath();
