@@ -15,6 +15,12 @@ const devImportsOnlySrc = {
   message: 'dev/ is imported by test/, bench/, chaos/ and scripts/, never the other way round.',
 };
 
+// test/ runs everything (it may import bench/ and chaos/ to run their quick modes); nothing imports test/.
+const toolsImportNoTests = {
+  group: ['**/test/*'],
+  message: 'test/ imports the tools it tests; bench/, chaos/ and scripts/ never import test/.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'exports/', '.temporal-dev/', '.tmp/'] },
   js.configs.recommended,
@@ -49,6 +55,10 @@ export default tseslint.config(
   {
     files: ['dev/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [devImportsOnlySrc] }] },
+  },
+  {
+    files: ['bench/**/*.ts', 'chaos/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [toolsImportNoTests] }] },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O, no HTTP.

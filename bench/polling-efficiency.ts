@@ -224,22 +224,15 @@ export function pollingTable(rows: PollingRow[]): string {
       ...(['mean', 'median', 'max'] as const).map((stat) => {
         const f = stat === 'mean' ? mean : stat === 'median' ? median : (v: number[]) => Math.max(...v);
         const pick = (poller: Poller, field: keyof PollerFigures) => f(of(poller).map((x) => x[field]));
-        return [
-          `**${stat}**`,
-          '',
-          pair(pick('backoff', 'polls'), pick('backoff', 'modelPolls'), 1),
-          pair(pick('backoff', 'lagS'), pick('backoff', 'modelLagS')),
-          pick('backoff', 'closeLagS').toFixed(0),
+        const columnsOf = (poller: Poller) => [
+          pair(pick(poller, 'polls'), pick(poller, 'modelPolls'), 1),
+          pair(pick(poller, 'lagS'), pick(poller, 'modelLagS')),
+          pick(poller, 'closeLagS').toFixed(0),
           stat === 'mean'
-            ? `${(sum(of('backoff').map((x) => x.historyEvents)) / jobHours).toFixed(0)} overall`
-            : '',
-          pair(pick('fixed', 'polls'), pick('fixed', 'modelPolls'), 1),
-          pair(pick('fixed', 'lagS'), pick('fixed', 'modelLagS')),
-          pick('fixed', 'closeLagS').toFixed(0),
-          stat === 'mean'
-            ? `${(sum(of('fixed').map((x) => x.historyEvents)) / jobHours).toFixed(0)} overall`
+            ? `${(sum(of(poller).map((x) => x.historyEvents)) / jobHours).toFixed(0)} overall`
             : '',
         ];
+        return [`**${stat}**`, '', ...columnsOf('backoff'), ...columnsOf('fixed')];
       }),
     ],
   );

@@ -101,8 +101,12 @@ async function startWith<W>(
     client: parts.env.client,
     worker: started.worker,
     async stop() {
-      await started.stopWorker();
-      await stopParts();
+      // The server and simulator stop even when the worker's stop fails; that failure is still reported.
+      try {
+        await started.stopWorker();
+      } finally {
+        await stopParts();
+      }
     },
   };
 }

@@ -2,16 +2,14 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
+import { intFromText, portFromText } from './contract/validation';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const positiveInt = z.coerce
-  .number({ error: 'must be a number' })
-  .int('must be an integer')
-  .positive('must be positive');
+const positiveInt = intFromText(1);
 
 /** `<requests>/<duration>`, e.g. `100/1h` or `20/10s`. */
 const rateLimit = z
@@ -46,7 +44,7 @@ const workerEnvSchema = z.object({
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt.default(100),
   WORKER_MAX_CACHED_WORKFLOWS: positiveInt.default(2500),
   WORKER_SHUTDOWN_GRACE_TIME: z.string().min(1).default('30s'),
-  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  WORKER_METRICS_PORT: portFromText.optional(),
   WORKER_WORKFLOW_BUNDLE: z.string().optional(),
 });
 

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { AesGcmPayloadCodec } from './aes-gcm-codec';
 import { createCodecServer } from './codec-server';
 import { PAYLOAD_CODEC_KEYS_VAR, loadCodecKeys } from './keys';
+import { portFromText } from '../contract/validation';
 
 const envSchema = z.object({
   CODEC_SERVER_HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
-  CODEC_SERVER_PORT: z.coerce.number({ error: 'must be a number' }).int().min(0).max(65535).default(8888),
+  CODEC_SERVER_PORT: portFromText.default(8888),
   CODEC_SERVER_CORS_ORIGINS: z
     .string()
     .default('http://localhost:8233')

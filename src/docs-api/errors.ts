@@ -40,7 +40,7 @@ export abstract class DocsApiError extends Error {
   }
 }
 
-/** A DocsApiError with nothing of its own but its name. */
+/** A DocsApiError named by its failure type; subclasses add the facts of their own. */
 function failureOfType<N extends DocsApiFailureTypeName>(type: N) {
   return class extends DocsApiError {
     override readonly name: N = type;
@@ -85,8 +85,7 @@ export class RateLimitedError extends failureOfType(DocsApiFailureType.rateLimit
 export class ServerError extends failureOfType(DocsApiFailureType.server) {}
 
 /** The connection failed (refused, reset, DNS). `safeToRetry` tells whether the request can have reached the service. */
-export class NetworkError extends DocsApiError {
-  override readonly name = DocsApiFailureType.network;
+export class NetworkError extends failureOfType(DocsApiFailureType.network) {
   constructor(
     message: string,
     init: DocsApiErrorInit,
@@ -100,8 +99,7 @@ export class NetworkError extends DocsApiError {
 export class TimeoutError extends failureOfType(DocsApiFailureType.timeout) {}
 
 /** A 2xx answer that is not the documented JSON: wrong content type, not JSON, or a field that fails the schema. */
-export class MalformedResponseError extends DocsApiError {
-  override readonly name = DocsApiFailureType.malformedResponse;
+export class MalformedResponseError extends failureOfType(DocsApiFailureType.malformedResponse) {
   constructor(
     message: string,
     init: DocsApiErrorInit,
@@ -114,8 +112,7 @@ export class MalformedResponseError extends DocsApiError {
 }
 
 /** A 3xx: the request was not processed, and is not followed (DOCS_API_BASE_URL must name the final address). */
-export class RedirectError extends DocsApiError {
-  override readonly name = DocsApiFailureType.redirect;
+export class RedirectError extends failureOfType(DocsApiFailureType.redirect) {
   constructor(
     message: string,
     init: DocsApiErrorInit,

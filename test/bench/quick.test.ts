@@ -8,7 +8,7 @@ import { runBenchmarks, type BenchName, type BenchResults } from '../../bench/ru
 
 // `npm run bench -- --quick` as a smoke test: every benchmark runs on real parts (dev server, simulator, worker
 // process), prints its tables, and its figures make sense. Timings are not asserted (shared machines). The agent
-// job benchmarks of issue 17 run in quick-agent-jobs.test.ts, so that each file stays within the test timeout.
+// job benchmarks of issue 17 run in quick-agent-job.test.ts, so that each file stays within the test timeout.
 
 const SERVICE_AND_WORKER_BENCHES: BenchName[] = ['export', 'jobs', 'memory', 'polling', 'start', 'budgets'];
 

@@ -15,6 +15,7 @@ import { InputValidationError } from '../../src/contract/validation';
 import {
   TEST_POLLING,
   eventually,
+  projectWithJobs,
   requestsOf,
   useAgentJobStack,
   uniqueProject,
@@ -68,8 +69,7 @@ describe('agent job client: validation before contacting Temporal', () => {
 
 describe('agent job client: on the dev server', () => {
   test('startAgentJob is idempotent per key, sets the summary and DocsProjectId', async () => {
-    const projectId = uniqueProject('client-start');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'client-start', 1000);
     const input = { projectId, prompt: 'Document the CLI\nwith examples', polling: TEST_POLLING };
 
     const first = await startAgentJob(h.client, input, { key: 'cli-docs' });
@@ -88,8 +88,7 @@ describe('agent job client: on the dev server', () => {
   });
 
   test('followUpAnyState signals a running workflow; getAgentJobState reads it', async () => {
-    const projectId = uniqueProject('client-running');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 600_000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'client-running', 600_000);
     const handle = await startAgentJob(
       h.client,
       { projectId, prompt: 'Long job', polling: TEST_POLLING },

@@ -2,20 +2,17 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { awaitAgentJob, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-job';
 import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec';
 import { dataConverterFromEnv } from '../../src/codec/data-converter';
 import { DEFAULT_TASK_QUEUE, WorkflowType, agentJobWorkflowId } from '../../src/contract/names';
-import { startSimulator, type Simulator } from '../../dev/simulator';
-import { temporalCliPath, startTemporal } from '../../dev/temporal';
-import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
+import { temporalCliPath } from '../../dev/temporal';
 import { TEST_POLLING, eventually, requestsOf, uniqueProject } from '../workflows/agent-job-harness';
 import { historyBytes } from '../../dev/history-json';
+import { useProcessStack } from '../helpers/stack';
 
 const STARTER = path.resolve(__dirname, '../../src/starter.ts');
 const CODEC_SERVER = path.resolve(__dirname, '../../src/codec/codec-server-main.ts');
@@ -24,53 +21,38 @@ const NEW_KEY = `2026-11:${crypto.randomBytes(32).toString('base64')}`;
 /** After rotation: the new key encrypts, the old one still decrypts. */
 const KEYS = `${NEW_KEY},${OLD_KEY}`;
 
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
-let worker: WorkerProcess;
-let codecServer: ChildProcess;
+const stack = useProcessStack({
+  name: 'encrypted',
+  simulator: { jobs: { durationMs: 1500 } },
+  workerEnv: { PAYLOAD_CODEC_KEYS: KEYS },
+});
+let codecServer: ChildProcess | undefined;
 let codecEndpoint: string;
 let codecServerOutput = '';
-let exportDir: string;
-/** A client with both keys, as every service that holds them would run. */
-let client: Client;
 
+// Needs nothing of the stack, so it starts alongside it; killed even when it never came to listen.
 before(async () => {
-  [env, sim, exportDir] = await Promise.all([
-    startTemporal(),
-    startSimulator({ jobs: { durationMs: 1500 } }),
-    fs.mkdtemp(path.join(os.tmpdir(), 'encrypted-')),
-  ]);
-  worker = startWorkerProcess({
-    temporalAddress: env.address,
-    service: sim,
-    exportDir,
-    env: { PAYLOAD_CODEC_KEYS: KEYS },
-  });
-  codecServer = spawn(process.execPath, ['--import', 'tsx', CODEC_SERVER], {
+  const server = spawn(process.execPath, ['--import', 'tsx', CODEC_SERVER], {
     env: { PATH: process.env.PATH ?? '', PAYLOAD_CODEC_KEYS: KEYS, CODEC_SERVER_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  codecServer.stdout?.on('data', (chunk: Buffer) => (codecServerOutput += chunk.toString('utf8')));
-  codecServer.stderr?.on('data', (chunk: Buffer) => (codecServerOutput += chunk.toString('utf8')));
+  codecServer = server;
+  server.stdout?.on('data', (chunk: Buffer) => (codecServerOutput += chunk.toString('utf8')));
+  server.stderr?.on('data', (chunk: Buffer) => (codecServerOutput += chunk.toString('utf8')));
   const port = await eventually(
     () => /codec server on http:\/\/127\.0\.0\.1:(\d+)/.exec(codecServerOutput)?.[1],
     'the codec server to listen',
   );
   codecEndpoint = `http://127.0.0.1:${port}`;
-  client = encryptingClient(KEYS);
-  await worker.ready;
 });
-after(async () => {
-  await worker.kill('SIGTERM');
-  codecServer.kill('SIGTERM');
-  await Promise.all([sim.close(), env.teardown()]);
-  await fs.rm(exportDir, { recursive: true, force: true });
+after(() => {
+  codecServer?.kill('SIGTERM');
 });
 
 function encryptingClient(keys: string): Client {
   const dataConverter = dataConverterFromEnv({ PAYLOAD_CODEC_KEYS: keys });
   assert.ok(dataConverter);
-  return new Client({ connection: env.connection, dataConverter });
+  return new Client({ connection: stack.env.connection, dataConverter });
 }
 
 /** Every payload of a history object (search attributes aside: the server must read those). */
@@ -111,7 +93,7 @@ function run(
         env: {
           PATH: process.env.PATH ?? '',
           HOME: process.env.HOME ?? '',
-          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_ADDRESS: stack.env.address,
           TEMPORAL_NAMESPACE: 'default',
           ...extraEnv,
         },
@@ -124,7 +106,7 @@ function run(
 const temporal = (...args: string[]) => {
   const cli = temporalCliPath();
   assert.ok(cli, 'the temporal CLI is needed (TEMPORAL_CLI_PATH or PATH)');
-  return run(cli, [...args, '--address', env.address]);
+  return run(cli, [...args, '--address', stack.env.address]);
 };
 const starter = (args: string[], extraEnv: Record<string, string> = {}) =>
   run(process.execPath, ['--import', 'tsx', STARTER, ...args], extraEnv);
@@ -150,6 +132,7 @@ interface JsonPayload {
 
 describe('payload encryption (PAYLOAD_CODEC_KEYS) on the dev server', () => {
   test('the worker says encryption is on, and neither process prints key material', () => {
+    const { worker } = stack;
     assert.match(worker.output(), /AES-256-GCM/);
     assert.match(codecServerOutput, /keys: 2026-11, 2026-10/);
     for (const key of [NEW_KEY, OLD_KEY]) {
@@ -159,6 +142,7 @@ describe('payload encryption (PAYLOAD_CODEC_KEYS) on the dev server', () => {
   });
 
   test('mid-rotation: a client still encrypting with the old key runs a job; history holds ciphertext only', async () => {
+    const { env, sim } = stack;
     const projectId = uniqueProject('enc');
     const secretPrompt = `Document the unreleased pricing ${crypto.randomUUID()}`;
     const secretFollowUp = `Also mention the partner discount ${crypto.randomUUID()}`;
@@ -170,7 +154,8 @@ describe('payload encryption (PAYLOAD_CODEC_KEYS) on the dev server', () => {
       { key: 'enc' },
     );
     await sendFollowUpAndWait(oldClient, handle.workflowId, { prompt: secretFollowUp, messageId: 'm1' });
-    const result = await awaitAgentJob(client, handle.workflowId);
+    // A client with both keys, as every service that holds them would run.
+    const result = await awaitAgentJob(encryptingClient(KEYS), handle.workflowId);
     assert.equal(result.status, 'completed');
     assert.deepEqual(
       result.followUps.map((f) => [f.prompt, f.status]),
@@ -198,6 +183,7 @@ describe('payload encryption (PAYLOAD_CODEC_KEYS) on the dev server', () => {
   });
 
   test('the official temporal CLI starts, signals and reads a job through the codec server', async () => {
+    const { sim } = stack;
     const projectId = uniqueProject('enc-cli');
     const workflowId = agentJobWorkflowId(projectId, 'cli');
     const secretPrompt = `CLI prompt ${crypto.randomUUID()}`;
@@ -278,6 +264,7 @@ describe('payload encryption (PAYLOAD_CODEC_KEYS) on the dev server', () => {
   });
 
   test('an export runs encrypted and writes its file as usual', async () => {
+    const { sim } = stack;
     const projectId = uniqueProject('enc-export');
     sim.configureProject(projectId, { visitorPaths: 30 });
     const exported = await starter(

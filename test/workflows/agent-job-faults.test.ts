@@ -10,6 +10,7 @@ import {
   eventually,
   requestsOf,
   useAgentJobStack,
+  projectWithJobs,
   startJob,
   timeOf,
   uniqueProject,
@@ -22,8 +23,7 @@ const gapsOf = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] a
 
 describe('agentJob: transient errors while polling', () => {
   test('a burst of 429 on get-job is retried after Retry-After and not counted as polls', async () => {
-    const projectId = uniqueProject('poll-429');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1500, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'poll-429', 1500);
     h.sim.faults.add({ route: 'getJob', projectId, kind: 'rateLimit', retryAfter: { seconds: 2 }, times: 2 });
     const handle = await startJob(h.client, { projectId, prompt: 'Rate limited reads' });
     const result = await handle.result();
@@ -45,8 +45,7 @@ describe('agentJob: transient errors while polling', () => {
   });
 
   test('a burst of 5xx on get-job is retried by the activity and not counted as polls', async () => {
-    const projectId = uniqueProject('poll-5xx');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1500, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'poll-5xx', 1500);
     h.sim.faults.add({ route: 'getJob', projectId, kind: 'status', status: 502, times: 1 });
     h.sim.faults.add({ route: 'getJob', projectId, kind: 'status', status: 500, times: 1 });
     const result = await (await startJob(h.client, { projectId, prompt: 'Flaky reads' })).result();
@@ -60,8 +59,7 @@ describe('agentJob: transient errors while polling', () => {
 
 describe('agentJob: creating the job', () => {
   test('429 and 503 on create are re-sent (the service did not act): exactly one job', async () => {
-    const projectId = uniqueProject('create-429');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'create-429', 1000);
     h.sim.faults.add({
       route: 'createJob',
       projectId,
@@ -134,8 +132,7 @@ describe('agentJob: creating the job', () => {
 
 describe('agentJob: cancellation', () => {
   test('stops polling at once and records that the service job may still run', async () => {
-    const projectId = uniqueProject('cancel');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 600_000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'cancel', 600_000);
     const handle = await startJob(h.client, { projectId, prompt: 'Cancel me' });
     const running = await eventually(async () => {
       const state = await getAgentJobState(h.client, handle.workflowId);

@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import * as proto from '@temporalio/proto';
 import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-job';
 import type { AgentJobInput, PollingOptions } from '../../src/contract/agent-job';
-import type { Simulator } from '../../dev/simulator';
+import type { JobOutcome, Simulator } from '../../dev/simulator';
 import type { TestStack } from '../../dev/stack';
 import { historyBytes } from '../../dev/history-json';
 import { useStack } from '../helpers/stack';
@@ -32,6 +32,18 @@ let projects = 0;
 export function uniqueProject(label: string): string {
   projects += 1;
   return `${label}-${process.pid}-${projects}`;
+}
+
+/** A project of its own whose jobs stay active `durationMs` and then end `outcome`. */
+export function projectWithJobs(
+  sim: Simulator,
+  label: string,
+  durationMs: number,
+  outcome: JobOutcome = 'completed',
+): string {
+  const projectId = uniqueProject(label);
+  sim.configureProject(projectId, { jobs: { durationMs, outcome } });
+  return projectId;
 }
 
 export async function startJob(

@@ -10,7 +10,7 @@ import { startTemporal } from '../../dev/temporal';
 import { startTestWorker } from '../../dev/worker';
 import { freePort } from '../helpers/ports';
 import { useProcessStack } from '../helpers/stack';
-import { eventually, requestsOf, startJob, uniqueProject } from './agent-job-harness';
+import { eventually, projectWithJobs, requestsOf, startJob } from './agent-job-harness';
 
 // Slow, process-level tests: a worker killed with SIGKILL mid-job, and the Temporal server restarted on its
 // database mid-job. Each must end with exactly one job created at the service.
@@ -44,8 +44,7 @@ async function pollsReached(
 describe('agentJob: process failures', () => {
   test('a worker killed with SIGKILL while polling: a new worker finishes the job, created once', async () => {
     const { env, sim, worker: first } = stack;
-    const projectId = uniqueProject('sigkill');
-    sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
+    const projectId = projectWithJobs(sim, 'sigkill', 10_000);
     const handle = await startJob(env.client, { projectId, prompt: 'Survive a crash' });
     await pollsReached(env, handle.workflowId, projectId, 2);
 
@@ -66,8 +65,7 @@ describe('agentJob: process failures', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-job-restart-'));
     const dbFilename = path.join(dir, 'temporal.db');
     const port = await freePort();
-    const projectId = uniqueProject('restart');
-    stack.sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
+    const projectId = projectWithJobs(stack.sim, 'restart', 10_000);
     try {
       const before = await startTemporal({ dbFilename, port });
       const handle = await startJob(before.client, { projectId, prompt: 'Survive a server restart' });

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { sendFollowUp } from '../../src/client/agent-job';
 import type { AgentJobResult } from '../../src/contract/agent-job';
 import { agentJobWorkflowId } from '../../src/contract/names';
-import { startSimulator, type Simulator } from '../../dev/simulator';
-import { startTemporal } from '../../dev/temporal';
-import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { useProcessStack } from '../helpers/stack';
 import { eventually, requestsOf, startJob } from './agent-job-harness';
 
 // Issue 17: three worker processes on one task queue share the jobs; one is killed with SIGKILL while every job
@@ -20,32 +17,22 @@ const PROJECTS = Array.from({ length: Math.max(2, Math.ceil(JOBS / 80)) }, (_, i
 // Long enough for every job to be created and polled before the first one ends.
 const JOB_MS = Math.max(25_000, JOBS * 60);
 
-let env: TestWorkflowEnvironment;
-let sim: Simulator;
-let workers: WorkerProcess[] = [];
-before(async () => {
-  [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: JOB_MS } })]);
-  workers = [0, 1, 2].map(() =>
-    startWorkerProcess({ temporalAddress: env.address, service: { url: sim.url, apiKey: sim.apiKey } }),
-  );
-  await Promise.all(workers.map((worker) => worker.ready));
-});
-after(async () => {
-  await Promise.allSettled(workers.map((worker) => worker.kill('SIGTERM')));
-  await Promise.all([env.teardown(), sim.close()]);
+const stack = useProcessStack({
+  name: 'agent-job-workers',
+  simulator: { jobs: { durationMs: JOB_MS } },
+  workers: 3,
 });
 
 describe('agentJob: several workers', () => {
   test('three workers, one killed with SIGKILL: every job completes, created once, follow-ups delivered once', async () => {
+    const { client, sim, workers } = stack;
     const jobs = Array.from({ length: JOBS }, (_, i) => ({
       projectId: PROJECTS[i % PROJECTS.length] as string,
       key: `w${i}`,
     }));
     const polling = { initialInterval: '1s', maxInterval: '2s', backoffCoefficient: 2, deadline: '30m' };
     await Promise.all(
-      jobs.map(({ projectId, key }) =>
-        startJob(env.client, { projectId, prompt: `Job ${key}`, polling }, key),
-      ),
+      jobs.map(({ projectId, key }) => startJob(client, { projectId, prompt: `Job ${key}`, polling }, key)),
     );
     await eventually(
       () => sim.stats().jobsCreated >= JOBS,
@@ -64,7 +51,7 @@ describe('agentJob: several workers', () => {
 
     const targets = jobs.filter((_, i) => i % Math.floor(JOBS / FOLLOW_UPS) === 0).slice(0, FOLLOW_UPS);
     for (const [i, job] of targets.entries()) {
-      await sendFollowUp(env.client, agentJobWorkflowId(job.projectId, job.key), {
+      await sendFollowUp(client, agentJobWorkflowId(job.projectId, job.key), {
         prompt: `Follow-up ${i}`,
         messageId: `f${i}`,
       });
@@ -72,7 +59,7 @@ describe('agentJob: several workers', () => {
 
     const results = await Promise.all(
       jobs.map((job) =>
-        env.client.workflow
+        client.workflow
           .getHandle<() => Promise<AgentJobResult>>(agentJobWorkflowId(job.projectId, job.key))
           .result(),
       ),

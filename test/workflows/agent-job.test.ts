@@ -11,6 +11,7 @@ import {
   historyOf,
   requestsOf,
   useAgentJobStack,
+  projectWithJobs,
   startJob,
   timeOf,
   uniqueProject,
@@ -21,8 +22,7 @@ const h = useAgentJobStack();
 
 describe('agentJob: outcomes', () => {
   test('a completed job returns its PR link; search attributes, summary and state follow the job', async () => {
-    const projectId = uniqueProject('completed');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1500, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'completed', 1500);
     const handle = await startJob(h.client, {
       projectId,
       prompt: 'Fix the typos in the quickstart\nand keep the tone.',
@@ -67,8 +67,7 @@ describe('agentJob: outcomes', () => {
   });
 
   test('a failed job fails the workflow with a typed, non-retryable failure carrying the job', async () => {
-    const projectId = uniqueProject('failed');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1000, outcome: 'failed' } });
+    const projectId = projectWithJobs(h.sim, 'failed', 1000, 'failed');
     const handle = await startJob(h.client, { projectId, prompt: 'Rewrite everything' });
 
     const failure = await workflowFailure(handle.result());
@@ -85,8 +84,7 @@ describe('agentJob: outcomes', () => {
   });
 
   test('an archived job returns with its archivedAt', async () => {
-    const projectId = uniqueProject('archived');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 1000, outcome: 'archived' } });
+    const projectId = projectWithJobs(h.sim, 'archived', 1000, 'archived');
     const result = await (await startJob(h.client, { projectId, prompt: 'Archive me' })).result();
     assert.equal(result.status, 'archived');
     assert.ok(result.archivedAt, 'archivedAt is set');
@@ -95,8 +93,7 @@ describe('agentJob: outcomes', () => {
 
 describe('agentJob: polling', () => {
   test('polls follow initialInterval × backoffCoefficient up to maxInterval, with the documented jitter', async () => {
-    const projectId = uniqueProject('backoff');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 10_000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'backoff', 10_000);
     const polling = { initialInterval: '1s', backoffCoefficient: 2, maxInterval: '4s', deadline: '1m' };
     const handle = await startJob(h.client, { projectId, prompt: 'Slow job', polling });
     const result = await handle.result();
@@ -124,8 +121,7 @@ describe('agentJob: polling', () => {
   });
 
   test('the deadline ends the workflow with AgentJobTimedOut; the service job may still run', async () => {
-    const projectId = uniqueProject('deadline');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 600_000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'deadline', 600_000);
     const handle = await startJob(h.client, {
       projectId,
       prompt: 'Never ends in time',
@@ -142,8 +138,7 @@ describe('agentJob: polling', () => {
   });
 
   test('an unknown status is shown and treated as running until the job ends', async () => {
-    const projectId = uniqueProject('drift');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 4000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'drift', 4000);
     h.sim.faults.add({ route: 'getJob', projectId, kind: 'drift', drift: 'unknown-status', times: 2 });
     const handle = await startJob(h.client, { projectId, prompt: 'Drifting status' });
     const seen = await eventually(async () => {
@@ -181,8 +176,7 @@ describe('agentJob: polling', () => {
 
 describe('agentJob: history', () => {
   test('a job polled 10+ times writes at most 40 events: the waits are the poll activity retries', async () => {
-    const projectId = uniqueProject('history');
-    h.sim.configureProject(projectId, { jobs: { durationMs: 12_000, outcome: 'completed' } });
+    const projectId = projectWithJobs(h.sim, 'history', 12_000);
     const handle = await startJob(h.client, { projectId, prompt: 'Polled often' });
     const result = await handle.result();
 

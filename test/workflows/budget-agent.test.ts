@@ -12,7 +12,7 @@ const BUDGET: RateBudget = { requests: 20, windowMs: 10_000 };
 const JOBS = 150;
 
 const stack = useStack({
-  name: 'budgets-agent',
+  name: 'budget-agent',
   simulator: { budgets: { agent: BUDGET }, jobs: { durationMs: 500 } },
   worker: () => ({ budgets: { agent: BUDGET } }),
 });

@@ -1,36 +1,27 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Client } from '@temporalio/client';
+import { describe, test } from 'node:test';
 import { budgetLimiterWorkflowId, getBudgetStateQuery, type RateBudget } from '../../src/contract/budget';
 import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportResult } from '../../src/contract/visitors-export';
 import { ApiKey } from '../../src/docs-api/api-key';
 import { docsBudgetLimiter, visitorsExport } from '../../src/workflows';
-import type { Simulator } from '../../dev/simulator';
-import { startStack, type TestStack } from '../../dev/stack';
+import { useStack } from '../helpers/stack';
 
 // The service's 100 per hour, compressed: 20 requests per 10 s window.
 const BUDGET: RateBudget = { requests: 20, windowMs: 10_000 };
 const PAGE_SIZE = 50;
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
-let stack: TestStack;
-let client: Client;
-let sim: Simulator;
+const stack = useStack({
+  name: 'budget-exports',
+  simulator: { budgets: { analytics: BUDGET } },
+  worker: () => ({ budgets: { analytics: BUDGET } }),
+});
 let runs = 0;
 
-before(async () => {
-  stack = await startStack({
-    name: 'budgets-exports',
-    simulator: { budgets: { analytics: BUDGET } },
-    worker: () => ({ budgets: { analytics: BUDGET } }),
-  });
-  ({ client, sim } = stack);
-});
-after(() => stack.stop());
-
 function startExport(projectId: string, paths: number) {
+  const { client, sim } = stack;
   sim.configureProject(projectId, { visitorPaths: paths });
   return client.workflow.start(visitorsExport, {
     taskQueue: DEFAULT_TASK_QUEUE,
@@ -40,7 +31,7 @@ function startExport(projectId: string, paths: number) {
 }
 
 function visitorRequests(projectId: string) {
-  return sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === projectId);
+  return stack.sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === projectId);
 }
 
 /** The least time `pages` requests take within the budget: every window but the last is waited out. */
@@ -61,6 +52,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 
 describe('exports within the organization analytics budget (20 per 10 s)', () => {
   test('the limiter continues as new with permits waiting: every export completes, one request each', async () => {
+    const { client, sim } = stack;
     const limiter = await client.workflow.start(docsBudgetLimiter, {
       taskQueue: DEFAULT_TASK_QUEUE,
       workflowId: budgetLimiterWorkflowId('analytics', new ApiKey(sim.apiKey).fingerprint()),
@@ -83,6 +75,7 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
   });
 
   test('10 projects of mixed sizes: all whole, requests <= pages + 1 each, no 429, wall time near the bound', async () => {
+    const { sim } = stack;
     // 62 pages in all: three one-page days and seven longer ones (none an exact multiple of the page size).
     const sizes = [20, 40, 45, 120, 280, 480, 590, 740, 499, 149];
     const pagesOf = (paths: number) => Math.ceil(paths / PAGE_SIZE);
@@ -127,6 +120,7 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
   });
 
   test('a foreign spender takes the budget (429 without Retry-After): no failure, few 429s, progress says it waits', async () => {
+    const { sim } = stack;
     sim.configureBudgets({ analytics: { ...BUDGET, retryAfter: false } });
     sim.reset();
     const spender = setInterval(() => sim.spendBudget('analytics', BUDGET.requests), 250);
@@ -138,18 +132,23 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
           startExport('foreign-b', 590),
         ] as const);
         let sawWait = '';
+        const queries: Promise<void>[] = [];
         const watch = setInterval(() => {
-          void a
-            .query(getProgressQuery)
-            .then((p) => {
-              if (p.waitingForBudgetUntil !== undefined) sawWait = p.waitingForBudgetUntil;
-            })
-            .catch(() => undefined);
+          queries.push(
+            a
+              .query(getProgressQuery)
+              .then((p) => {
+                if (p.waitingForBudgetUntil !== undefined) sawWait = p.waitingForBudgetUntil;
+              })
+              .catch(() => undefined),
+          );
         }, 500);
         try {
           return { results: await Promise.all([a.result(), b.result()]), sawWait };
         } finally {
           clearInterval(watch);
+          // A query still in flight would be retried once the connection closed, failing the file.
+          await Promise.all(queries);
         }
       });
       for (const result of value.results) assert.equal(result.rows, 590);

@@ -1,35 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { RateBudget } from '../../src/contract/budget';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import { visitorsExport } from '../../src/workflows';
-import { startProcessStack, type Stack } from '../../dev/stack';
-import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
+import { useProcessStack } from '../helpers/stack';
 
 const BUDGET: RateBudget = { requests: 10, windowMs: 5_000 };
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
-const workerEnv = { DOCS_API_ANALYTICS_RATE_LIMIT: '10/5s' };
 
-let stack: Stack<WorkerProcess>;
-let second: WorkerProcess;
-
-before(async () => {
-  stack = await startProcessStack({
-    name: 'budgets-processes',
-    simulator: { budgets: { analytics: BUDGET } },
-    workerEnv,
-  });
-  second = startWorkerProcess({
-    temporalAddress: stack.env.address,
-    service: stack.sim,
-    exportDir: stack.exportDir,
-    env: workerEnv,
-  });
-  await second.ready;
-});
-after(async () => {
-  await second.kill('SIGTERM');
-  await stack.stop();
+const stack = useProcessStack({
+  name: 'budget-processes',
+  simulator: { budgets: { analytics: BUDGET } },
+  workerEnv: { DOCS_API_ANALYTICS_RATE_LIMIT: '10/5s' },
+  workers: 2,
 });
 
 describe('two worker processes', () => {
