@@ -58,7 +58,7 @@ export const FULL_JOBS: ConcurrentJobsOptions = {
 };
 /**
  * Follow-up latency under load (issue 17): 400 jobs active at once, polled from 1 s to 5 s, on one worker with
- * the default tuning; 100 follow-ups. Quick: 100 jobs, 25 follow-ups.
+ * the default tuning; 100 follow-ups. Quick: 60 jobs, 15 follow-ups.
  */
 export const FOLLOW_UP_LOAD: ConcurrentJobsOptions = {
   startConcurrency: 50,
@@ -68,9 +68,7 @@ export const FOLLOW_UP_LOAD: ConcurrentJobsOptions = {
 };
 export const QUICK_FOLLOW_UP_LOAD: ConcurrentJobsOptions = {
   startConcurrency: 50,
-  scenarios: [
-    { jobs: 100, jobDurationMs: 30_000, polling: COMPRESSED_POLLING, followUps: 25, workerEnv: {} },
-  ],
+  scenarios: [{ jobs: 60, jobDurationMs: 20_000, polling: COMPRESSED_POLLING, followUps: 15, workerEnv: {} }],
 };
 /** The service's defaults of DEFAULT_POLLING, with a deadline that ends a benchmark that went wrong. */
 export const PRODUCTION_POLLING = {
