@@ -19,7 +19,7 @@ const FOLLOW_UPS = Math.max(20, Math.floor(JOBS / 10));
 const PROJECTS = Array.from({ length: Math.max(2, Math.ceil(JOBS / 80)) }, (_, i) => `workers-${i}`);
 // Long enough for every job to be created and polled before the first one ends: a project's creates go one
 // at a time, and the 5,000-job benchmark created about 9 jobs a second on this machine.
-const JOB_MS = Math.max(25_000, JOBS * 200);
+const JOB_MS = Math.max(25_000, JOBS * 300);
 
 const stack = useProcessStack({
   name: 'agent-job-workers',
@@ -41,7 +41,7 @@ describe('agentJob: several workers', () => {
     await eventually(
       () => sim.stats().jobsCreated >= JOBS,
       'every job created',
-      Math.max(60_000, JOBS * 150),
+      Math.max(60_000, JOBS * 250),
     );
     // Polls are under way on all three workers (no create in flight: a create cut off would be an unknown outcome).
     await eventually(
