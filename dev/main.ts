@@ -68,12 +68,7 @@ async function main(): Promise<void> {
 
   let simulator: Simulator | undefined;
   if (!process.env.DOCS_API_KEY) {
-    // Error bodies as the real service answers them, `{ "error": "<message>" }` (the simulator's default too).
-    simulator = await startSimulator({
-      port: SIMULATOR_PORT,
-      jobs: { durationMs: 20_000 },
-      errorBodies: 'service',
-    });
+    simulator = await startSimulator({ port: SIMULATOR_PORT, jobs: { durationMs: 20_000 } });
     process.env.DOCS_API_BASE_URL = simulator.url;
     process.env.DOCS_API_KEY = simulator.apiKey;
     stops.push(() => simulator?.close() ?? Promise.resolve());

@@ -37,6 +37,13 @@ export interface TestStackOptions extends StackParts {
 export interface ProcessStackOptions extends StackParts {
   /** Environment of the worker process beyond the connection, the service and EXPORT_DIR. */
   workerEnv?: Record<string, string>;
+  /** Worker processes on the one task queue (default 1), each started the same way. */
+  workers?: number;
+}
+
+/** A stack of worker processes: `worker` is the first of `workers`. */
+export interface ProcessStack extends Stack<WorkerProcess> {
+  workers: WorkerProcess[];
 }
 
 /** The worker runs in this process (tests that pass fakes or tuning to `createActivities` and `createWorker`). */
@@ -48,17 +55,34 @@ export function startStack(options: TestStackOptions): Promise<Stack<TestWorker>
 }
 
 /** The production entry point runs as its own process, so its RSS, CPU and signals are its own. */
-export function startProcessStack(options: ProcessStackOptions): Promise<Stack<WorkerProcess>> {
-  return startWith(options, async ({ env, sim, exportDir }) => {
-    const worker = startWorkerProcess({
-      temporalAddress: env.address,
-      service: sim,
-      exportDir,
-      env: options.workerEnv ?? {},
-    });
-    await worker.ready;
-    return { worker, stopWorker: () => worker.kill('SIGTERM').then(() => undefined) };
+export async function startProcessStack(options: ProcessStackOptions): Promise<ProcessStack> {
+  let workers: WorkerProcess[] = [];
+  const stack = await startWith(options, async ({ env, sim, exportDir }) => {
+    workers = Array.from({ length: Math.max(1, options.workers ?? 1) }, () =>
+      startWorkerProcess({
+        temporalAddress: env.address,
+        service: sim,
+        exportDir,
+        env: options.workerEnv ?? {},
+      }),
+    );
+    // Every process is stopped, even when another one's stop (or start) fails; the first failure is reported.
+    const stopWorkers = async (): Promise<void> => {
+      const stopped = await Promise.allSettled(workers.map((worker) => worker.kill('SIGTERM')));
+      const failed = stopped.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+    };
+    try {
+      await Promise.all(workers.map((worker) => worker.ready));
+    } catch (error) {
+      await stopWorkers().catch(() => undefined);
+      throw error;
+    }
+    const [first] = workers;
+    if (!first) throw new Error('a process stack has at least one worker');
+    return { worker: first, stopWorker: stopWorkers };
   });
+  return { ...stack, workers };
 }
 
 interface Started {

@@ -51,8 +51,7 @@ export async function pollUntilTerminal(
   input: PollUntilTerminalInput,
 ): Promise<PolledJob> {
   const context = Context.current();
-  const previous = progressOf(context.info.heartbeatDetails);
-  const warnings = warningsOf(context.info.heartbeatDetails);
+  const { polls: previous, warnings = [] } = progressOf(context.info.heartbeatDetails);
   const settings = { ...input.polling, deadlineMs: 0 };
   const workflowId = context.info.workflowExecution?.workflowId ?? input.jobId;
   const pollNumber = input.firstPoll + previous;
@@ -93,15 +92,15 @@ export async function pollUntilTerminal(
   });
 }
 
-/** The warnings earlier attempts carried; anything else in the details (an older worker's) is no warning. */
-function warningsOf(details: unknown): string[] {
-  const warnings = (details as Partial<PollProgress> | undefined)?.warnings;
-  return Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === 'string') : [];
-}
-
-function progressOf(details: unknown): number {
-  const polls = (details as Partial<PollProgress> | undefined)?.polls;
-  return typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0;
+/** What earlier attempts carried; anything else in the details (an older worker's) counts as nothing. */
+function progressOf(details: unknown): PollProgress {
+  const progress = details as Partial<PollProgress> | undefined;
+  const polls = progress?.polls;
+  const warnings = progress?.warnings;
+  return {
+    polls: typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0,
+    warnings: Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === 'string') : [],
+  };
 }
 
 /** A retryable failure without Retry-After waits the poll interval, not the retry policy's own backoff. */

@@ -2,27 +2,16 @@ import { after, before } from 'node:test';
 import {
   startProcessStack,
   startStack,
+  type ProcessStack,
   type ProcessStackOptions,
   type Stack,
   type TestStackOptions,
 } from '../../dev/stack';
 import type { TestWorker } from '../../dev/worker';
-import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
 
 interface UseStackOptions {
   /** Runs after the stack stopped (or failed to start): closes what the worker options created. */
   afterStop?: () => Promise<void> | void;
-}
-
-interface ProcessWorkersOptions {
-  /** Worker processes in all, on the one task queue (default 1): the others start like the stack's own. */
-  workers?: number;
-}
-
-/** A process stack with all its worker processes. */
-export interface ProcessStack extends Stack<WorkerProcess> {
-  /** Every worker process, the stack's own (`worker`) first. */
-  workers: WorkerProcess[];
 }
 
 /**
@@ -36,39 +25,8 @@ export function useStack(options: TestStackOptions & UseStackOptions): Stack<Tes
 }
 
 /** The same with the production worker as its own process (tests that kill or signal it), or several. */
-export function useProcessStack(
-  options: ProcessStackOptions & ProcessWorkersOptions & UseStackOptions,
-): ProcessStack {
-  return useStarted(options, () => startProcessWorkers(options));
-}
-
-/** The other workers start once the stack has; if one fails to, they are killed and the stack is stopped. */
-async function startProcessWorkers(
-  options: ProcessStackOptions & ProcessWorkersOptions,
-): Promise<ProcessStack> {
-  const stack = await startProcessStack(options);
-  const others: WorkerProcess[] = [];
-  const stop = async (): Promise<void> => {
-    await Promise.allSettled(others.map((worker) => worker.kill('SIGTERM')));
-    await stack.stop();
-  };
-  try {
-    while (others.length < (options.workers ?? 1) - 1) {
-      others.push(
-        startWorkerProcess({
-          temporalAddress: stack.env.address,
-          service: stack.sim,
-          exportDir: stack.exportDir,
-          env: options.workerEnv ?? {},
-        }),
-      );
-    }
-    await Promise.all(others.map((worker) => worker.ready));
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { ...stack, workers: [stack.worker, ...others], stop };
+export function useProcessStack(options: ProcessStackOptions & UseStackOptions): ProcessStack {
+  return useStarted(options, () => startProcessStack(options));
 }
 
 function useStarted<S extends Stack<unknown>>(
