@@ -34,7 +34,14 @@ describe('agentJob: several workers', () => {
       projectId: PROJECTS[i % PROJECTS.length] as string,
       key: `w${i}`,
     }));
-    const polling = { initialInterval: '1s', maxInterval: '2s', backoffCoefficient: 2, deadline: '30m' };
+    // The deadline outlasts the creates, the job and the job again after its follow-up (30 minutes at 60 jobs).
+    const deadlineMinutes = Math.max(30, Math.ceil((JOBS * 250 + 3 * JOB_MS) / 60_000));
+    const polling = {
+      initialInterval: '1s',
+      maxInterval: '2s',
+      backoffCoefficient: 2,
+      deadline: `${deadlineMinutes}m`,
+    };
     await Promise.all(
       jobs.map(({ projectId, key }) => startJob(client, { projectId, prompt: `Job ${key}`, polling }, key)),
     );
