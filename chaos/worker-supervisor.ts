@@ -1,4 +1,5 @@
 import { startWorkerProcess, type WorkerProcess } from '../dev/worker-process';
+import { workflowBundlePath } from '../dev/workflow-bundle';
 
 export interface SupervisorOptions {
   temporalAddress: string;
@@ -27,6 +28,7 @@ export class WorkerSupervisor {
       temporalAddress: this.options.temporalAddress,
       service: this.options.service,
       exportDir: this.options.exportDir,
+      env: { WORKER_WORKFLOW_BUNDLE: await workflowBundlePath() },
     });
     this.current = worker;
     this.outputs.push(() => worker.output());

@@ -7,6 +7,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from './simulat
 import { startTemporal, type DevServerOptions } from './temporal';
 import { startTestWorker, type TestWorker, type TestWorkerOptions } from './worker';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
+import { workflowBundlePath } from './workflow-bundle';
 
 /** The real parts a test or benchmark runs against: a dev server, the simulator, a worker and an export directory. */
 export interface Stack<W> {
@@ -58,12 +59,14 @@ export function startStack(options: TestStackOptions): Promise<Stack<TestWorker>
 export async function startProcessStack(options: ProcessStackOptions): Promise<ProcessStack> {
   let workers: WorkerProcess[] = [];
   const stack = await startWith(options, async ({ env, sim, exportDir }) => {
+    // A prebuilt bundle, as production loads it (a test's workerEnv may still choose another, or 'off').
+    const bundleEnv = { WORKER_WORKFLOW_BUNDLE: await workflowBundlePath() };
     workers = Array.from({ length: Math.max(1, options.workers ?? 1) }, () =>
       startWorkerProcess({
         temporalAddress: env.address,
         service: sim,
         exportDir,
-        env: options.workerEnv ?? {},
+        env: { ...bundleEnv, ...options.workerEnv },
       }),
     );
     // Every process is stopped, even when another one's stop (or start) fails; the first failure is reported.

@@ -1,14 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  DefaultLogger,
-  Runtime,
-  bundleWorkflowCode,
-  type LogLevel,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
-import { WORKFLOWS_PATH } from '../src/worker';
 import { temporalCliPath } from './temporal-cli';
 
 export { temporalCliPath };
@@ -49,17 +42,6 @@ export async function startTemporal(options: DevServerOptions = {}): Promise<Tes
     },
   });
 }
-
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-
-/** Bundles the workflow code once per test file (process). */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
-  return bundle;
-}
-
-const noop = (): void => undefined;
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
 
 /** Temporal CLI version line, for benchmark reports. */
 export function temporalCliVersion(): string {

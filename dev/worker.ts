@@ -10,7 +10,7 @@ import { DEFAULT_TASK_QUEUE } from '../src/contract/names';
 import { ApiKey } from '../src/docs-api/api-key';
 import { DocsApiClient } from '../src/docs-api/client';
 import { createWorker } from '../src/worker';
-import { workflowBundle } from './temporal';
+import { workflowBundle } from './workflow-bundle';
 
 export interface TestWorker {
   worker: Worker;

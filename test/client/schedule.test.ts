@@ -21,7 +21,8 @@ import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType } from '../../src/
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { Worker } from '@temporalio/worker';
 import { useStack } from '../helpers/stack';
-import { temporalCliPath, workflowBundle } from '../../dev/temporal';
+import { temporalCliPath } from '../../dev/temporal';
+import { workflowBundle } from '../../dev/workflow-bundle';
 
 const exec = promisify(execFile);
 const stack = useStack({ name: 'schedule', simulator: { analytics: { paths: 30 } } });

@@ -5,7 +5,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, type AgentJobState } from '../../src/contract/agent-job';
-import { workflowBundle } from '../../dev/temporal';
+import { workflowBundle } from '../../dev/workflow-bundle';
 import {
   eventually,
   requestsOf,

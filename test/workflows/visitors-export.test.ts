@@ -15,7 +15,7 @@ import type {
 import { exportDirectory } from '../../src/exports/layout';
 import { visitorsExport } from '../../src/workflows';
 import { Worker } from '@temporalio/worker';
-import { workflowBundle } from '../../dev/temporal';
+import { workflowBundle } from '../../dev/workflow-bundle';
 import { useStack } from '../helpers/stack';
 
 const stack = useStack({ name: 'visitors-export' });
