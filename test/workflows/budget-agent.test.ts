@@ -6,9 +6,9 @@ import { getStateQuery } from '../../src/contract/messages';
 import { useStack } from '../helpers/stack';
 import { eventually, TEST_POLLING } from './agent-job-harness';
 
-// The service's 100 creates and messages per project-hour, compressed: 20 per 10 s.
-const BUDGET: RateBudget = { requests: 20, windowMs: 10_000 };
-// 150 jobs: 8 windows of budget, a bound of 70 s.
+// The service's 100 creates and messages per project-hour, compressed: 20 per 5 s.
+const BUDGET: RateBudget = { requests: 20, windowMs: 5_000 };
+// 150 jobs: 8 windows of budget, a bound of 35 s.
 const JOBS = 150;
 
 const stack = useStack({
@@ -17,7 +17,7 @@ const stack = useStack({
   worker: () => ({ budgets: { agent: BUDGET } }),
 });
 
-describe("agent jobs within the project's budget (20 creates and messages per 10 s)", () => {
+describe("agent jobs within the project's budget (20 creates and messages per 5 s)", () => {
   test(`${JOBS} jobs for one project: created once each, in the order started, no 429, queued ones say so`, async () => {
     const projectId = 'burst';
     const started = Date.now();
