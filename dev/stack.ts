@@ -59,8 +59,11 @@ export function startStack(options: TestStackOptions): Promise<Stack<TestWorker>
 export async function startProcessStack(options: ProcessStackOptions): Promise<ProcessStack> {
   let workers: WorkerProcess[] = [];
   const stack = await startWith(options, async ({ env, sim, exportDir }) => {
-    // A prebuilt bundle, as production loads it (a test's workerEnv may still choose another, or 'off').
-    const bundleEnv = { WORKER_WORKFLOW_BUNDLE: await workflowBundlePath() };
+    // A prebuilt bundle, as production loads it, unless the caller's workerEnv chose another (or 'off').
+    const bundleEnv =
+      options.workerEnv?.WORKER_WORKFLOW_BUNDLE === undefined
+        ? { WORKER_WORKFLOW_BUNDLE: await workflowBundlePath() }
+        : {};
     workers = Array.from({ length: Math.max(1, options.workers ?? 1) }, () =>
       startWorkerProcess({
         temporalAddress: env.address,

@@ -5,47 +5,25 @@ import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { WORKFLOWS_PATH } from '../src/worker';
 
 const ROOT = path.resolve(__dirname, '..');
-/** Everything a bundle is made of: the sources it may import, and the versions of the SDK and the bundler. */
-const INPUTS = ['src', 'package-lock.json', 'tsconfig.json'];
+/** What a bundle depends on: the sources it may import, the SDK's and webpack's versions, and how it is built. */
+const INPUTS = ['src', 'package-lock.json', path.relative(ROOT, __filename)];
 const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'workflow-bundles');
 const KEPT_BUNDLES = 5;
+/** A .partial file this old was left by a process that died while writing it. */
+const ABANDONED_PARTIAL_MS = 3_600_000;
+
+let built: Promise<string> | undefined;
 
 /**
  * The workflow bundle of the sources as they are now, built once and then reused by every test file and every
  * worker process of the test stacks and benchmarks (webpack takes seconds of CPU, and loaded into a worker
  * process it stays in its RSS: production workers load a prebuilt bundle, `npm run build`). The file is named
  * after a hash of its inputs, so an edit under src/ builds a new one and a stale bundle is never used.
+ * Computed once per process: a process never switches bundles when the sources change under it.
  */
-export async function workflowBundlePath(): Promise<string> {
-  const file = path.join(CACHE_DIR, `${await contentKey(ROOT, INPUTS)}.js`);
-  try {
-    await fs.access(file);
-    return file;
-  } catch {
-    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
-    await fs.mkdir(CACHE_DIR, { recursive: true });
-    // Written whole, then renamed: a process reading the cache never sees half a bundle.
-    const partial = `${file}.${process.pid}.partial`;
-    await fs.writeFile(partial, code);
-    await fs.rename(partial, file);
-    await pruneCache(file);
-    return file;
-  }
-}
-
-/** Keeps the newest bundles (other checkouts' or branches' sources), not one per edit ever made. */
-async function pruneCache(keep: string): Promise<void> {
-  const files = await Promise.all(
-    // Only whole bundles: another process may be writing its .partial file.
-    (await fs.readdir(CACHE_DIR))
-      .filter((name) => name.endsWith('.js'))
-      .map(async (name) => {
-        const file = path.join(CACHE_DIR, name);
-        return { file, mtimeMs: (await fs.stat(file).catch(() => undefined))?.mtimeMs ?? 0 };
-      }),
-  );
-  const old = files.filter(({ file }) => file !== keep).sort((a, b) => b.mtimeMs - a.mtimeMs);
-  await Promise.all(old.slice(KEPT_BUNDLES - 1).map(({ file }) => fs.rm(file, { force: true })));
+export function workflowBundlePath(): Promise<string> {
+  built ??= cachedOrBuilt();
+  return built;
 }
 
 let bundle: Promise<WorkflowBundle> | undefined;
@@ -54,6 +32,44 @@ let bundle: Promise<WorkflowBundle> | undefined;
 export function workflowBundle(): Promise<WorkflowBundle> {
   bundle ??= workflowBundlePath().then(async (file) => ({ code: await fs.readFile(file, 'utf8') }));
   return bundle;
+}
+
+async function cachedOrBuilt(): Promise<string> {
+  const file = path.join(CACHE_DIR, `${await contentKey(ROOT, INPUTS)}.js`);
+  try {
+    // Touched on use, so that pruning removes the bundles no one has used for longest.
+    const now = new Date();
+    await fs.utimes(file, now, now);
+    return file;
+  } catch {
+    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+    await fs.mkdir(CACHE_DIR, { recursive: true });
+    // Written whole, then renamed: a process reading the cache never sees half a bundle.
+    const partial = `${file}.${crypto.randomUUID()}.partial`;
+    await fs.writeFile(partial, code);
+    await fs.rename(partial, file);
+    await pruneCache(file);
+    return file;
+  }
+}
+
+/** Keeps the bundles used last (other checkouts' or branches' sources), not one per edit ever made. */
+async function pruneCache(keep: string): Promise<void> {
+  const entries = await Promise.all(
+    (await fs.readdir(CACHE_DIR)).map(async (name) => {
+      const file = path.join(CACHE_DIR, name);
+      return { file, mtimeMs: (await fs.stat(file).catch(() => undefined))?.mtimeMs ?? 0 };
+    }),
+  );
+  // Another process may be writing a .partial file right now: only abandoned ones go.
+  const abandoned = entries.filter(
+    ({ file, mtimeMs }) => file.endsWith('.partial') && Date.now() - mtimeMs > ABANDONED_PARTIAL_MS,
+  );
+  const older = entries
+    .filter(({ file }) => file.endsWith('.js') && file !== keep)
+    .sort((a, b) => b.mtimeMs - a.mtimeMs)
+    .slice(KEPT_BUNDLES - 1);
+  await Promise.all([...abandoned, ...older].map(({ file }) => fs.rm(file, { force: true })));
 }
 
 /** A hash of the names and contents of every file in `inputs` (files or directories, relative to `root`). */
