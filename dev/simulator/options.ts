@@ -27,7 +27,7 @@ export interface ResolvedOptions {
 }
 
 /** The service's published create+message budget, on by default like the service's. */
-const SERVICE_AGENT_BUDGET = serviceBudget();
+export const SERVICE_AGENT_BUDGET = serviceBudget();
 
 function serviceBudget(): BudgetSpec {
   const budget = parseRateLimit(DEFAULT_RATE_LIMIT);

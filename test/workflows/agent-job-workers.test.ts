@@ -6,6 +6,7 @@ import { sendFollowUp } from '../../src/client/agent-job';
 import type { AgentJobResult } from '../../src/contract/agent-job';
 import { AgentJobIdKey, WorkflowType, agentJobWorkflowId } from '../../src/contract/names';
 import { mapPool } from '../../bench/lib/pool';
+import { SERVICE_AGENT_BUDGET } from '../../dev/simulator/options';
 import { useProcessStack } from '../helpers/stack';
 import { eventually, requestsOf, startJob } from './agent-job-harness';
 
@@ -17,7 +18,6 @@ const JOBS = Number(process.env.AGENT_JOB_WORKERS_JOBS ?? 60);
 const FOLLOW_UPS = Math.max(20, Math.floor(JOBS / 10));
 // The service's budget, which the simulator enforces: 100 creates and messages per project-hour. Each project
 // gets at most 80 jobs and 8 follow-ups, so that nothing waits for the next hour.
-const AGENT_BUDGET_PER_HOUR = 100;
 const PROJECTS = Array.from({ length: Math.max(2, Math.ceil(JOBS / 80)) }, (_, i) => `workers-${i}`);
 // Long enough for every job to be created and polled before the first one ends: a project's creates go one
 // at a time, and the 5,000-job benchmark created about 9 jobs a second on this machine.
@@ -82,11 +82,15 @@ describe('agentJob: several workers', () => {
     // Whole rounds of jobs (one per project each), so the follow-ups spread over every project. Taking every
     // tenth job put them all on 5 of 25 projects: 120 requests each against the simulator's 100 an hour, so 20
     // per project were refused (429) and waited for the Retry-After, the end of the hour.
-    const round = Math.floor(JOBS / FOLLOW_UPS);
+    const round = Math.max(1, Math.floor(JOBS / FOLLOW_UPS));
     const targets = jobs.filter((_, i) => Math.floor(i / PROJECTS.length) % round === 0).slice(0, FOLLOW_UPS);
+    assert.equal(targets.length, FOLLOW_UPS, 'a job for each follow-up');
     for (const projectId of PROJECTS) {
       const requests = [...jobs, ...targets].filter((job) => job.projectId === projectId).length;
-      assert.ok(requests <= AGENT_BUDGET_PER_HOUR, `${projectId}: ${requests} creates and follow-ups`);
+      assert.ok(
+        requests <= SERVICE_AGENT_BUDGET.requests,
+        `${projectId}: ${requests} creates and follow-ups`,
+      );
     }
     for (const [i, job] of targets.entries()) {
       await sendFollowUp(client, agentJobWorkflowId(job.projectId, job.key), {
