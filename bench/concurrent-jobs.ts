@@ -94,7 +94,7 @@ export const SCALE_JOBS: ConcurrentJobsOptions = {
       jobDurationMs: 1_200_000,
       polling: PRODUCTION_POLLING,
       followUps: 200,
-      workerEnv: { WORKER_MAX_CACHED_WORKFLOWS: '1000' },
+      workerEnv: { WORKER_MAX_CACHED_WORKFLOWS: '500' },
     },
   ],
 };

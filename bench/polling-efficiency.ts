@@ -7,13 +7,9 @@ import {
 } from '../src/contract/agent-job';
 import { parseDuration, type DurationInput } from '../src/contract/duration';
 import { agentJobWorkflowId } from '../src/contract/names';
-import {
-  pollDelayMs,
-  pollJitterKey,
-  resolvePolling,
-  type PollingSettings,
-} from '../src/workflows/agent-job/backoff';
+import { resolvePolling } from '../src/workflows/agent-job/backoff';
 import { historyChain } from './lib/history';
+import { pollSchedule } from './lib/poll-schedule';
 import { markdownTable } from './lib/report';
 import { startProcessStack } from '../dev/stack';
 import { median } from './lib/stats';
@@ -94,17 +90,6 @@ function scaledPolling(polling: CompletePollingOptions, scale: number): PollingO
     backoffCoefficient: polling.backoffCoefficient,
     deadline: scaled(polling.deadline, scale),
   };
-}
-
-/** Poll times (ms after the create) until the first one at or after `doneAtMs`: the workflow's schedule. */
-export function pollSchedule(settings: PollingSettings, workflowId: string, doneAtMs: number): number[] {
-  const times: number[] = [];
-  let at = 0;
-  for (let step = 0; at < doneAtMs; step += 1) {
-    at += pollDelayMs(settings, step, pollJitterKey(workflowId, times.length + 1));
-    times.push(at);
-  }
-  return times;
 }
 
 export interface PollerFigures {

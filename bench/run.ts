@@ -26,8 +26,11 @@ import {
 } from './export-throughput';
 import {
   FULL_HISTORY,
+  DAY_READS,
+  DEFAULT_POLLING_TEXT,
   historyEvents,
   historyEventsTable,
+  historyVerdict,
   QUICK_HISTORY,
   TIMER_PER_POLL_COMMIT,
   type HistoryEventsRow,
@@ -191,8 +194,14 @@ async function historySection(quick: boolean, results: BenchResults): Promise<st
       `\`WORKER_WORKFLOW_BUNDLE\`): the workflows of commit ${TIMER_PER_POLL_COMMIT} (a workflow timer and a ` +
       `get-job activity per poll), bundled from \`git archive\`, against this tree's (one poll activity whose ` +
       `retries are the waits). Polls: the simulator's get-job requests; events and workflow tasks: the closed ` +
-      `run's history.`,
+      `run's history.` +
+      (quick
+        ? ''
+        : ` The last row is a 24-hour job's reads at the default polling (${DAY_READS} at ` +
+          `${DEFAULT_POLLING_TEXT}, jittered), made 100 ms apart: the job stays active at the simulator until ` +
+          `it has been read that often.`),
     historyEventsTable(rows),
+    historyVerdict(rows),
   ].join('\n\n');
 }
 
