@@ -2,14 +2,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startAgentJob, type AgentJobHandle } from '../src/client/agent-job';
 import { DEFAULT_POLLING } from '../src/contract/agent-job';
 import { getStateQuery } from '../src/contract/messages';
 import { agentJobWorkflowId } from '../src/contract/names';
 import { resolvePolling } from '../src/workflows/agent-job/backoff';
 import { startProcessStack, type ProcessStack } from '../dev/stack';
-import { workflowBundlePath } from '../dev/workflow-bundle';
+import { bundleQuietly, workflowBundlePath } from '../dev/workflow-bundle';
 import { historyChain } from './lib/history';
 import { pollSchedule } from './lib/poll-schedule';
 import { markdownTable } from './lib/report';
@@ -80,12 +79,8 @@ async function bundleAt(commit: string, dir: string): Promise<string> {
   await fs.mkdir(sources, { recursive: true });
   const archive = execFileSync('git', ['-C', root, 'archive', commit, 'src'], { maxBuffer: 64 << 20 });
   execFileSync('tar', ['-x', '-C', sources], { input: archive });
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(sources, 'src', 'workflows'),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
-  });
   const file = path.join(dir, `${commit}.js`);
-  await fs.writeFile(file, code);
+  await fs.writeFile(file, await bundleQuietly(path.join(sources, 'src', 'workflows')));
   return file;
 }
 

@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startAgentJob } from '../src/client/agent-job';
 import { DEFAULT_TASK_QUEUE } from '../src/contract/names';
 import { mapPool } from './lib/pool';
@@ -10,6 +9,7 @@ import { memoryOf } from './lib/process-stats';
 import { markdownTable } from './lib/report';
 import { startProcessStack, workerPid, type Stack } from '../dev/stack';
 import type { WorkerProcess } from '../dev/worker-process';
+import { bundleQuietly } from '../dev/workflow-bundle';
 import { median, spread } from './lib/stats';
 
 const MEMORY_WORKFLOWS = path.join(__dirname, 'memory-workflows');
@@ -133,10 +133,7 @@ export async function workflowMemory(options: WorkflowMemoryOptions): Promise<Wo
   try {
     const bundles = new Map<MemoryVariant['module'], { path: string; bytes: number }>();
     for (const module of new Set(MEMORY_VARIANTS.map((variant) => variant.module))) {
-      const { code } = await bundleWorkflowCode({
-        workflowsPath: require.resolve(path.join(MEMORY_WORKFLOWS, module)),
-        logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
-      });
+      const code = await bundleQuietly(require.resolve(path.join(MEMORY_WORKFLOWS, module)));
       const bundlePath = path.join(dir, `${module}.js`);
       await fs.writeFile(bundlePath, code);
       bundles.set(module, { path: bundlePath, bytes: Buffer.byteLength(code) });

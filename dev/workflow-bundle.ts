@@ -42,7 +42,7 @@ async function cachedOrBuilt(): Promise<string> {
     await fs.utimes(file, now, now);
     return file;
   } catch {
-    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+    const code = await bundleQuietly(WORKFLOWS_PATH);
     await fs.mkdir(CACHE_DIR, { recursive: true });
     // Written whole, then renamed: a process reading the cache never sees half a bundle.
     const partial = `${file}.${crypto.randomUUID()}.partial`;
@@ -90,6 +90,12 @@ async function filesUnder(entry: string): Promise<string[]> {
   const names = (await fs.readdir(entry)).sort();
   const nested = await Promise.all(names.map((name) => filesUnder(path.join(entry, name))));
   return nested.flat();
+}
+
+/** The bundle's code of the workflows at `workflowsPath`; webpack reports only errors. */
+export async function bundleQuietly(workflowsPath: string): Promise<string> {
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  return code;
 }
 
 const noop = (): void => undefined;
