@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
+import { MAX_PORT, portFromText } from '../src/contract/validation';
 import { startSimulator, type Simulator } from './simulator';
 import { main as runWorker } from '../src/worker';
 import { temporalCliPath } from './temporal-cli';
@@ -13,9 +14,20 @@ import { temporalCliPath } from './temporal-cli';
  * points the worker at a real service), and the worker. Ctrl-C stops everything.
  */
 const STATE_DIR = path.resolve('.temporal-dev');
-const TEMPORAL_PORT = Number(process.env.DEV_TEMPORAL_PORT ?? 7233);
-const UI_PORT = Number(process.env.DEV_UI_PORT ?? 8233);
-const SIMULATOR_PORT = Number(process.env.DEV_SIMULATOR_PORT ?? 4010);
+const TEMPORAL_PORT = devPort('DEV_TEMPORAL_PORT', 7233);
+const UI_PORT = devPort('DEV_UI_PORT', 8233);
+const SIMULATOR_PORT = devPort('DEV_SIMULATOR_PORT', 4010);
+
+/** A port from the environment (README: "npm run dev"), or the default; a bad value stops before anything starts. */
+function devPort(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const port = portFromText.safeParse(text);
+  if (!port.success || port.data === 0) {
+    throw new Error(`${name}: must be a TCP port, 1..${MAX_PORT} (got "${text.slice(0, 20)}")`);
+  }
+  return port.data;
+}
 
 async function startDevServer(): Promise<ChildProcess> {
   const cli = temporalCliPath();

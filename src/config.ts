@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
+import { parseDuration } from './contract/duration';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { intFromText, portFromText } from './contract/validation';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
@@ -27,6 +28,22 @@ const rateLimit = z
     return budget;
   });
 
+/** A duration in any form the contract takes, as milliseconds; the Go form (`1m30s`) too. */
+const graceTime = z
+  .string()
+  .default('30s')
+  .transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a duration: milliseconds or a number with a unit, such as 30s, 2m or 1m30s (got "${text.slice(0, 40)}")`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
 const workerEnvSchema = z.object({
   DOCS_API_BASE_URL: z.url({
     protocol: /^https?$/,
@@ -43,7 +60,7 @@ const workerEnvSchema = z.object({
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(200),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt.default(100),
   WORKER_MAX_CACHED_WORKFLOWS: positiveInt.default(2500),
-  WORKER_SHUTDOWN_GRACE_TIME: z.string().min(1).default('30s'),
+  WORKER_SHUTDOWN_GRACE_TIME: graceTime,
   WORKER_METRICS_PORT: portFromText.optional(),
   WORKER_WORKFLOW_BUNDLE: z.string().optional(),
 });
@@ -62,7 +79,8 @@ export interface WorkerConfig {
   maxConcurrentActivities: number;
   maxConcurrentWorkflowTasks: number;
   maxCachedWorkflows: number;
-  shutdownGraceTime: string;
+  /** Milliseconds activities get to finish on SIGINT/SIGTERM. */
+  shutdownGraceTimeMs: number;
   metricsPort: number | undefined;
   workflowBundlePath: string | undefined;
 }
@@ -90,7 +108,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
-    shutdownGraceTime: e.WORKER_SHUTDOWN_GRACE_TIME,
+    shutdownGraceTimeMs: e.WORKER_SHUTDOWN_GRACE_TIME,
     metricsPort: e.WORKER_METRICS_PORT,
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
   };

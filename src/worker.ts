@@ -107,7 +107,7 @@ export async function main(): Promise<void> {
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks,
       maxCachedWorkflows: config.maxCachedWorkflows,
-      shutdownGraceTime: config.shutdownGraceTime,
+      shutdownGraceTime: config.shutdownGraceTimeMs,
     },
   });
   Runtime.instance().logger.info('Worker started', {

@@ -77,6 +77,32 @@ describe('loadWorkerConfig', () => {
     );
   });
 
+  test('WORKER_SHUTDOWN_GRACE_TIME: a duration in any form, as milliseconds; anything else is named', () => {
+    assert.equal(loadWorkerConfig(valid).shutdownGraceTimeMs, 30_000);
+    for (const [text, ms] of [
+      ['45s', 45_000],
+      ['2 minutes', 120_000],
+      ['1m30s', 90_000],
+      ['5000', 5000],
+      ['0', 0],
+    ] as const) {
+      assert.equal(loadWorkerConfig({ ...valid, WORKER_SHUTDOWN_GRACE_TIME: text }).shutdownGraceTimeMs, ms);
+    }
+    for (const bad of ['', 'soon', '-5s', '30 parsecs']) {
+      assert.throws(
+        () => loadWorkerConfig({ ...valid, WORKER_SHUTDOWN_GRACE_TIME: bad }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, bad);
+          assert.match(
+            error.message,
+            /WORKER_SHUTDOWN_GRACE_TIME: must be a duration: milliseconds or a number with a unit, such as 30s/,
+          );
+          return true;
+        },
+      );
+    }
+  });
+
   test('rejects a non-http base URL', () => {
     assert.throws(
       () => loadWorkerConfig({ ...valid, DOCS_API_BASE_URL: 'ftp://docs.example.test' }),
