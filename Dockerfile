@@ -30,5 +30,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# The exports volume mounts here. Docker creates a missing mount point owned by root, which USER node cannot
+# write; an empty named volume instead takes this directory's owner, so the first export can be written.
+RUN mkdir -p /exports && chown node:node /exports
 USER node
 CMD ["node", "dist/worker.js"]
