@@ -20,7 +20,7 @@ import {
   type DocsApiOperation,
 } from './errors';
 import { parseRetryAfter } from './retry-after';
-import { parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
+import { jobIdText, parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
 
 export interface DocsApiClientOptions {
   /** Base URL of the service, e.g. https://api.example.com (a path prefix is kept). */
@@ -32,7 +32,15 @@ export interface DocsApiClientOptions {
   userAgent?: string;
   /** Injected dispatcher (tests); the client then does not own or close it. */
   dispatcher?: Dispatcher;
+  /**
+   * The longest wait a Retry-After may ask for; a longer (or bogus) one is clamped to it with a warning, so that
+   * a broken header cannot stall a job or an export. Default: one hour, the window of the service's budgets.
+   */
+  maxRetryAfterMs?: number;
 }
+
+/** The service's budgets count per hour: no honest Retry-After asks for more. */
+export const DEFAULT_MAX_RETRY_AFTER_MS = 3_600_000;
 
 export interface RequestOptions {
   /** Aborts the request, e.g. the activity's cancellation signal. */
@@ -57,6 +65,7 @@ export class DocsApiClient {
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #userAgent: string;
+  readonly #maxRetryAfterMs: number;
 
   constructor(options: DocsApiClientOptions) {
     this.#apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
@@ -66,6 +75,7 @@ export class DocsApiClient {
     }
     this.#baseUrl = base.toString().replace(/\/+$/, '');
     this.#userAgent = options.userAgent ?? 'docs-agent-worker';
+    this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -177,23 +187,28 @@ export class DocsApiClient {
     });
 
     if (response.statusCode < 200 || response.statusCode > 299) {
-      throw this.#statusError(response.statusCode, response.headers, text, init);
+      throw this.#statusError(response.statusCode, response.headers, text, init, options);
     }
 
-    // A 2xx means the service acted: a malformed answer to a create or message leaves its outcome unknown.
+    // A 2xx means the service acted: a malformed answer to a create or message leaves its outcome unknown. So
+    // the body is read whatever the content type says, and a JSON body is used (a created job's id is kept).
     const contentType = firstHeader(response.headers, ['content-type']) ?? '';
-    if (!/[/+]json\b/i.test(contentType)) {
-      throw new MalformedResponseError(
-        `expected a JSON response, got content-type "${contentType || 'none'}"`,
-        init(false),
-        'content-type',
-      );
-    }
+    const typedJson = /[/+]json\b/i.test(contentType);
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
+      if (!typedJson) {
+        throw new MalformedResponseError(
+          `expected a JSON response, got content-type "${contentType || 'none'}"`,
+          init(false),
+          'content-type',
+        );
+      }
       throw new MalformedResponseError('response body is not valid JSON', init(false), 'body');
+    }
+    if (!typedJson) {
+      options.onWarning?.(`response content-type "${contentType || 'none'}": the body was read as JSON`);
     }
     const parsed = parse(json);
     if (!parsed.success) {
@@ -217,9 +232,17 @@ export class DocsApiClient {
     headers: Dispatcher.ResponseData['headers'],
     text: string,
     init: (safeToRetry: boolean) => DocsApiErrorInit,
+    options: RequestOptions,
   ): DocsApiError {
-    const detail = this.#redact(serviceMessage(text) ?? `HTTP ${status}`);
-    const retryAfterMs = parseRetryAfter(firstHeader(headers, ['retry-after']));
+    const asked = parseRetryAfter(firstHeader(headers, ['retry-after']));
+    const retryAfterMs = asked === undefined ? undefined : Math.min(asked, this.#maxRetryAfterMs);
+    const clamped =
+      asked !== undefined && asked > this.#maxRetryAfterMs
+        ? `Retry-After asked for ${Math.round(asked / 1000)}s, clamped to ${this.#maxRetryAfterMs / 1000}s`
+        : undefined;
+    if (clamped !== undefined) options.onWarning?.(clamped);
+    const detail =
+      this.#redact(serviceMessage(text) ?? `HTTP ${status}`) + (clamped === undefined ? '' : ` (${clamped})`);
     if (status === 400 || status === 422)
       return new InvalidRequestError(`invalid request: ${detail}`, init(true));
     if (status === 401) return new AuthError(`not authorized: ${detail}`, init(true));
@@ -304,11 +327,11 @@ function withWarnings(answer: Lenient<AgentJob>, options: RequestOptions): Agent
   return answer.value;
 }
 
-/** The `id` of a job answer that failed its schema, when it is a usable one. */
+/** The `id` of a job answer that failed its schema, when it is a usable one (a numeric id as its digits). */
 function answeredJobId(json: unknown): string | undefined {
   if (typeof json !== 'object' || json === null || !('id' in json)) return undefined;
-  const { id } = json;
-  return typeof id === 'string' && id !== '' && id.length <= 256 ? id : undefined;
+  const id = jobIdText(json.id);
+  return id !== undefined && id.length <= 256 ? id : undefined;
 }
 
 function enc(segment: string): string {

@@ -10,9 +10,21 @@ export interface Lenient<T> {
 /** The shape of zod's safeParse, so that a schema or a lenient parser can read an answer. */
 export type ParseOutcome<T> = { success: true; data: T } | { success: false; error: z.ZodError };
 
+/** The interface documents a string id; a whole number is read as its digits, so that the job it names is not lost. */
+const jobIdSchema = z.preprocess(
+  (id) => (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? String(id) : id),
+  agentJobSchema.shape.id,
+);
+
+/** A job id as text (a numeric id as its digits), or undefined when the value is no usable id. */
+export function jobIdText(id: unknown): string | undefined {
+  const parsed = jobIdSchema.safeParse(id);
+  return parsed.success ? parsed.data : undefined;
+}
+
 /** What the worker uses of a job answer, parsed strictly: a missing or odd `id`, `status` or `prLink` fails it. */
 const usedJobFieldsSchema = z.object({
-  id: agentJobSchema.shape.id,
+  id: jobIdSchema,
   status: agentJobSchema.shape.status,
   prLink: z.string().nullish(),
 });
@@ -31,9 +43,13 @@ export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
   const used = usedJobFieldsSchema.safeParse(json);
   if (!used.success) return used;
   const warnings: string[] = [];
+  const { id } = used.data;
+  if (isObject(json) && typeof json.id === 'number') {
+    warnings.push(`response field id: a number (${id}), kept as text`);
+  }
   const job = {
     ...keptFields(optionalJobShape, isObject(json) ? json : {}, '', warnings),
-    id: used.data.id,
+    id,
     status: used.data.status,
     prLink: used.data.prLink ?? null,
   };

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { DocsApiClient } from '../../src/docs-api/client';
@@ -195,6 +197,35 @@ describe('error classes', () => {
     assert.ok(date.retryAfterMs !== undefined && date.retryAfterMs > 25_000 && date.retryAfterMs <= 30_000);
   });
 
+  test('a Retry-After longer than the maximum (default: an hour) is clamped, with a warning', async () => {
+    sim.faults.add({ route: 'createJob', kind: 'rateLimit', retryAfter: { seconds: 86_400 * 30 }, times: 1 });
+    const warnings: string[] = [];
+    const day = await rejectsWith(
+      client.createJob('p', { prompt: 'x' }, { onWarning: (w) => warnings.push(w) }),
+      RateLimitedError,
+    );
+    assert.equal(day.retryAfterMs, 3_600_000);
+    assert.deepEqual(warnings, ['Retry-After asked for 2592000s, clamped to 3600s']);
+    assert.match(day.message, /rate limited: .*\(Retry-After asked for 2592000s, clamped to 3600s\)/);
+
+    const short = new DocsApiClient({ baseUrl: sim.url, apiKey: sim.apiKey, maxRetryAfterMs: 10_000 });
+    sim.faults.add({
+      route: 'getVisitors',
+      kind: 'status',
+      status: 503,
+      retryAfter: { httpDateInSeconds: 120 },
+      times: 1,
+    });
+    const server = await rejectsWith(short.getVisitors('p', {}), ServerError);
+    assert.equal(server.retryAfterMs, 10_000);
+    assert.match(server.message, /clamped to 10s/);
+    sim.faults.add({ route: 'getVisitors', kind: 'rateLimit', retryAfter: { seconds: 7 }, times: 1 });
+    const within = await rejectsWith(short.getVisitors('p', {}), RateLimitedError);
+    assert.equal(within.retryAfterMs, 7000, 'a wait within the maximum is kept');
+    assert.doesNotMatch(within.message, /clamped/);
+    await short.close();
+  });
+
   test("the service's budget of creates answers 429", async () => {
     const limited = await startSimulator({ budgets: { agent: { requests: 2, windowMs: 3_600_000 } } });
     const c = new DocsApiClient({ baseUrl: limited.url, apiKey: limited.apiKey });
@@ -254,7 +285,6 @@ describe('malformed responses and schema drift', () => {
   const malformed = [
     ['not-json', 'body'],
     ['html-200', 'content-type'],
-    ['no-content-type', 'content-type'],
     ['truncated-json', 'body'],
   ] as const;
   for (const [kind, field] of malformed) {
@@ -266,6 +296,47 @@ describe('malformed responses and schema drift', () => {
       assert.ok(error.bodyExcerpt !== undefined && error.bodyExcerpt.length <= 201);
     });
   }
+
+  test('a JSON answer without a content type is read, with a warning: a created job is kept', async () => {
+    sim.faults.add({ route: 'createJob', kind: 'malformed', malformed: 'no-content-type', times: 1 });
+    const warnings: string[] = [];
+    const created = await client.createJob('p', { prompt: 'x' }, { onWarning: (w) => warnings.push(w) });
+    assert.equal(created.id, sim.requests().find((r) => r.route === 'createJob')?.jobId);
+    assert.equal(sim.job(created.id)?.projectId, 'p');
+    assert.deepEqual(warnings, ['response content-type "none": the body was read as JSON']);
+  });
+
+  test('a numeric job id is kept as text, in an answer and in a malformed one', async () => {
+    const answers = [
+      { contentType: 'text/plain', body: '{"id": 4711, "status": "active", "prLink": null}' },
+      { contentType: 'application/json', body: '{"id": 4712, "status": 42}' },
+    ];
+    const server = http.createServer((_request, response) => {
+      const answer = answers.shift();
+      response.writeHead(201, { 'content-type': answer?.contentType ?? 'application/json' });
+      response.end(answer?.body ?? '{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const odd = new DocsApiClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: sim.apiKey });
+    try {
+      const warnings: string[] = [];
+      const job = await odd.createJob('p', { prompt: 'x' }, { onWarning: (w) => warnings.push(w) });
+      assert.equal(job.id, '4711');
+      assert.equal(job.status, 'active');
+      assert.deepEqual(warnings.sort(), [
+        'response content-type "text/plain": the body was read as JSON',
+        'response field id: a number (4711), kept as text',
+      ]);
+      const malformed = await rejectsWith(odd.createJob('p', { prompt: 'x' }), MalformedResponseError);
+      assert.equal(malformed.field, 'status');
+      assert.equal(malformed.jobId, '4712', 'the answer names a job that exists');
+      assert.match(malformed.message, /the answer names job 4712/);
+    } finally {
+      await odd.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 
   test('an unknown status is surfaced, not a crash', async () => {
     const created = await client.createJob('p', { prompt: 'x' });
