@@ -16,16 +16,18 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** Server dynamic config (`--dynamic-config-value key=<JSON value>`), e.g. system.enableActivityEagerExecution. */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /** false: none of the contract's search attributes, as on an existing server before `docs-agent setup`. */
+  searchAttributes?: boolean;
 }
 
-/** A real Temporal dev server (the official CLI) with the contract's search attributes registered. */
+/** A real Temporal dev server (the official CLI) with the contract's search attributes registered (unless told not to). */
 export async function startTemporal(options: DevServerOptions = {}): Promise<TestWorkflowEnvironment> {
   installQuietRuntime();
   const cli = temporalCliPath();
   return TestWorkflowEnvironment.createLocal({
     server: {
       ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}),
-      searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
+      searchAttributes: options.searchAttributes === false ? [] : [...SEARCH_ATTRIBUTE_KEYS],
       ...(options.dbFilename === undefined ? {} : { dbFilename: options.dbFilename }),
       ...(options.port === undefined ? {} : { port: options.port }),
       ...(options.ui === undefined ? {} : { ui: options.ui }),

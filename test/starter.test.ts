@@ -22,6 +22,11 @@ function cli(...args: string[]): Promise<CliRun> {
   return cliWatching(args).done;
 }
 
+/** The CLI with more environment, e.g. another TEMPORAL_TASK_QUEUE. */
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
+  return cliWatching(args, undefined, env).done;
+}
+
 /**
  * Runs the CLI; `seen` resolves with the first match of `pattern` in its output while it runs (it rejects if
  * the CLI exits first, and stops it when nothing matched within a minute), `done` when it exits.
@@ -29,6 +34,7 @@ function cli(...args: string[]): Promise<CliRun> {
 function cliWatching(
   args: string[],
   pattern?: RegExp,
+  extraEnv: Record<string, string> = {},
 ): { seen: Promise<RegExpExecArray>; done: Promise<CliRun> } {
   let output = '';
   let found: (match: RegExpExecArray) => void = () => undefined;
@@ -47,6 +53,7 @@ function cliWatching(
           PATH: process.env.PATH ?? '',
           TEMPORAL_ADDRESS: stack.env.address,
           TEMPORAL_NAMESPACE: 'default',
+          ...extraEnv,
         },
       },
       (error, stdout, stderr) => {
@@ -145,19 +152,8 @@ describe('starter CLI', () => {
   }
 
   test('export run --json writes the export and prints the result', async () => {
-    const run = await cli(
-      'export',
-      'run',
-      '--project',
-      'cli-export',
-      '--from',
-      '2026-11-01',
-      '--to',
-      '2026-11-02',
-      '--page-size',
-      '25',
-      '--json',
-    );
+    const range = ['--project', 'cli-export', '--from', '2026-11-01', '--to', '2026-11-02'];
+    const run = await cli('export', 'run', ...range, '--page-size', '25', '--json');
     assert.equal(run.code, 0, run.stderr);
     const result = JSON.parse(run.stdout) as { rows: number; pages: number; files: string[] };
     assert.equal(result.rows, 60);
@@ -167,6 +163,32 @@ describe('starter CLI', () => {
       'utf8',
     );
     assert.equal(csv.trim().split('\n').length, 61);
+
+    const status = await cli('export', 'status', ...range, '--json');
+    assert.equal(status.code, 0, status.stderr);
+    const shown = JSON.parse(status.stdout) as { workflow: string; result: { rows: number } };
+    assert.equal(shown.workflow, 'COMPLETED');
+    assert.equal(shown.result.rows, 60);
+    const deadline = Date.now() + 10_000;
+    let listed: CliRun | undefined;
+    while (Date.now() < deadline && !listed?.stdout.includes('visitors-export/cli-export/')) {
+      listed = await cli('export', 'list', '--project', 'cli-export');
+    }
+    assert.equal(listed?.code, 0, listed?.stderr);
+    assert.match(listed?.stdout ?? '', /^visitors-export\/cli-export\/2026-11-01_2026-11-02\s+COMPLETED\s/m);
+    const others = await cli('export', 'list', '--project', 'nobody-here');
+    assert.equal(others.stdout.trim(), 'no exports');
+    const missing = await cli(
+      'export',
+      'status',
+      '--project',
+      'cli-export',
+      '--from',
+      '2020-01-01',
+      '--to',
+      '2020-01-02',
+    );
+    assert.equal(missing.code, 3, missing.stderr);
   });
 
   test('schedule create, describe, update, pause, delete; describe of a missing schedule exits 3', async () => {
@@ -191,6 +213,38 @@ describe('starter CLI', () => {
     const badUpdate = await cli('schedule', 'update', '--project', 'cli-sched', '--tz', 'Mars/Olympus');
     assert.equal(badUpdate.code, 2);
     assert.match(badUpdate.stderr, /timeZone: must be an IANA time zone/);
+    const taskQueueOf = async (): Promise<string | undefined> => {
+      const { action } = await stack.env.client.schedule
+        .getHandle('visitors-export-nightly/cli-sched')
+        .describe();
+      return action.type === 'startWorkflow' ? action.taskQueue : undefined;
+    };
+    assert.equal(await taskQueueOf(), 'docs-agent');
+    const elsewhere = await cliWith(
+      { TEMPORAL_TASK_QUEUE: 'caller-default' },
+      'schedule',
+      'update',
+      '--project',
+      'cli-sched',
+      '--at',
+      '04:00',
+    );
+    assert.equal(elsewhere.code, 0, elsewhere.stderr);
+    assert.equal(
+      await taskQueueOf(),
+      'docs-agent',
+      "the caller's TEMPORAL_TASK_QUEUE does not move the schedule",
+    );
+    const moved = await cli(
+      'schedule',
+      'update',
+      '--project',
+      'cli-sched',
+      '--task-queue',
+      'nightly-exports',
+    );
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.equal(await taskQueueOf(), 'nightly-exports', '--task-queue does');
     assert.equal((await cli('schedule', 'pause', '--project', 'cli-sched')).code, 0);
     assert.equal(
       (
@@ -296,5 +350,48 @@ describe('starter CLI', () => {
     const waited = await waiting.done;
     assert.equal(waited.code, 0, waited.stderr);
     assert.match(waited.stdout, new RegExp(`^job ${jobId}: completed after \\d+ polls$`, 'm'));
+  });
+
+  test('a failed job: job start --wait and job status exit 1', async () => {
+    stack.sim.configureProject('cli-failed', { jobs: { durationMs: 300, outcome: 'failed' } });
+    const args = ['--project', 'cli-failed', '--key', 'doomed'];
+    const run = await cli(
+      'job',
+      'start',
+      ...args,
+      '--prompt',
+      'Will fail',
+      '--initial-interval',
+      '200ms',
+      '--wait',
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stdout, /^job ended: AgentJobFailed: /m);
+    const status = await cli('job', 'status', ...args);
+    assert.equal(status.code, 1, status.stderr);
+    assert.match(status.stdout, /^FAILED: /);
+  });
+
+  test('job cancel stops a running job: CANCELLED, status exits 1; a closed one is not cancelled again', async () => {
+    stack.sim.configureProject('cli-cancel', { jobs: { durationMs: 600_000, outcome: 'completed' } });
+    const args = ['--project', 'cli-cancel', '--key', 'stop-me'];
+    const started = await cli('job', 'start', ...args, '--prompt', 'Long job', '--initial-interval', '200ms');
+    assert.equal(started.code, 0, started.stderr);
+    const cancelled = await cli('job', 'cancel', ...args);
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.match(cancelled.stdout, /^cancellation requested for agent-job\/cli-cancel\/stop-me/);
+    const result = stack.env.client.workflow.getHandle('agent-job/cli-cancel/stop-me').result();
+    await assert.rejects(result, /cancel/i);
+    const status = await cli('job', 'status', ...args);
+    assert.equal(status.code, 1, status.stderr);
+    assert.match(status.stdout, /^CANCELLED/);
+    const again = await cli('job', 'cancel', ...args, '--json');
+    assert.equal(again.code, 1);
+    assert.deepEqual(JSON.parse(again.stdout), {
+      workflowId: 'agent-job/cli-cancel/stop-me',
+      cancelled: false,
+      workflow: 'CANCELLED',
+    });
+    assert.equal((await cli('job', 'cancel', '--project', 'cli-cancel', '--key', 'never-started')).code, 3);
   });
 });

@@ -9,10 +9,11 @@ import {
   sendFollowUpAndWait,
   startAgentJob,
 } from '../client/agent-job';
-import { agentJobWorkflowId, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../contract/names';
+import { agentJobWorkflowId, AgentJobStatusKey, WorkflowType } from '../contract/names';
 import type { AgentJob, AgentJobResult, PollingOptions } from '../contract/agent-job';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
-import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
+import { parseFlags, stringFlag, type FlagSpec } from './flags';
+import { limitFlag, listWorkflows, quoteVisibility } from './list';
 import type { CommandContext } from './command-context';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
@@ -186,6 +187,8 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
         { workflow: description.status.name, failure },
         `${description.status.name}: ${failure?.message ?? String(error)}`,
       );
+      // The job failed, timed out or was cancelled or terminated: the README's exit code 1.
+      return ExitCode.failed;
     }
     return ExitCode.ok;
   }
@@ -218,34 +221,21 @@ export const jobListSpec: FlagSpec = {
 
 export async function jobList(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, jobListSpec);
-  const limit = intFlag(flags.limit, 'limit') ?? 20;
-  if (limit < 1) throw new UsageError('--limit: must be at least 1');
-  const clauses = [`WorkflowType = '${WorkflowType.agentJob}'`];
-  const quote = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const project = stringFlag(flags.project);
+  const limit = limitFlag(flags.limit);
   const status = stringFlag(flags.status);
-  if (project) clauses.push(`${DocsProjectIdKey.name} = ${quote(project)}`);
-  if (status) clauses.push(`${AgentJobStatusKey.name} = ${quote(status)}`);
-  const client = await ctx.client();
-  const rows: {
-    workflowId: string;
-    workflowStatus: string;
-    projectId?: string;
-    jobStatus?: string;
-    started: string;
-  }[] = [];
-  for await (const execution of client.workflow.list({ query: clauses.join(' AND ') })) {
-    const projectId = execution.typedSearchAttributes.get(DocsProjectIdKey);
-    const jobStatus = execution.typedSearchAttributes.get(AgentJobStatusKey);
-    rows.push({
-      workflowId: execution.workflowId,
-      workflowStatus: execution.status.name,
-      ...(projectId ? { projectId } : {}),
-      ...(jobStatus ? { jobStatus } : {}),
-      started: execution.startTime.toISOString(),
-    });
-    if (rows.length >= limit) break;
-  }
+  const rows = await listWorkflows(
+    await ctx.client(),
+    {
+      workflowType: WorkflowType.agentJob,
+      projectId: stringFlag(flags.project),
+      clauses: status ? [`${AgentJobStatusKey.name} = ${quoteVisibility(status)}`] : [],
+      limit,
+    },
+    (execution) => {
+      const jobStatus = execution.typedSearchAttributes.get(AgentJobStatusKey);
+      return jobStatus ? { jobStatus } : {};
+    },
+  );
   print(
     flags.json === true,
     rows,
@@ -254,6 +244,35 @@ export async function jobList(argv: string[], ctx: CommandContext): Promise<numb
       : rows
           .map((r) => `${r.workflowId}  ${r.workflowStatus}  ${r.jobStatus ?? '-'}  ${r.started}`)
           .join('\n'),
+  );
+  return ExitCode.ok;
+}
+
+export const jobCancelSpec: FlagSpec = { ...target };
+
+/**
+ * Cancels the job's workflow: polling stops at once and the workflow ends CANCELLED. The service job itself may
+ * go on (the service has no cancel operation); a follow-up can still continue it later.
+ */
+export async function jobCancel(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, jobCancelSpec);
+  const workflowId = workflowIdOf(flags);
+  const handle = (await ctx.client()).workflow.getHandle(workflowId);
+  const description = await handle.describe();
+  const json = flags.json === true;
+  if (description.status.name !== 'RUNNING') {
+    print(
+      json,
+      { workflowId, cancelled: false, workflow: description.status.name },
+      `${workflowId} is already closed (${description.status.name}): nothing to cancel`,
+    );
+    return ExitCode.failed;
+  }
+  await handle.cancel();
+  print(
+    json,
+    { workflowId, cancelled: true },
+    `cancellation requested for ${workflowId}: polling stops and the workflow ends CANCELLED (the service job itself is not cancelled: the service has no such operation)`,
   );
   return ExitCode.ok;
 }

@@ -1,5 +1,12 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import { exportRun, exportRunSpec } from './visitors-export-commands';
+import { setup, setupSpec } from './setup-command';
+import {
+  exportList,
+  exportListSpec,
+  exportStatus,
+  exportStatusSpec,
+} from './visitors-export-status-commands';
 import {
   scheduleBackfill,
   scheduleBackfillSpec,
@@ -12,6 +19,8 @@ import {
 } from './schedule-commands';
 import { helpText, type FlagSpec } from './flags';
 import {
+  jobCancel,
+  jobCancelSpec,
   jobList,
   jobListSpec,
   jobMessage,
@@ -23,7 +32,13 @@ import {
 } from './agent-job-commands';
 import type { CommandContext } from './command-context';
 import { ExitCode, UsageError } from './usage-error';
-import { connectClient, taskQueueFromEnv } from '../client/connect';
+import {
+  connectClient,
+  grpcStatusOf,
+  isUnreachableStatus,
+  taskQueueFromEnv,
+  TemporalUnreachableError,
+} from '../client/connect';
 import { ENCRYPTED_ENCODING } from '../codec/aes-gcm-codec';
 import { PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';
 import { InputValidationError } from '../contract/validation';
@@ -37,6 +52,11 @@ interface Command {
 const projectOnly: FlagSpec = { project: { type: 'string', description: 'project id', required: true } };
 
 const COMMANDS: Record<string, Command> = {
+  setup: {
+    summary: 'check the namespace and register its search attributes (once per namespace)',
+    spec: setupSpec,
+    run: setup,
+  },
   'job start': { summary: 'start an agent job from a prompt', spec: jobStartSpec, run: jobStart },
   'job message': {
     summary: 'send a follow-up to a job (running or closed)',
@@ -45,7 +65,14 @@ const COMMANDS: Record<string, Command> = {
   },
   'job status': { summary: "show a job's live state or result", spec: jobStatusSpec, run: jobStatus },
   'job list': { summary: 'list jobs by project and status', spec: jobListSpec, run: jobList },
+  'job cancel': { summary: "cancel a job's workflow (polling stops)", spec: jobCancelSpec, run: jobCancel },
   'export run': { summary: 'export unique visitors for a date range', spec: exportRunSpec, run: exportRun },
+  'export status': {
+    summary: "show an export's progress or result",
+    spec: exportStatusSpec,
+    run: exportStatus,
+  },
+  'export list': { summary: 'list exports by project and state', spec: exportListSpec, run: exportList },
   'schedule create': {
     summary: "create a project's nightly export schedule",
     spec: scheduleCreateSpec,
@@ -73,24 +100,57 @@ const COMMANDS: Record<string, Command> = {
 };
 
 const PROGRAM = 'docs-agent';
+const EXIT_CODES = 'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 not found, 4 Temporal unreachable.';
+
+function commandRows(prefix = ''): string {
+  return Object.entries(COMMANDS)
+    .filter(([name]) => name.startsWith(prefix))
+    .map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`)
+    .join('\n');
+}
 
 function overview(): string {
-  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`);
-  return `Usage: ${PROGRAM} <command> [options]\n\nCommands:\n${rows.join('\n')}\n\nRun "${PROGRAM} <command> --help" for a command's options. Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 not found, 4 Temporal unreachable.\n`;
+  return `Usage: ${PROGRAM} <command> [options]\n\nCommands:\n${commandRows()}\n\nRun "${PROGRAM} <command> --help" for a command's options. ${EXIT_CODES}\n`;
+}
+
+/** The commands of a group (`job`, `export`, `schedule`), for `docs-agent job` and `docs-agent job --help`. */
+function groupOverview(group: string): string {
+  return `Usage: ${PROGRAM} ${group} <command> [options]\n\nCommands:\n${commandRows(`${group} `)}\n\nRun "${PROGRAM} ${group} <command> --help" for a command's options. ${EXIT_CODES}\n`;
+}
+
+const GROUPS = new Set(
+  Object.keys(COMMANDS).flatMap((name) => (name.includes(' ') ? [name.split(' ')[0]] : [])),
+);
+
+/** The command named by the first one or two words, and the arguments after its name. */
+function commandOf(argv: string[]): { name: string; command: Command; rest: string[] } | undefined {
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(' ');
+    const command = COMMANDS[name];
+    if (command && argv.length >= words) return { name, command, rest: argv.slice(words) };
+  }
+  return undefined;
 }
 
 export async function runCli(argv: string[]): Promise<number> {
-  const name = argv.slice(0, 2).join(' ');
-  const command = COMMANDS[name];
-  if (!command) {
-    if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+  const found = commandOf(argv);
+  if (!found) {
+    const [first = '', second] = argv;
+    if (argv.length === 0 || first === '--help' || first === 'help') {
       process.stdout.write(overview());
       return argv.length === 0 ? ExitCode.usage : ExitCode.ok;
     }
-    process.stderr.write(`${PROGRAM}: unknown command "${name}"\n\n${overview()}`);
+    if (GROUPS.has(first) && (second === undefined || second === '--help' || second === 'help')) {
+      (second === undefined ? process.stderr : process.stdout).write(groupOverview(first));
+      return second === undefined ? ExitCode.usage : ExitCode.ok;
+    }
+    const name = argv.slice(0, 2).join(' ');
+    process.stderr.write(
+      `${PROGRAM}: unknown command "${name}"\n\n${GROUPS.has(first) ? groupOverview(first) : overview()}`,
+    );
     return ExitCode.usage;
   }
-  const rest = argv.slice(2);
+  const { name, command, rest } = found;
   if (rest.includes('--help')) {
     process.stdout.write(helpText(`${PROGRAM} ${name} [options]`, command.spec));
     return ExitCode.ok;
@@ -104,31 +164,37 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 function reportError(name: string, error: unknown): number {
+  const { code, text } = describeFailure(`${PROGRAM} ${name}`, error);
+  process.stderr.write(text);
+  return code;
+}
+
+/** The exit code and the message of a command that threw: by the error's type and gRPC status, never its text. */
+export function describeFailure(command: string, error: unknown): { code: number; text: string } {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof UsageError || error instanceof InputValidationError) {
-    process.stderr.write(
-      `${PROGRAM} ${name}: ${message}\nNothing was started. See "${PROGRAM} ${name} --help".\n`,
-    );
-    return ExitCode.usage;
+    return {
+      code: ExitCode.usage,
+      text: `${command}: ${message}\nNothing was started. See "${command} --help".\n`,
+    };
   }
   if (error instanceof WorkflowNotFoundError || error instanceof ScheduleNotFoundError) {
-    process.stderr.write(`${PROGRAM} ${name}: not found: ${message}\n`);
-    return ExitCode.notFound;
+    return { code: ExitCode.notFound, text: `${command}: not found: ${message}\n` };
   }
   if (error instanceof ScheduleAlreadyRunning) {
-    process.stderr.write(`${PROGRAM} ${name}: the schedule already exists\n`);
-    return ExitCode.failed;
+    return { code: ExitCode.failed, text: `${command}: the schedule already exists\n` };
   }
   if (message.includes(ENCRYPTED_ENCODING)) {
-    process.stderr.write(
-      `${PROGRAM} ${name}: ${message}\nThe workflow's payloads are encrypted: set ${PAYLOAD_CODEC_KEYS_VAR} to read them.\n`,
-    );
-    return ExitCode.failed;
+    return {
+      code: ExitCode.failed,
+      text: `${command}: ${message}\nThe workflow's payloads are encrypted: set ${PAYLOAD_CODEC_KEYS_VAR} to read them.\n`,
+    };
   }
-  if (/connect|UNAVAILABLE|ECONNREFUSED|deadline/i.test(message)) {
-    process.stderr.write(`${PROGRAM} ${name}: Temporal is unreachable: ${message}\n`);
-    return ExitCode.unavailable;
+  if (error instanceof TemporalUnreachableError) {
+    return { code: ExitCode.unavailable, text: `${command}: ${message}\n` };
   }
-  process.stderr.write(`${PROGRAM} ${name}: ${message}\n`);
-  return ExitCode.failed;
+  if (isUnreachableStatus(grpcStatusOf(error))) {
+    return { code: ExitCode.unavailable, text: `${command}: Temporal is unreachable: ${message}\n` };
+  }
+  return { code: ExitCode.failed, text: `${command}: ${message}\n` };
 }

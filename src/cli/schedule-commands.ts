@@ -32,6 +32,7 @@ export const scheduleUpdateSpec: FlagSpec = {
   ...scheduleCreateSpec,
   at: { type: 'string', description: 'time of day HH:MM (unchanged when not given)' },
   tz: { type: 'string', description: 'IANA time zone (unchanged when not given)' },
+  'task-queue': { type: 'string', description: 'task queue of the runs (unchanged when not given)' },
 };
 
 /** The schedule settings given on the command line; a flag not given is left out. */
@@ -74,7 +75,12 @@ export async function scheduleCreate(argv: string[], ctx: CommandContext): Promi
 
 export async function scheduleUpdate(argv: string[], ctx: CommandContext): Promise<number> {
   const { changes, json } = scheduleFlagsOf(argv, scheduleUpdateSpec);
-  await updateVisitorsSchedule(await ctx.client(), { ...changes, taskQueue: ctx.taskQueue });
+  // The schedule keeps its task queue unless --task-queue names another (not the caller's TEMPORAL_TASK_QUEUE).
+  const taskQueue = stringFlag(parseFlags(argv, scheduleUpdateSpec)['task-queue']);
+  await updateVisitorsSchedule(await ctx.client(), {
+    ...changes,
+    ...(taskQueue === undefined ? {} : { taskQueue }),
+  });
   print(json, { updated: changes.projectId }, 'updated');
   return ExitCode.ok;
 }

@@ -1,5 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { getExportProgress, startVisitorsExport } from '../client/visitors-export';
+import { startVisitorsExport } from '../client/visitors-export';
+import { watchExportProgress } from './export-progress';
 import { EXPORT_FORMATS, type ExportFormat } from '../contract/visitors-export';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import type { CommandContext } from './command-context';
@@ -40,29 +41,11 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
   const client = await ctx.client();
   const handle = await startVisitorsExport(client, input, { taskQueue: ctx.taskQueue });
   const json = flags.json === true;
-  const tty = process.stdout.isTTY && !json;
   if (!json) process.stdout.write(`workflow id: ${handle.workflowId}\n`);
-  let lastLine = '';
-  const timer = setInterval(() => {
-    getExportProgress(client, handle.workflowId).then(
-      (p) => {
-        const line =
-          `pages ${p.pagesDone} · rows ${p.rowsDone} · in flight ${p.inFlight}` +
-          (p.waitingForBudgetUntil === undefined
-            ? ''
-            : ` · waiting for budget until ${p.waitingForBudgetUntil}`);
-        if (json || line === lastLine) return;
-        lastLine = line;
-        process.stdout.write(
-          tty ? `\r${'#'.repeat(Math.min(40, p.pagesDone % 41)).padEnd(40, '.')} ${line}` : `${line}\n`,
-        );
-      },
-      () => undefined,
-    );
-  }, 500);
+  const stopWatching = watchExportProgress(client, handle.workflowId, { json, tty: process.stdout.isTTY });
   try {
     const result = await handle.result();
-    if (tty) process.stdout.write('\n');
+    stopWatching();
     print(
       json,
       result,
@@ -82,6 +65,6 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
     );
     return ExitCode.failed;
   } finally {
-    clearInterval(timer);
+    stopWatching();
   }
 }

@@ -1,0 +1,111 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { getExportProgress } from '../client/visitors-export';
+import { visitorsExportWorkflowId, WorkflowType } from '../contract/names';
+import type { VisitorsExportResult } from '../contract/visitors-export';
+import { parseOrThrow, projectIdSchema } from '../contract/validation';
+import type { visitorsExport } from '../workflows/visitors-export';
+import type { CommandContext } from './command-context';
+import { exportProgressLine } from './export-progress';
+import { parseFlags, stringFlag, type FlagSpec } from './flags';
+import { limitFlag, listWorkflows, quoteVisibility } from './list';
+import { print } from './output';
+import { ExitCode, UsageError } from './usage-error';
+
+type Flags = Record<string, string | boolean | undefined>;
+
+export const exportStatusSpec: FlagSpec = {
+  'workflow-id': {
+    type: 'string',
+    description: "workflow id (visitors-export/<projectId>/<from>_<to>, or a scheduled run's id)",
+  },
+  project: { type: 'string', description: 'project id (with --from and --to, instead of --workflow-id)' },
+  from: { type: 'string', description: 'first day the export was started with' },
+  to: { type: 'string', description: 'end day the export was started with' },
+};
+
+function exportWorkflowIdOf(flags: Flags): string {
+  const id = stringFlag(flags['workflow-id']);
+  if (id) return id;
+  const project = stringFlag(flags.project);
+  const from = stringFlag(flags.from);
+  const to = stringFlag(flags.to);
+  if (project && from && to) {
+    return visitorsExportWorkflowId(parseOrThrow(projectIdSchema, project, 'projectId'), from, to);
+  }
+  throw new UsageError('--workflow-id, or --project with --from and --to, is required');
+}
+
+function describeResult(result: VisitorsExportResult): string {
+  return [
+    `${result.rows} rows in ${result.pages} pages`,
+    ...result.files,
+    ...result.warnings.map((w) => `warning: ${w}`),
+  ].join('\n');
+}
+
+/** A running export's progress, a finished one's result; a failed, cancelled or timed-out one exits 1. */
+export async function exportStatus(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, exportStatusSpec);
+  const workflowId = exportWorkflowIdOf(flags);
+  const json = flags.json === true;
+  const client = await ctx.client();
+  const handle = client.workflow.getHandle<typeof visitorsExport>(workflowId);
+  const description = await handle.describe();
+  const workflow = description.status.name;
+  if (workflow === 'RUNNING') {
+    const progress = await getExportProgress(client, workflowId);
+    print(json, { workflow, progress }, `RUNNING\n${exportProgressLine(progress)}`);
+    return ExitCode.ok;
+  }
+  try {
+    const result = await handle.result();
+    print(json, { workflow, result }, `${workflow}\n${describeResult(result)}`);
+    return ExitCode.ok;
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    const message = error.cause?.message ?? error.message;
+    print(json, { workflow, error: message }, `${workflow}: ${message}`);
+    return ExitCode.failed;
+  }
+}
+
+export const exportListSpec: FlagSpec = {
+  project: { type: 'string', description: 'only exports of this project (DocsProjectId)' },
+  status: {
+    type: 'string',
+    description: 'only workflows in this state: Running, Completed, Failed, Canceled, Terminated, TimedOut',
+  },
+  limit: { type: 'string', description: 'at most this many (default 20)' },
+};
+
+const EXECUTION_STATUSES = ['Running', 'Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
+
+/** Exports (manual and scheduled runs) from visibility, newest first. */
+export async function exportList(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, exportListSpec);
+  const limit = limitFlag(flags.limit);
+  const status = stringFlag(flags.status);
+  if (status !== undefined && !EXECUTION_STATUSES.includes(status)) {
+    throw new UsageError(`--status: must be one of ${EXECUTION_STATUSES.join(', ')}`);
+  }
+  const rows = await listWorkflows(
+    await ctx.client(),
+    {
+      workflowType: WorkflowType.visitorsExport,
+      projectId: stringFlag(flags.project),
+      clauses: status ? [`ExecutionStatus = ${quoteVisibility(status)}`] : [],
+      limit,
+    },
+    (execution) => (execution.closeTime ? { closed: execution.closeTime.toISOString() } : {}),
+  );
+  print(
+    flags.json === true,
+    rows,
+    rows.length === 0
+      ? 'no exports'
+      : rows
+          .map((r) => `${r.workflowId}  ${r.workflowStatus}  ${r.started}${r.closed ? `  ${r.closed}` : ''}`)
+          .join('\n'),
+  );
+  return ExitCode.ok;
+}
