@@ -4,6 +4,7 @@ export * from './connect';
 export * from './agent-job';
 export * from './visitors-export';
 export * from './schedule';
+export * from './setup';
 export { dataConverterFromEnv } from '../codec/data-converter';
 export { AesGcmPayloadCodec, PayloadDecryptError } from '../codec/aes-gcm-codec';
 export { loadCodecKeys, CodecKeyError, PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';
