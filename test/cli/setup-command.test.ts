@@ -5,6 +5,8 @@ import { describe, test } from 'node:test';
 import { awaitAgentJob, startAgentJob } from '../../src/client/agent-job';
 import { grpcStatusOf } from '../../src/client/connect';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey } from '../../src/contract/names';
+import { msToTs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import { useStack } from '../helpers/stack';
 
 const STARTER = path.resolve(__dirname, '../../src/starter.ts');
@@ -16,7 +18,7 @@ const stack = useStack({
   simulator: { jobs: { durationMs: 300 } },
 });
 
-function setup(): Promise<{ code: number; stdout: string; stderr: string }> {
+function setup(namespace = 'default'): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -25,7 +27,7 @@ function setup(): Promise<{ code: number; stdout: string; stderr: string }> {
         env: {
           PATH: process.env.PATH ?? '',
           TEMPORAL_ADDRESS: stack.env.address,
-          TEMPORAL_NAMESPACE: 'default',
+          TEMPORAL_NAMESPACE: namespace,
         },
       },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
@@ -75,5 +77,31 @@ describe('docs-agent setup on a server without the search attributes', () => {
     assert.equal(typedSearchAttributes.get(DocsProjectIdKey), 'setup-acme');
     assert.equal(typedSearchAttributes.get(AgentJobIdKey), result.jobId);
     assert.equal(typedSearchAttributes.get(AgentJobStatusKey), 'completed');
+  });
+
+  test('a namespace that does not exist exits 3; an attribute of another type is a conflict (exit 1)', async () => {
+    const missing = await setup('no-such-namespace');
+    assert.equal(missing.code, 3, missing.stderr);
+    assert.match(
+      missing.stdout,
+      /^namespace no-such-namespace: not found\. Create it \(temporal operator namespace create/,
+    );
+
+    await stack.client.workflowService.registerNamespace({
+      namespace: 'setup-conflict',
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
+    await stack.client.connection.operatorService.addSearchAttributes({
+      namespace: 'setup-conflict',
+      searchAttributes: { AgentJobStatus: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT },
+    });
+    const conflict = await setup('setup-conflict');
+    assert.equal(conflict.code, 1, conflict.stderr);
+    assert.match(conflict.stdout, /^DocsProjectId \(Keyword\): registered now$/m);
+    assert.match(
+      conflict.stdout,
+      /^AgentJobStatus \(Keyword\): registered as INDEXED_VALUE_TYPE_TEXT, not Keyword/m,
+    );
+    assert.match(conflict.stdout, /^not ready: /m);
   });
 });
