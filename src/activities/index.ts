@@ -1,6 +1,7 @@
 import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
 import { createInputCheckActivities } from './check-input';
+import { createNightlyActivities } from './nightly';
 import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 
 export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps & BudgetActivityDeps;
@@ -12,6 +13,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createVisitorsExportActivities(deps),
     ...createBudgetActivities(deps),
     ...createInputCheckActivities(),
+    ...createNightlyActivities(),
   };
 }
 

@@ -54,6 +54,8 @@ export interface MergeRequest {
   warnings: string[];
   /** The range sent to the service when it differs from dateFrom/dateTo (which name the folder). */
   requestRange?: { dateFrom: string; dateTo: string };
+  /** The zone whose days dateFrom/dateTo are, when not UTC: named in the folder and the manifest. */
+  timeZone?: string;
   workflowId: string;
   runId: string;
 }
@@ -124,7 +126,13 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
             'EXPORT_DIR must be one volume shared by every worker host that runs this task queue',
         );
       }
-      const directory = exportDirectory(exportDir, request.projectId, request.dateFrom, request.dateTo);
+      const directory = exportDirectory(
+        exportDir,
+        request.projectId,
+        request.dateFrom,
+        request.dateTo,
+        request.timeZone,
+      );
       const file = exportFileName(request.format);
       const merged = await mergeStagedPages({
         staging,
@@ -151,6 +159,7 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
           dateFrom: request.dateFrom,
           dateTo: request.dateTo,
           dateToExclusive: true,
+          ...(request.timeZone === undefined ? {} : { timeZone: request.timeZone }),
           ...(request.requestRange === undefined ? {} : { requested: request.requestRange }),
         },
         file,

@@ -87,12 +87,12 @@ const COMMANDS: Record<string, Command> = {
   'schedule pause': { summary: 'pause a schedule', spec: projectOnly, run: scheduleSimple('pause') },
   'schedule unpause': { summary: 'resume a schedule', spec: projectOnly, run: scheduleSimple('unpause') },
   'schedule trigger': {
-    summary: 'run a schedule now (exports yesterday)',
+    summary: 'run a schedule now (exports every day due up to yesterday)',
     spec: projectOnly,
     run: scheduleSimple('trigger'),
   },
   'schedule backfill': {
-    summary: 'run a schedule for past days',
+    summary: "export past days (--from-day..--to-day, both included) with a schedule's settings",
     spec: scheduleBackfillSpec,
     run: scheduleBackfill,
   },

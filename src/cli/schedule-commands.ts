@@ -2,18 +2,17 @@ import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
   deleteVisitorsSchedule,
-  describeVisitorsSchedule,
+  describeVisitorsNightly,
   pauseVisitorsSchedule,
   triggerVisitorsSchedule,
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
   type VisitorsScheduleChanges,
 } from '../client/schedule';
-import { API_DATE_RULE, parseApiDate } from '../contract/api-dates';
 import type { CommandContext } from './command-context';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';
-import { ExitCode, UsageError } from './usage-error';
+import { ExitCode } from './usage-error';
 import { formatFlag } from './visitors-export-commands';
 
 const scheduleProject: FlagSpec = { project: { type: 'string', description: 'project id', required: true } };
@@ -26,6 +25,10 @@ export const scheduleCreateSpec: FlagSpec = {
   format: { type: 'string', description: 'csv, ndjson or json' },
   'page-size': { type: 'string', description: 'rows per page, 1..250' },
   concurrency: { type: 'string', description: 'pages in flight, 1..16' },
+  'max-catch-up-days': {
+    type: 'string',
+    description: 'days one run exports at most when it catches up, 1..100 (default 31)',
+  },
 };
 
 export const scheduleUpdateSpec: FlagSpec = {
@@ -43,6 +46,7 @@ function scheduleFlagsOf(
   const flags = parseFlags(argv, spec);
   const pageSize = intFlag(flags['page-size'], 'page-size');
   const concurrency = intFlag(flags.concurrency, 'concurrency');
+  const maxCatchUpDays = intFlag(flags['max-catch-up-days'], 'max-catch-up-days');
   const format = formatFlag(flags.format);
   const at = stringFlag(flags.at);
   const timeZone = stringFlag(flags.tz);
@@ -57,6 +61,7 @@ function scheduleFlagsOf(
       ...(format === undefined ? {} : { format }),
       ...(pageSize === undefined ? {} : { pageSize }),
       ...(concurrency === undefined ? {} : { concurrency }),
+      ...(maxCatchUpDays === undefined ? {} : { maxCatchUpDays }),
     },
   };
 }
@@ -87,25 +92,37 @@ export async function scheduleUpdate(argv: string[], ctx: CommandContext): Promi
 
 export async function scheduleDescribe(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, scheduleProject);
-  const d = await describeVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '');
+  const n = await describeVisitorsNightly(await ctx.client(), stringFlag(flags.project) ?? '');
+  const d = n.schedule;
   const summary = {
     scheduleId: d.scheduleId,
-    timeZone: d.spec.timezone ?? 'UTC',
+    timeZone: n.timeZone,
+    scheduleTimeZone: d.spec.timezone ?? 'UTC',
     calendars: d.spec.calendars,
     paused: d.state.paused,
     note: d.state.note,
+    watermark: n.watermark,
+    doneAfterWatermark: n.doneAfterWatermark,
+    maxCatchUpDays: n.maxCatchUpDays,
+    nextRuns: n.nextRuns,
     nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
     recentActions: d.info.recentActions.map((a) => ({
       scheduledAt: a.scheduledAt.toISOString(),
       workflowId: a.action.workflow.workflowId,
     })),
   };
+  const [next] = n.nextRuns;
   print(
     flags.json === true,
     summary,
     [
-      `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.timeZone}`,
-      `next runs: ${summary.nextActionTimes.slice(0, 3).join(', ') || '-'}`,
+      `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.scheduleTimeZone}, exports days of ${n.timeZone}`,
+      `watermark: ${n.watermark ?? 'none yet (the first run exports the day before it)'}` +
+        (n.doneAfterWatermark.length > 0 ? ` (also done: ${n.doneAfterWatermark.join(', ')})` : ''),
+      next === undefined
+        ? 'next run: -'
+        : `next run: ${next.at} exports ${next.days.length === 0 ? 'nothing' : next.days.join(', ')}` +
+          (next.remaining > 0 ? ` (${next.remaining} more day(s) left to later runs)` : ''),
       `recent runs: ${summary.recentActions.length}`,
     ].join('\n'),
   );
@@ -130,25 +147,33 @@ export function scheduleSimple(name: keyof typeof simple) {
 
 export const scheduleBackfillSpec: FlagSpec = {
   ...scheduleProject,
-  from: { type: 'string', description: 'first nominal time, YYYY-MM-DD or ISO date-time', required: true },
-  to: { type: 'string', description: 'end of nominal times (exclusive)', required: true },
+  'from-day': {
+    type: 'string',
+    description: "first day to export, YYYY-MM-DD in the schedule's zone (included)",
+    required: true,
+  },
+  'to-day': {
+    type: 'string',
+    description:
+      'last day to export, YYYY-MM-DD (included): --from-day 2026-11-09 --to-day 2026-11-11 exports ' +
+      'the 9th, 10th and 11th, one export per day, with the schedule settings',
+    required: true,
+  },
 };
 
 export async function scheduleBackfill(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, scheduleBackfillSpec);
-  const bound = (name: 'from' | 'to'): Date => {
-    const ms = parseApiDate(stringFlag(flags[name]) ?? '');
-    if (ms === undefined) throw new UsageError(`--${name}: ${API_DATE_RULE}`);
-    return new Date(ms);
-  };
-  const start = bound('from');
-  const end = bound('to');
-  if (!(start < end)) throw new UsageError('--to: must be after --from');
-  await backfillVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '', { start, end });
+  const started = await backfillVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '', {
+    fromDay: stringFlag(flags['from-day']) ?? '',
+    toDay: stringFlag(flags['to-day']) ?? '',
+  });
   print(
     flags.json === true,
-    { backfilled: { from: start.toISOString(), to: end.toISOString() } },
-    'backfill requested',
+    started,
+    [
+      `exporting ${started.days.length} day(s) of ${started.timeZone}:`,
+      ...started.days.map((d) => `  ${d.day}  ${d.workflowId}`),
+    ].join('\n'),
   );
   return ExitCode.ok;
 }

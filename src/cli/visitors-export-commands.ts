@@ -20,6 +20,10 @@ export const exportRunSpec: FlagSpec = {
   project: { type: 'string', description: 'project id', required: true },
   from: { type: 'string', description: 'first day, YYYY-MM-DD (inclusive)', required: true },
   to: { type: 'string', description: 'end day, YYYY-MM-DD (exclusive)', required: true },
+  tz: {
+    type: 'string',
+    description: 'IANA zone whose days --from/--to name, e.g. Europe/Paris (default UTC, bare dates)',
+  },
   'page-size': { type: 'string', description: 'rows per page, 1..250 (default 250)' },
   concurrency: { type: 'string', description: 'pages in flight, 1..16 (default 4)' },
   format: { type: 'string', description: 'csv, ndjson or json (default csv)' },
@@ -30,10 +34,12 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
   const pageSize = intFlag(flags['page-size'], 'page-size');
   const concurrency = intFlag(flags.concurrency, 'concurrency');
   const format = formatFlag(flags.format);
+  const timeZone = stringFlag(flags.tz);
   const input = {
     projectId: stringFlag(flags.project) ?? '',
     dateFrom: stringFlag(flags.from) ?? '',
     dateTo: stringFlag(flags.to) ?? '',
+    ...(timeZone === undefined ? {} : { timeZone }),
     ...(pageSize === undefined ? {} : { pageSize }),
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(format === undefined ? {} : { format }),

@@ -1,6 +1,7 @@
 import {
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
+  WorkflowNotFoundError,
   type Client,
   type ScheduleDescription,
   type ScheduleHandle,
@@ -8,13 +9,7 @@ import {
 } from '@temporalio/client';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE, DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
-import {
-  durationSchema,
-  InputValidationError,
-  intInRange,
-  parseOrThrow,
-  projectIdSchema,
-} from '../contract/validation';
+import { durationSchema, intInRange, parseOrThrow, projectIdSchema } from '../contract/validation';
 import {
   EXPORT_FORMATS,
   MAX_CONCURRENCY,
@@ -22,7 +17,11 @@ import {
   timeZoneSchema,
   type VisitorsExportInput,
 } from '../contract/visitors-export';
+import { MAX_CATCH_UP_DAYS, nightlyWatermarkWorkflowId, type NightlyWatermark } from '../contract/nightly';
+import { addDays, dayBefore, dueDays } from '../contract/zone-days';
+import { DEFAULT_MAX_CATCH_UP_DAYS } from '../contract/nightly';
 import type { visitorsExport } from '../workflows/visitors-export';
+import { startVisitorsExport } from './visitors-export';
 
 const timeOfDaySchema = z
   .string({ error: 'must be a string' })
@@ -38,6 +37,8 @@ const scheduleFields = {
   format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
   pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
   concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
+  /** How many days one run exports at most when it catches up (default 31); the rest waits for the next runs. */
+  maxCatchUpDays: intInRange(1, MAX_CATCH_UP_DAYS).optional(),
   taskQueue: z.string().min(1, 'must not be empty').optional(),
 };
 
@@ -65,6 +66,7 @@ function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
     ...(options.format === undefined ? {} : { format: options.format }),
     ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.maxCatchUpDays === undefined ? {} : { maxCatchUpDays: options.maxCatchUpDays }),
   };
   return {
     scheduleId: visitorsScheduleId(options.projectId),
@@ -88,7 +90,7 @@ function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
 
 /**
  * Creates the project's nightly export schedule `visitors-export-nightly/<projectId>`: at `at` in `timeZone`,
- * overlap SKIP; each run exports the previous day in `timeZone`. Options are validated before Temporal is
+ * overlap SKIP; each run exports every day of `timeZone` after the watermark up to the day before it. Options are validated before Temporal is
  * contacted (InputValidationError naming the field); an existing schedule raises ScheduleAlreadyRunning.
  */
 export async function createVisitorsSchedule(
@@ -140,7 +142,7 @@ function currentOptions(
   const hour = calendar?.hour?.[0]?.start;
   const minute = calendar?.minute?.[0]?.start;
   const action = description.action.type === 'startWorkflow' ? description.action : undefined;
-  const input = (action?.args?.[0] ?? {}) as Partial<VisitorsExportInput>;
+  const input = scheduleInput(description);
   return {
     projectId,
     ...(hour === undefined || minute === undefined
@@ -151,6 +153,7 @@ function currentOptions(
     ...(input.format === undefined ? {} : { format: input.format }),
     ...(input.pageSize === undefined ? {} : { pageSize: input.pageSize }),
     ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
+    ...(input.maxCatchUpDays === undefined ? {} : { maxCatchUpDays: input.maxCatchUpDays }),
     ...(action === undefined ? {} : { taskQueue: action.taskQueue }),
   };
 }
@@ -167,31 +170,138 @@ export async function unpauseVisitorsSchedule(
   await visitorsScheduleHandle(client, projectId).unpause(note);
 }
 
-/** Runs the schedule's action now: the export of the day before today in the schedule's zone. */
+/** Runs the schedule's action now: exports every day due up to the day before today in the schedule's zone. */
 export async function triggerVisitorsSchedule(client: Client, projectId: string): Promise<void> {
   await visitorsScheduleHandle(client, projectId).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
 }
 
+/** At most this many days per backfill. */
+const MAX_BACKFILL_DAYS = 366;
+
+const backfillDaysSchema = z
+  .object({
+    fromDay: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day YYYY-MM-DD'),
+    toDay: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day YYYY-MM-DD'),
+  })
+  .strict()
+  .superRefine(({ fromDay, toDay }, ctx) => {
+    for (const [field, day] of [
+      ['fromDay', fromDay],
+      ['toDay', toDay],
+    ] as const) {
+      if (addDays(day, 0) !== day)
+        ctx.addIssue({ code: 'custom', path: [field], message: 'must be a real day' });
+    }
+    if (toDay < fromDay)
+      ctx.addIssue({ code: 'custom', path: ['toDay'], message: 'must not be before fromDay' });
+    const count = Math.round((Date.parse(toDay) - Date.parse(fromDay)) / 86_400_000) + 1;
+    if (count > MAX_BACKFILL_DAYS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['toDay'],
+        message: `at most ${MAX_BACKFILL_DAYS} days from fromDay`,
+      });
+    }
+  });
+
+export type BackfillDays = z.input<typeof backfillDaysSchema>;
+
+export interface BackfilledDay {
+  day: string;
+  workflowId: string;
+}
+
 /**
- * Runs every nominal time of the schedule in [start, end): one export per nightly time, each of the day before
- * its own nominal time (a backfill over 3 days writes 3 exports).
+ * Exports the days fromDay..toDay (both included, days of the schedule's zone) with the schedule's settings, one
+ * export per day under the id a nightly run gives that day. Days after the watermark are then counted by the next
+ * nightly run without a request; days at or before it are exported again (their files replaced). Returns at once,
+ * with the days and their workflow ids.
  */
 export async function backfillVisitorsSchedule(
   client: Client,
   projectId: string,
-  range: { start: Date; end: Date },
-): Promise<void> {
-  if (!(range.start instanceof Date) || Number.isNaN(range.start.getTime())) {
-    throw new InputValidationError([{ field: 'start', rule: 'must be a valid date' }], 'backfill range');
+  days: BackfillDays,
+): Promise<{ timeZone: string; days: BackfilledDay[] }> {
+  const { fromDay, toDay } = parseOrThrow(backfillDaysSchema, days, 'backfill days');
+  const description = await describeVisitorsSchedule(client, projectId);
+  const current = currentOptions(description, projectId);
+  const timeZone = zoneOf(description);
+  const started: BackfilledDay[] = [];
+  for (let day = fromDay; day <= toDay; day = addDays(day, 1)) {
+    const handle = await startVisitorsExport(
+      client,
+      {
+        projectId,
+        dateFrom: day,
+        dateTo: addDays(day, 1),
+        timeZone,
+        ...(current.format === undefined ? {} : { format: current.format }),
+        ...(current.pageSize === undefined ? {} : { pageSize: current.pageSize }),
+        ...(current.concurrency === undefined ? {} : { concurrency: current.concurrency }),
+      },
+      current.taskQueue === undefined ? {} : { taskQueue: current.taskQueue },
+    );
+    started.push({ day, workflowId: handle.workflowId });
   }
-  if (!(range.end instanceof Date) || !(range.start < range.end)) {
-    throw new InputValidationError([{ field: 'end', rule: 'must be after start' }], 'backfill range');
+  return { timeZone, days: started };
+}
+
+/** A schedule, the zone whose days its runs export, its watermark and the days its next runs will export. */
+export interface VisitorsNightlyState {
+  schedule: ScheduleDescription;
+  timeZone: string;
+  /** The last day exported whole (with every day before it); null before the first run. */
+  watermark: string | null;
+  /** Days after the watermark already exported (a day before them is not yet). */
+  doneAfterWatermark: string[];
+  maxCatchUpDays: number;
+  /** The next nominal times and the days each will export, if nothing else runs before. */
+  nextRuns: { at: string; days: string[]; remaining: number }[];
+}
+
+/** Reads the schedule and its watermark (the watermark workflow's memo: no worker needed). */
+export async function describeVisitorsNightly(
+  client: Client,
+  projectId: string,
+): Promise<VisitorsNightlyState> {
+  const schedule = await describeVisitorsSchedule(client, projectId);
+  const timeZone = zoneOf(schedule);
+  const input = scheduleInput(schedule);
+  const maxCatchUpDays = input.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
+  let state: NightlyWatermark = { watermark: null, done: [] };
+  try {
+    const described = await client.workflow
+      .getHandle(nightlyWatermarkWorkflowId(projectId, timeZone))
+      .describe();
+    const memo = (described.memo ?? {}) as Partial<NightlyWatermark>;
+    state = { watermark: memo.watermark ?? null, done: memo.done ?? [] };
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
-  await visitorsScheduleHandle(client, projectId).backfill({
-    start: range.start,
-    end: range.end,
-    overlap: ScheduleOverlapPolicy.ALLOW_ALL,
+  let { watermark } = state;
+  const nextRuns = schedule.info.nextActionTimes.slice(0, 3).map((at) => {
+    const due = dueDays(watermark, dayBefore(at, timeZone), maxCatchUpDays, state.done);
+    watermark = due.days.at(-1) ?? watermark;
+    return { at: at.toISOString(), days: due.days, remaining: due.remaining };
   });
+  return {
+    schedule,
+    timeZone,
+    watermark: state.watermark,
+    doneAfterWatermark: state.done,
+    maxCatchUpDays,
+    nextRuns,
+  };
+}
+
+function scheduleInput(description: ScheduleDescription): Partial<VisitorsExportInput> {
+  const action = description.action.type === 'startWorkflow' ? description.action : undefined;
+  return (action?.args?.[0] ?? {}) as Partial<VisitorsExportInput>;
+}
+
+/** The zone whose days the schedule's runs export: the input's, else the schedule's own (as the workflow reads). */
+function zoneOf(description: ScheduleDescription): string {
+  return scheduleInput(description).timeZone ?? (description.spec.timezone || 'UTC');
 }
 
 export async function deleteVisitorsSchedule(client: Client, projectId: string): Promise<void> {

@@ -18,13 +18,17 @@ import type { visitorsExport } from '../workflows/visitors-export';
 export type VisitorsExportHandle = WorkflowHandle<typeof visitorsExport>;
 
 /** A manual export names its range; only scheduled runs omit the dates. */
-export type ManualVisitorsExportInput = Omit<VisitorsExportInput, 'continuation' | 'dateFrom' | 'dateTo'> & {
+export type ManualVisitorsExportInput = Omit<
+  VisitorsExportInput,
+  'continuation' | 'dateFrom' | 'dateTo' | 'maxCatchUpDays'
+> & {
   dateFrom: string;
   dateTo: string;
 };
 
 /**
- * Starts an export of an explicit range with the deterministic id `visitors-export/<projectId>/<from>_<to>`.
+ * Starts an export of an explicit range with the deterministic id `visitors-export/<projectId>/<from>_<to>`
+ * (`…_<zone>` when `timeZone` names a zone other than UTC: the dates are then days of that zone).
  * While that range is being exported, the running export is returned (its options win); once it has closed, a
  * new run starts and replaces the range's files. Input is validated first: a bad field throws
  * InputValidationError naming it, and Temporal is not contacted.
@@ -35,7 +39,7 @@ export async function startVisitorsExport(
   options: { taskQueue?: string } = {},
 ): Promise<VisitorsExportHandle> {
   validateManualInput(input);
-  const workflowId = visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo);
+  const workflowId = visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo, input.timeZone);
   try {
     return await client.workflow.start<typeof visitorsExport>(WorkflowType.visitorsExport, {
       taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -44,7 +48,7 @@ export async function startVisitorsExport(
       workflowIdConflictPolicy: 'USE_EXISTING',
       args: [input],
       typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
-      staticSummary: `Visitors export ${input.projectId} ${input.dateFrom} → ${input.dateTo}`,
+      staticSummary: `Visitors export ${input.projectId} ${input.dateFrom} → ${input.dateTo}${input.timeZone === undefined ? '' : ` (${input.timeZone})`}`,
     });
   } catch (error) {
     // Raised by servers that do not support the conflict policy: the running export is the one to follow.

@@ -6,3 +6,5 @@ export * from './agent-job';
 export * from './visitors-export';
 export * from './messages';
 export * from './budget';
+export * from './nightly';
+export * from './zone-days';

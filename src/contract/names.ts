@@ -26,8 +26,22 @@ export function agentJobWorkflowId(projectId: string, key: string): string {
   return `${workflowIdPrefix.agentJob}/${projectId}/${key}`;
 }
 
-export function visitorsExportWorkflowId(projectId: string, dateFrom: string, dateTo: string): string {
-  return `${workflowIdPrefix.visitorsExport}/${projectId}/${dateFrom}_${dateTo}`;
+/**
+ * `visitors-export/<projectId>/<dateFrom>_<dateTo>`, and `_<zone>` when the dates are days of a zone other than UTC
+ * (`…/2026-11-09_2026-11-10_Europe-Paris`): the same dates in two zones are two exports.
+ */
+export function visitorsExportWorkflowId(
+  projectId: string,
+  dateFrom: string,
+  dateTo: string,
+  timeZone?: string,
+): string {
+  return `${workflowIdPrefix.visitorsExport}/${projectId}/${dateFrom}_${dateTo}${zoneSuffix(timeZone)}`;
+}
+
+/** `_Europe-Paris` for a zone other than UTC ('/' becomes '-'), '' for UTC or no zone. */
+export function zoneSuffix(timeZone: string | undefined): string {
+  return timeZone === undefined || timeZone === 'UTC' ? '' : `_${timeZone.replace(/\//g, '-')}`;
 }
 
 export function visitorsScheduleId(projectId: string): string {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { apiDateSchema, checkDateOrder } from './api-dates';
+import type { NightlyReport } from './nightly';
+import { MAX_CATCH_UP_DAYS } from './nightly';
 import { durationSchema, intInRange, projectIdSchema } from './validation';
 import {
   EXPORT_FORMATS,
@@ -33,13 +35,18 @@ export type VisitorsPage = z.infer<typeof visitorsPageSchema>;
 
 export interface VisitorsExportResult {
   projectId: string;
+  /** Days of `timeZone` when it is given (then also in the folder name), else the dates as given. */
   dateFrom: string;
   dateTo: string;
+  /** The zone whose calendar days dateFrom/dateTo name; absent for UTC. */
+  timeZone?: string;
   totals: VisitorTotals;
   rows: number;
   pages: number;
   files: string[];
   warnings: string[];
+  /** A scheduled run without dates: the days it caught up on (totals, rows, pages and files are their sums). */
+  nightly?: NightlyReport;
 }
 
 /** Content of `manifest.json`, written last beside the export file. */
@@ -50,6 +57,8 @@ export interface VisitorsExportManifest {
     dateFrom: string;
     dateTo: string;
     dateToExclusive: true;
+    /** The zone whose days dateFrom/dateTo are; absent for UTC. */
+    timeZone?: string;
     requested?: { dateFrom: string; dateTo: string };
   };
   file: string;
@@ -113,8 +122,13 @@ export const visitorsExportInputSchema = z
     pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
     concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-    /** IANA zone of a scheduled run's "previous day" (default UTC). Set by the schedule's action input. */
+    /**
+     * IANA zone whose calendar days the dates name (default UTC): with a zone, dateFrom/dateTo must be days
+     * `YYYY-MM-DD`. A scheduled run without dates exports the days of this zone (or, when absent, of its schedule).
+     */
     timeZone: timeZoneSchema.optional(),
+    /** A scheduled run without dates exports at most this many days; the rest is left to the next runs (31). */
+    maxCatchUpDays: intInRange(1, MAX_CATCH_UP_DAYS).optional(),
     /** How long the export may take in all, waits for the analytics budget included (default 24 h). */
     deadline: durationSchema.optional(),
     /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
@@ -135,6 +149,17 @@ export const visitorsExportInputSchema = z
       return;
     }
     checkDateOrder(input, ctx);
+    if (input.timeZone === undefined) return;
+    for (const field of ['dateFrom', 'dateTo'] as const) {
+      const value = input[field];
+      if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: 'must be a day YYYY-MM-DD when timeZone is given (the day of that zone)',
+        });
+      }
+    }
   });
 
 export type VisitorsExportInput = z.infer<typeof visitorsExportInputSchema>;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { zoneSuffix } from '../contract/names';
 import type { ExportFormat } from '../contract/visitors-export';
 
 /**
@@ -9,13 +10,19 @@ export function fileSafe(value: string): string {
   return value.replace(/[^A-Za-z0-9._+-]/g, '-');
 }
 
+/** `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`). */
 export function exportDirectory(
   exportDir: string,
   projectId: string,
   dateFrom: string,
   dateTo: string,
+  timeZone?: string,
 ): string {
-  return path.join(exportDir, fileSafe(projectId), `${fileSafe(dateFrom)}_${fileSafe(dateTo)}`);
+  return path.join(
+    exportDir,
+    fileSafe(projectId),
+    `${fileSafe(dateFrom)}_${fileSafe(dateTo)}${fileSafe(zoneSuffix(timeZone))}`,
+  );
 }
 
 export function exportFileName(format: ExportFormat): string {

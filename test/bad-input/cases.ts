@@ -504,6 +504,12 @@ export const clientCases: ClientCase[] = [
     rule: /^is required for an export started by hand$/,
   },
   {
+    name: 'startVisitorsExport with timeZone and a date-time',
+    call: (c, p) => exportOf(c, p, { dateFrom: '2026-11-01T00:00:00Z', timeZone: 'Europe/Paris' }),
+    field: 'dateFrom',
+    rule: /^must be a day YYYY-MM-DD when timeZone is given/,
+  },
+  {
     name: "sendFollowUp prompt ''",
     call: (c, p) => sendFollowUp(c, agentJobWorkflowId(p, 'k'), { prompt: '' }),
     field: 'prompt',
@@ -558,11 +564,10 @@ export const clientCases: ClientCase[] = [
     rule: /^must be a time of day HH:MM/,
   },
   {
-    name: 'backfillVisitorsSchedule with end before start',
-    call: (c, p) =>
-      backfillVisitorsSchedule(c, p, { start: new Date('2026-11-04'), end: new Date('2026-11-01') }),
-    field: 'end',
-    rule: /^must be after start$/,
+    name: 'backfillVisitorsSchedule with toDay before fromDay',
+    call: (c, p) => backfillVisitorsSchedule(c, p, { fromDay: '2026-11-04', toDay: '2026-11-01' }),
+    field: 'toDay',
+    rule: /^must not be before fromDay$/,
   },
   {
     name: "pauseVisitorsSchedule projectId 'a/b'",

@@ -9,6 +9,7 @@ import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
   deleteVisitorsSchedule,
+  describeVisitorsNightly,
   describeVisitorsSchedule,
   pauseVisitorsSchedule,
   ScheduleNotFoundError,
@@ -17,9 +18,10 @@ import {
   updateVisitorsSchedule,
 } from '../../src/client/schedule';
 import { InputValidationError } from '../../src/contract/validation';
-import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType } from '../../src/contract/names';
-import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
+import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType, zoneSuffix } from '../../src/contract/names';
+import type { VisitorsExportManifest, VisitorsExportResult } from '../../src/contract/visitors-export';
 import { Worker } from '@temporalio/worker';
+import { fireNights } from '../helpers/nightly';
 import { useStack } from '../helpers/stack';
 import { temporalCliPath } from '../../dev/temporal';
 import { workflowBundle } from '../../dev/workflow-bundle';
@@ -75,13 +77,13 @@ async function backfillAndExpect(
   expected: string[],
 ): Promise<string> {
   await createVisitorsSchedule(stack.env.client, { projectId, ...schedule });
-  await backfillVisitorsSchedule(stack.env.client, projectId, {
-    start: new Date(window.start),
-    end: new Date(window.end),
-  });
+  await fireNights(stack.env.client, projectId, window.start, window.end);
   const scheduleId = visitorsScheduleId(projectId);
   assert.deepEqual(await completedRanges(scheduleId, expected.length), expected);
-  assert.deepEqual(await exportedRanges(projectId), expected);
+  assert.deepEqual(
+    await exportedRanges(projectId),
+    expected.map((range) => `${range}${zoneSuffix(schedule.timeZone)}`),
+  );
   return scheduleId;
 }
 
@@ -181,7 +183,7 @@ describe('nightly visitors export schedule', () => {
       range === before || range === previousLocalDay(zone),
       `${range} is the previous day in ${zone}`,
     );
-    assert.deepEqual(await exportedRanges('triggered'), [range]);
+    assert.deepEqual(await exportedRanges('triggered'), [`${range}_Pacific-Kiritimati`]);
     await deleteVisitorsSchedule(stack.env.client, 'triggered');
   });
 
@@ -195,7 +197,8 @@ describe('nightly visitors export schedule', () => {
       expected,
     );
     for (const range of expected) {
-      const csv = await fs.readFile(path.join(stack.exportDir, 'backfilled', range, 'visitors.csv'), 'utf8');
+      const folder = `${range}_Pacific-Auckland`;
+      const csv = await fs.readFile(path.join(stack.exportDir, 'backfilled', folder, 'visitors.csv'), 'utf8');
       assert.equal(csv.trim().split('\n').length, 31);
     }
     const requested = requestedRanges('backfilled').map((r) => `${r.dateFrom}_${r.dateTo}`);
@@ -232,7 +235,7 @@ describe('nightly visitors export schedule', () => {
     }
     const manifest = JSON.parse(
       await fs.readFile(
-        path.join(stack.exportDir, 'paris', '2026-11-09_2026-11-10', 'manifest.json'),
+        path.join(stack.exportDir, 'paris', '2026-11-09_2026-11-10_Europe-Paris', 'manifest.json'),
         'utf8',
       ),
     ) as VisitorsExportManifest;
@@ -240,6 +243,7 @@ describe('nightly visitors export schedule', () => {
       dateFrom: '2026-11-09',
       dateTo: '2026-11-10',
       dateToExclusive: true,
+      timeZone: 'Europe/Paris',
       requested: { dateFrom: '2026-11-09T00:00:00+01:00', dateTo: '2026-11-10T00:00:00+01:00' },
     });
     await deleteVisitorsSchedule(stack.env.client, 'paris');
@@ -273,10 +277,19 @@ describe('nightly visitors export schedule', () => {
         assert.equal(Date.parse(range.dateTo) - Date.parse(range.dateFrom), hours * 3_600_000);
       }
       const manifest = JSON.parse(
-        await fs.readFile(path.join(stack.exportDir, projectId, day, 'manifest.json'), 'utf8'),
+        await fs.readFile(
+          path.join(stack.exportDir, projectId, `${day}_Europe-Paris`, 'manifest.json'),
+          'utf8',
+        ),
       ) as VisitorsExportManifest;
       const [dateFrom, dateTo] = day.split('_');
-      assert.deepEqual(manifest.range, { dateFrom, dateTo, dateToExclusive: true, requested });
+      assert.deepEqual(manifest.range, {
+        dateFrom,
+        dateTo,
+        dateToExclusive: true,
+        timeZone: 'Europe/Paris',
+        requested,
+      });
       await deleteVisitorsSchedule(stack.env.client, projectId);
     });
   }
@@ -321,11 +334,14 @@ describe('nightly visitors export schedule', () => {
       '--end-time',
       '2026-11-11T00:00:00Z',
       '--overlap-policy',
-      'AllowAll',
+      'BufferAll',
     ]);
     const expected = ['2026-11-09_2026-11-10', '2026-11-10_2026-11-11'];
     assert.deepEqual(await completedRanges('visitors-export-nightly/cli', 2), expected);
-    assert.deepEqual(await exportedRanges('cli'), expected);
+    assert.deepEqual(
+      await exportedRanges('cli'),
+      expected.map((range) => `${range}_Pacific-Auckland`),
+    );
 
     // The client module manages it like its own: an update keeps the zone and the input it did not change.
     await updateVisitorsSchedule(stack.env.client, { projectId: 'cli', at: '02:00' });
@@ -337,7 +353,7 @@ describe('nightly visitors export schedule', () => {
     await deleteVisitorsSchedule(stack.env.client, 'cli');
   });
 
-  test('a CLI schedule whose input has no timeZone exports the previous UTC day and says so', async () => {
+  test('a CLI schedule without zone or input timeZone exports the previous UTC day', async () => {
     const cli = temporalCliPath();
     assert.ok(cli, 'the temporal CLI is needed for this test');
     const common = ['--address', stack.env.address, '--namespace', 'default', '--schedule-id', 'no-zone'];
@@ -364,8 +380,39 @@ describe('nightly visitors export schedule', () => {
     for await (const run of stack.env.client.workflow.list({ query: `TemporalScheduledById = 'no-zone'` })) {
       workflowId = run.workflowId;
     }
-    const result = (await stack.env.client.workflow.getHandle(workflowId).result()) as { warnings: string[] };
-    assert.equal(result.warnings.length, 1);
-    assert.match(result.warnings[0] ?? '', /scheduled run without timeZone in its input: .* taken in UTC/);
+    const result = (await stack.env.client.workflow.getHandle(workflowId).result()) as VisitorsExportResult;
+    assert.equal(result.nightly?.timeZone, 'UTC');
+    assert.equal(result.nightly?.timeZoneFrom, 'default');
+    assert.deepEqual(result.warnings, []);
+    assert.deepEqual(await exportedRanges('no-zone'), [range]);
+  });
+
+  test('backfill exports the days given, in the schedule zone; the next night does not send them again', async () => {
+    const projectId = 'backfill-days';
+    await createVisitorsSchedule(stack.env.client, { projectId, at: '02:30', timeZone: 'Europe/Paris' });
+    // The night of 11-09: 11-08 exported, watermark 11-08.
+    await fireNights(stack.env.client, projectId, '2026-11-09T01:00:00Z', '2026-11-09T02:00:00Z');
+    await completedRanges(visitorsScheduleId(projectId), 1);
+    const started = await backfillVisitorsSchedule(stack.env.client, projectId, {
+      fromDay: '2026-11-05',
+      toDay: '2026-11-10',
+    });
+    assert.equal(started.timeZone, 'Europe/Paris');
+    assert.deepEqual(
+      started.days.map((d) => d.day),
+      ['2026-11-05', '2026-11-06', '2026-11-07', '2026-11-08', '2026-11-09', '2026-11-10'],
+    );
+    for (const { workflowId } of started.days) {
+      await stack.env.client.workflow.getHandle(workflowId).result();
+    }
+    const afterBackfill = requestedRanges(projectId).length;
+    assert.equal(afterBackfill, 1 + 6, 'the night of 11-09, then each backfilled day once');
+    // The night of 11-12 is due 11-09 .. 11-11: 11-09 and 11-10 are found exported, only 11-11 is asked for.
+    await fireNights(stack.env.client, projectId, '2026-11-12T01:00:00Z', '2026-11-12T02:00:00Z');
+    await completedRanges(visitorsScheduleId(projectId), 2);
+    const sent = requestedRanges(projectId).slice(afterBackfill);
+    assert.deepEqual(sent, [{ dateFrom: '2026-11-11T00:00:00+01:00', dateTo: '2026-11-12T00:00:00+01:00' }]);
+    assert.equal((await describeVisitorsNightly(stack.env.client, projectId)).watermark, '2026-11-11');
+    await deleteVisitorsSchedule(stack.env.client, projectId);
   });
 });

@@ -4,13 +4,15 @@ import type { VisitorsExportInput } from '../../contract/visitors-export';
 import { getProgressQuery } from '../../contract/messages';
 import { inputRefusal } from '../input-check';
 import { invalidInput } from './failures';
-import { previousDay, type ScheduledDay } from './scheduled-range';
+import { previousDay, zoneDays, type ScheduledDay } from '../../contract/zone-days';
 
 /** Set by the server on every run a schedule starts: the run's nominal time (also for triggers and backfills). */
 const ScheduledStartTimeKey = defineSearchAttributeKey(
   'TemporalScheduledStartTime',
   SearchAttributeType.DATETIME,
 );
+
+const ScheduledByIdKey = defineSearchAttributeKey('TemporalScheduledById', SearchAttributeType.KEYWORD);
 
 /**
  * The input checked by the contract's zod schema, in a local activity (zod stays out of the sandbox); a bad
@@ -42,9 +44,12 @@ export interface ResolvedRange extends ScheduledDay {
  */
 export function resolveRange(input: VisitorsExportInput): ResolvedRange {
   if (input.dateFrom !== undefined && input.dateTo !== undefined) {
-    return { dateFrom: input.dateFrom, dateTo: input.dateTo };
+    // With a zone the dates are days of that zone (the input check made sure they are days).
+    return input.timeZone === undefined
+      ? { dateFrom: input.dateFrom, dateTo: input.dateTo }
+      : zoneDays(input.dateFrom, input.dateTo, input.timeZone);
   }
-  const nominal = workflowInfo().typedSearchAttributes.get(ScheduledStartTimeKey);
+  const nominal = scheduledNominalTime();
   if (nominal === undefined) {
     throw invalidInput(
       'Invalid visitorsExport input: dateFrom, dateTo: are required unless the run is started by a schedule',
@@ -56,6 +61,16 @@ export function resolveRange(input: VisitorsExportInput): ResolvedRange {
     ...range,
     warning: `scheduled run without timeZone in its input: the previous day of ${nominal.toISOString()} was taken in UTC`,
   };
+}
+
+/** The nominal time of a run a schedule started; undefined for any other run. */
+export function scheduledNominalTime(): Date | undefined {
+  return workflowInfo().typedSearchAttributes.get(ScheduledStartTimeKey);
+}
+
+/** The id of the schedule that started this run, when one did (set by the server like the nominal time). */
+export function scheduleIdOfRun(): string | undefined {
+  return workflowInfo().typedSearchAttributes.get(ScheduledByIdKey);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

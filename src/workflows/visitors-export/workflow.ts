@@ -31,7 +31,8 @@ import {
 } from './activity-proxies';
 import { BudgetPermits } from '../budget/permits';
 import { fetchPageWithinBudget } from './budgeted-page';
-import { resolveRange, validateInput } from './input';
+import { resolveRange, scheduledNominalTime, scheduleIdOfRun, validateInput } from './input';
+import { nightlyExport } from './nightly';
 import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
 
@@ -51,7 +52,17 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   // would meet its marker out of turn. Runs recorded before budgets fetch pages with the activity's own retries
   // and a fixed fan-out.
   const withinBudget = patched(BUDGETS_PATCH);
+  // A scheduled run without dates catches up on every day after the watermark; runs recorded before the
+  // watermark exported the one day before their nominal time themselves.
+  const nominalTime = isDateless(rawInput) ? scheduledNominalTime() : undefined;
+  const nightly = nominalTime !== undefined && patched(NIGHTLY_WATERMARK_PATCH);
   const input = await validateInput(rawInput);
+  if (nightly) return nightlyExport(input, { nominalTime, scheduleId: scheduleIdOfRun() });
+  // Dates with a zone name that zone's days: the folder and the result say so (UTC keeps the bare dates).
+  const dayZone =
+    input.dateFrom !== undefined && input.timeZone !== undefined && input.timeZone !== 'UTC'
+      ? input.timeZone
+      : undefined;
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
   const format = input.format ?? 'csv';
   const state = input.continuation ?? firstRunState(input);
@@ -123,6 +134,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       format,
       warnings,
       ...(state.requestRange === undefined ? {} : { requestRange: state.requestRange }),
+      ...(dayZone === undefined ? {} : { timeZone: dayZone }),
       workflowId: info.workflowId,
       runId: info.runId,
     }),
@@ -134,6 +146,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     projectId,
     dateFrom: state.dateFrom,
     dateTo: state.dateTo,
+    ...(dayZone === undefined ? {} : { timeZone: dayZone }),
     totals,
     rows: merged.rows,
     pages: state.pagesDone,
@@ -144,6 +157,12 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
 
 /** Pages take permits from the organization's analytics budget; slow start; the workflow retries pages. */
 const BUDGETS_PATCH = 'analytics-budget';
+/** Scheduled runs without dates export every day after the project's watermark (one child export per day). */
+const NIGHTLY_WATERMARK_PATCH = 'nightly-watermark';
+
+function isDateless(input: VisitorsExportInput): boolean {
+  return input.dateFrom === undefined && input.dateTo === undefined && input.continuation === undefined;
+}
 
 function deadlineMs(input: VisitorsExportInput): number {
   return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;

@@ -18,14 +18,59 @@ const DAY_MS = 86_400_000;
  * at offset +00:00 is also given as date-times with the zone's offsets (`requestRange`), which is what is sent.
  */
 export function previousDay(nominalTime: Date, timeZone: string): ScheduledDay {
-  const today = wallClock(nominalTime.getTime(), timeZone);
-  const localDay = Date.UTC(today.year, today.month - 1, today.day);
-  const dateFrom = isoDate(localDay - DAY_MS);
-  const dateTo = isoDate(localDay);
-  const from = startOfDay(localDay - DAY_MS, timeZone);
-  const to = startOfDay(localDay, timeZone);
+  return zoneDays(dayBefore(nominalTime, timeZone), localDayOf(nominalTime, timeZone), timeZone);
+}
+
+/**
+ * The calendar days [dateFrom, dateTo) of `timeZone` (both `YYYY-MM-DD`), with the range to send when either end
+ * is not at offset +00:00: the first instant of each day as a date-time with the zone's offset.
+ */
+export function zoneDays(dateFrom: string, dateTo: string, timeZone: string): ScheduledDay {
+  const from = startOfDay(Date.parse(`${dateFrom}T00:00:00Z`), timeZone);
+  const to = startOfDay(Date.parse(`${dateTo}T00:00:00Z`), timeZone);
   if (from.offsetMs === 0 && to.offsetMs === 0) return { dateFrom, dateTo };
   return { dateFrom, dateTo, requestRange: { dateFrom: from.text, dateTo: to.text } };
+}
+
+/** The calendar day (`YYYY-MM-DD`) of an instant in `timeZone`. */
+export function localDayOf(instant: Date, timeZone: string): string {
+  return isoDate(localDayStart(instant.getTime(), timeZone));
+}
+
+/** The calendar day before the one of `instant` in `timeZone`: the last day a nightly run at `instant` exports. */
+export function dayBefore(instant: Date, timeZone: string): string {
+  return addDays(localDayOf(instant, timeZone), -1);
+}
+
+/** `YYYY-MM-DD` plus `days` calendar days (calendar days have no zone). */
+export function addDays(day: string, days: number): string {
+  return isoDate(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS);
+}
+
+/** A nightly run's work: the days after `watermark` up to `through`, the first `max` of them now. */
+export interface DueDays {
+  /** Exported by this run, oldest first. */
+  days: string[];
+  /** Due but past the cap: left to the next runs. */
+  remaining: number;
+}
+
+/**
+ * The days a nightly run exports: every day after `watermark` (the last day exported whole) up to and including
+ * `through`, oldest first, except those already `done`, at most `max`. Without a watermark (a schedule's first run)
+ * only `through` is due.
+ */
+export function dueDays(
+  watermark: string | null,
+  through: string,
+  max: number,
+  done: readonly string[] = [],
+): DueDays {
+  const first = watermark === null ? through : addDays(watermark, 1);
+  const count = Math.max(0, Math.round((Date.parse(through) - Date.parse(first)) / DAY_MS) + 1);
+  const due = Array.from({ length: count }, (_, i) => addDays(first, i)).filter((day) => !done.includes(day));
+  const days = due.slice(0, Math.max(0, max));
+  return { days, remaining: due.length - days.length };
 }
 
 /**

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseApiDate } from '../../../src/contract/api-dates';
-import { previousDay, type DateRange } from '../../../src/workflows/visitors-export/scheduled-range';
+import { parseApiDate } from '../../src/contract/api-dates';
+import {
+  addDays,
+  dayBefore,
+  dueDays,
+  previousDay,
+  zoneDays,
+  type DateRange,
+} from '../../src/contract/zone-days';
 
 // The workflow runs this in Temporal's sandbox (V8's Intl, the same ICU data); test/client/schedule.test.ts runs
 // it there through real schedules. These cases pin the calendar arithmetic.
@@ -137,3 +144,58 @@ for (const { name, zone, nominal, dateFrom, dateTo, requested, hours } of cases)
     assert.equal((to - from) / 3_600_000, hours);
   });
 }
+
+test('zoneDays: days given by hand are sent with the zone offsets, several days and DST days included', () => {
+  assert.deepEqual(zoneDays('2026-03-28', '2026-03-31', 'Europe/Paris'), {
+    dateFrom: '2026-03-28',
+    dateTo: '2026-03-31',
+    requestRange: { dateFrom: '2026-03-28T00:00:00+01:00', dateTo: '2026-03-31T00:00:00+02:00' },
+  });
+  assert.deepEqual(zoneDays('2026-11-09', '2026-11-10', 'UTC'), {
+    dateFrom: '2026-11-09',
+    dateTo: '2026-11-10',
+  });
+});
+
+test('dayBefore: the last day a nightly run at an instant exports, in the zone', () => {
+  // 02:30 Paris on 03-29 does not exist; 03:30 CEST is 01:30Z.
+  assert.equal(dayBefore(new Date('2026-03-29T01:30:00Z'), 'Europe/Paris'), '2026-03-28');
+  // The repeated 02:30 of 10-25, before and after the change: the same day before.
+  assert.equal(dayBefore(new Date('2026-10-25T00:30:00Z'), 'Europe/Paris'), '2026-10-24');
+  assert.equal(dayBefore(new Date('2026-10-25T01:30:00Z'), 'Europe/Paris'), '2026-10-24');
+  assert.equal(dayBefore(new Date('2026-11-09T12:00:00Z'), 'Pacific/Auckland'), '2026-11-09');
+  assert.equal(dayBefore(new Date('2026-03-01T00:00:00Z'), 'UTC'), '2026-02-28');
+});
+
+test('addDays: calendar days, across months, leap days and DST changes', () => {
+  assert.equal(addDays('2028-02-28', 1), '2028-02-29');
+  assert.equal(addDays('2026-03-28', 2), '2026-03-30');
+  assert.equal(addDays('2026-01-01', -1), '2025-12-31');
+});
+
+test('dueDays: every day after the watermark up to through, capped, done days left out', () => {
+  assert.deepEqual(dueDays('2026-11-01', '2026-11-04', 31), {
+    days: ['2026-11-02', '2026-11-03', '2026-11-04'],
+    remaining: 0,
+  });
+  // A second fire the same day: nothing due.
+  assert.deepEqual(dueDays('2026-11-04', '2026-11-04', 31), { days: [], remaining: 0 });
+  // A watermark ahead of through (a run with an older nominal time fires late): nothing due.
+  assert.deepEqual(dueDays('2026-11-06', '2026-11-04', 31), { days: [], remaining: 0 });
+  // No watermark: the first run exports its own day only.
+  assert.deepEqual(dueDays(null, '2026-11-04', 31), { days: ['2026-11-04'], remaining: 0 });
+  // Capped: the oldest first, the rest counted.
+  assert.deepEqual(dueDays('2026-10-01', '2026-11-04', 31).remaining, 3);
+  assert.deepEqual(dueDays('2026-10-01', '2026-11-04', 31).days.at(0), '2026-10-02');
+  assert.deepEqual(dueDays('2026-10-01', '2026-11-04', 31).days.at(-1), '2026-11-01');
+  // Days already done after a gap are not exported again.
+  assert.deepEqual(dueDays('2026-11-01', '2026-11-05', 2, ['2026-11-03']), {
+    days: ['2026-11-02', '2026-11-04'],
+    remaining: 1,
+  });
+  // The spring change: the run after the skipped night exports both days.
+  assert.deepEqual(dueDays('2026-03-27', dayBefore(new Date('2026-03-30T00:30:00Z'), 'Europe/Paris'), 31), {
+    days: ['2026-03-28', '2026-03-29'],
+    remaining: 0,
+  });
+});
