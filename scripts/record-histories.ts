@@ -3,6 +3,10 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentJob, getAgentJobState } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
+import { createVisitorsSchedule } from '../src/client/schedule';
+import { nightlyWatermarkWorkflowId } from '../src/contract/nightly';
+import { visitorsScheduleId } from '../src/contract/names';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../src/contract/budget';
 import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
 import { startSimulator, type Simulator } from '../dev/simulator';
@@ -12,7 +16,8 @@ import { historyBytes, historyToJson } from '../dev/history-json';
 import { AGENT_JOB_CURRENT_PATCH } from '../src/workflows/agent-job/workflow';
 
 /**
- * Records the histories that test/replay replays: `npx tsx scripts/record-histories.ts [agent-job|visitors-export]`.
+ * Records the histories that test/replay replays:
+ * `npx tsx scripts/record-histories.ts [agent-job|visitors-export|nightly]`.
  * Re-record only when a workflow change is meant to change its commands (and patch running workflows).
  */
 const OUT_DIR = path.resolve(__dirname, '../test/replay/histories');
@@ -177,6 +182,51 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
   await save('visitors-export-last-run', client.workflow.getHandle(handle.workflowId), sim);
 }
 
+/**
+ * Two nights of a Paris schedule, the second after the spring change's skipped night: the scheduled run that
+ * caught up on two days (child exports, watermark updates) as visitors-export-nightly-run.json, and the watermark
+ * workflow as visitors-export-watermark.json.
+ */
+async function recordNightly(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
+  const projectId = 'replay-nightly';
+  await createVisitorsSchedule(client, { projectId, at: '02:30', timeZone: 'Europe/Paris' });
+  const schedule = client.schedule.getHandle(visitorsScheduleId(projectId));
+  const runs = async (): Promise<{ workflowId: string; status: string }[]> => {
+    const found: { workflowId: string; status: string }[] = [];
+    const query = `TemporalScheduledById = '${visitorsScheduleId(projectId)}'`;
+    for await (const run of client.workflow.list({ query })) {
+      found.push({ workflowId: run.workflowId, status: run.status.name });
+    }
+    return found;
+  };
+  for (const [start, end, count] of [
+    ['2026-03-28T01:00:00Z', '2026-03-28T02:00:00Z', 1],
+    ['2026-03-30T00:00:00Z', '2026-03-30T01:00:00Z', 2],
+  ] as const) {
+    await schedule.backfill({
+      start: new Date(start),
+      end: new Date(end),
+      overlap: ScheduleOverlapPolicy.BUFFER_ALL,
+    });
+    await waitFor('the night', async () => {
+      const found = await runs();
+      return found.length === count && found.every((run) => run.status === 'COMPLETED');
+    });
+  }
+  const caughtUp =
+    (await runs())
+      .map((run) => run.workflowId)
+      .sort()
+      .at(-1) ?? '';
+  await save('visitors-export-nightly-run', client.workflow.getHandle(caughtUp), sim);
+  await save(
+    'visitors-export-watermark',
+    client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId, 'Europe/Paris')),
+    sim,
+  );
+  await schedule.delete();
+}
+
 async function main(): Promise<void> {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 2000 } })]);
@@ -185,6 +235,7 @@ async function main(): Promise<void> {
     const recorders = {
       'agent-job': [recordLongJob, recordContinueAsNew],
       'visitors-export': [recordExport],
+      nightly: [recordNightly],
     };
     const only = process.argv[2];
     if (only !== undefined && !(only in recorders)) {

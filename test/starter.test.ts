@@ -191,6 +191,67 @@ describe('starter CLI', () => {
     assert.equal(missing.code, 3, missing.stderr);
   });
 
+  test('export run --tz: days of the zone, in their own folder; schedule backfill and describe in days', async () => {
+    const run = await cli(
+      'export',
+      'run',
+      '--project',
+      'cli-tz',
+      '--from',
+      '2026-11-01',
+      '--to',
+      '2026-11-02',
+      '--tz',
+      'Europe/Paris',
+      '--json',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as { timeZone: string; dateFrom: string; files: string[] };
+    assert.equal(result.timeZone, 'Europe/Paris');
+    assert.equal(result.dateFrom, '2026-11-01');
+    await fs.access(
+      path.join(stack.exportDir, 'cli-tz', '2026-11-01_2026-11-02_Europe-Paris', 'manifest.json'),
+    );
+    const sent = stack.sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === 'cli-tz');
+    assert.deepEqual(
+      [...new Set(sent.map((r) => `${r.query.dateFrom}_${r.query.dateTo}`))],
+      ['2026-11-01T00:00:00+01:00_2026-11-02T00:00:00+01:00'],
+    );
+
+    const help = await cli('schedule', 'backfill', '--help');
+    assert.match(help.stdout, /--from-day 2026-11-09 --to-day 2026-11-11 exports\s+the 9th, 10th and 11th/);
+    assert.equal(
+      (await cli('schedule', 'create', '--project', 'cli-tz', '--at', '02:30', '--tz', 'Europe/Paris')).code,
+      0,
+    );
+    const backfill = await cli(
+      'schedule',
+      'backfill',
+      '--project',
+      'cli-tz',
+      '--from-day',
+      '2026-11-03',
+      '--to-day',
+      '2026-11-04',
+      '--json',
+    );
+    assert.equal(backfill.code, 0, backfill.stderr);
+    const started = JSON.parse(backfill.stdout) as { days: { day: string; workflowId: string }[] };
+    assert.deepEqual(
+      started.days.map((d) => d.workflowId),
+      [
+        'visitors-export/cli-tz/2026-11-03_2026-11-04_Europe-Paris',
+        'visitors-export/cli-tz/2026-11-04_2026-11-05_Europe-Paris',
+      ],
+    );
+    for (const { workflowId } of started.days) await stack.env.client.workflow.getHandle(workflowId).result();
+    const described = await cli('schedule', 'describe', '--project', 'cli-tz');
+    assert.equal(described.code, 0, described.stderr);
+    assert.match(described.stdout, /watermark: none yet/);
+    assert.match(described.stdout, /next run: \S+ exports \d{4}-\d{2}-\d{2}/);
+    assert.equal((await cli('schedule', 'delete', '--project', 'cli-tz')).code, 0);
+  });
+
   test('schedule create, describe, update, pause, delete; describe of a missing schedule exits 3', async () => {
     assert.equal(
       (await cli('schedule', 'create', '--project', 'cli-sched', '--at', '03:00', '--tz', 'Europe/Paris'))

@@ -12,7 +12,8 @@ import {
 import type { CommandContext } from './command-context';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';
-import { ExitCode } from './usage-error';
+import { ExitCode, UsageError } from './usage-error';
+import { InputValidationError } from '../contract/validation';
 import { formatFlag } from './visitors-export-commands';
 
 const scheduleProject: FlagSpec = { project: { type: 'string', description: 'project id', required: true } };
@@ -163,10 +164,17 @@ export const scheduleBackfillSpec: FlagSpec = {
 
 export async function scheduleBackfill(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, scheduleBackfillSpec);
-  const started = await backfillVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '', {
-    fromDay: stringFlag(flags['from-day']) ?? '',
-    toDay: stringFlag(flags['to-day']) ?? '',
-  });
+  const days = { fromDay: stringFlag(flags['from-day']) ?? '', toDay: stringFlag(flags['to-day']) ?? '' };
+  let started;
+  try {
+    started = await backfillVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '', days);
+  } catch (error) {
+    // The client names fromDay/toDay: say the flags instead.
+    if (!(error instanceof InputValidationError)) throw error;
+    const flag = (field: string): string =>
+      field === 'fromDay' ? '--from-day' : field === 'toDay' ? '--to-day' : field;
+    throw new UsageError(error.issues.map((issue) => `${flag(issue.field)}: ${issue.rule}`).join('; '));
+  }
   print(
     flags.json === true,
     started,

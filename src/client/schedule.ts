@@ -175,16 +175,20 @@ export async function triggerVisitorsSchedule(client: Client, projectId: string)
   await visitorsScheduleHandle(client, projectId).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
 }
 
+const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
 /** At most this many days per backfill. */
 const MAX_BACKFILL_DAYS = 366;
 
 const backfillDaysSchema = z
   .object({
-    fromDay: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day YYYY-MM-DD'),
-    toDay: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day YYYY-MM-DD'),
+    fromDay: z.string().regex(DAY_PATTERN, 'must be a day YYYY-MM-DD'),
+    toDay: z.string().regex(DAY_PATTERN, 'must be a day YYYY-MM-DD'),
   })
   .strict()
   .superRefine(({ fromDay, toDay }, ctx) => {
+    // Runs after the field checks too (zod reports every issue): days that are not YYYY-MM-DD were reported.
+    if (![fromDay, toDay].every((day) => DAY_PATTERN.test(day))) return;
     for (const [field, day] of [
       ['fromDay', fromDay],
       ['toDay', toDay],
@@ -193,13 +197,13 @@ const backfillDaysSchema = z
         ctx.addIssue({ code: 'custom', path: [field], message: 'must be a real day' });
     }
     if (toDay < fromDay)
-      ctx.addIssue({ code: 'custom', path: ['toDay'], message: 'must not be before fromDay' });
+      ctx.addIssue({ code: 'custom', path: ['toDay'], message: 'must not be before the first day' });
     const count = Math.round((Date.parse(toDay) - Date.parse(fromDay)) / 86_400_000) + 1;
     if (count > MAX_BACKFILL_DAYS) {
       ctx.addIssue({
         code: 'custom',
         path: ['toDay'],
-        message: `at most ${MAX_BACKFILL_DAYS} days from fromDay`,
+        message: `at most ${MAX_BACKFILL_DAYS} days from the first day`,
       });
     }
   });

@@ -70,6 +70,41 @@ describe('client: visitors exports', () => {
     assert.equal((await third.result()).rows, 1000);
   });
 
+  test('the same dates in two zones are two exports: ids, folders, results and requests differ', async () => {
+    stack.sim.configureProject('zones', { visitorPaths: 10 });
+    const utc = await runVisitorsExport(stack.env.client, { projectId: 'zones', ...RANGE });
+    const paris = await runVisitorsExport(stack.env.client, {
+      projectId: 'zones',
+      ...RANGE,
+      timeZone: 'Europe/Paris',
+    });
+    assert.equal(utc.timeZone, undefined);
+    assert.equal(paris.timeZone, 'Europe/Paris');
+    assert.deepEqual([paris.dateFrom, paris.dateTo], [RANGE.dateFrom, RANGE.dateTo]);
+    assert.deepEqual((await fs.readdir(path.join(stack.exportDir, 'zones'))).sort(), [
+      '2026-11-01_2026-11-02',
+      '2026-11-01_2026-11-02_Europe-Paris',
+    ]);
+    const ids = await Promise.all(
+      [utc, paris].map(async (result) => {
+        const manifest = JSON.parse(await fs.readFile(result.files.at(-1) ?? '', 'utf8')) as {
+          workflowId: string;
+          range: { timeZone?: string };
+        };
+        return [manifest.workflowId, manifest.range.timeZone];
+      }),
+    );
+    assert.deepEqual(ids, [
+      ['visitors-export/zones/2026-11-01_2026-11-02', undefined],
+      ['visitors-export/zones/2026-11-01_2026-11-02_Europe-Paris', 'Europe/Paris'],
+    ]);
+    const sent = stack.sim
+      .requests()
+      .filter((r) => r.route === 'getVisitors' && r.projectId === 'zones')
+      .map((r) => `${r.query.dateFrom}_${r.query.dateTo}`);
+    assert.deepEqual(sent, ['2026-11-01_2026-11-02', '2026-11-01T00:00:00+01:00_2026-11-02T00:00:00+01:00']);
+  });
+
   test('bad input is rejected before Temporal is contacted, every bad field named', async () => {
     const unreachable = new Client({
       connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }),
