@@ -74,6 +74,7 @@ export async function nightlyExport(
   }
   if (remaining > 0) {
     warnings.push(`${remaining} day(s) up to ${plan.through} still due: the next runs export them`);
+    log.warn('Nightly catch-up left days for the next runs', { projectId, timeZone, watermark, remaining });
   }
   progress.done = true;
   const first = exported[0] ?? addDays(watermark ?? plan.through, 1);
