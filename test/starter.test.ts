@@ -218,6 +218,22 @@ describe('starter CLI', () => {
       ['2026-11-01T00:00:00+01:00_2026-11-02T00:00:00+01:00'],
     );
 
+    const status = await cli(
+      'export',
+      'status',
+      '--project',
+      'cli-tz',
+      '--from',
+      '2026-11-01',
+      '--to',
+      '2026-11-02',
+      '--tz',
+      'Europe/Paris',
+      '--json',
+    );
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /2026-11-01_2026-11-02_Europe-Paris/);
+
     const help = await cli('schedule', 'backfill', '--help');
     assert.match(help.stdout, /--from-day 2026-11-09 --to-day 2026-11-11 exports\s+the 9th, 10th and 11th/);
     assert.equal(

@@ -21,6 +21,7 @@ export const exportStatusSpec: FlagSpec = {
   project: { type: 'string', description: 'project id (with --from and --to, instead of --workflow-id)' },
   from: { type: 'string', description: 'first day the export was started with' },
   to: { type: 'string', description: 'end day the export was started with' },
+  tz: { type: 'string', description: 'the zone the export was started with (export run --tz), if any' },
 };
 
 function exportWorkflowIdOf(flags: Flags): string {
@@ -30,7 +31,8 @@ function exportWorkflowIdOf(flags: Flags): string {
   const from = stringFlag(flags.from);
   const to = stringFlag(flags.to);
   if (project && from && to) {
-    return visitorsExportWorkflowId(parseOrThrow(projectIdSchema, project, 'projectId'), from, to);
+    const projectId = parseOrThrow(projectIdSchema, project, 'projectId');
+    return visitorsExportWorkflowId(projectId, from, to, stringFlag(flags.tz));
   }
   throw new UsageError('--workflow-id, or --project with --from and --to, is required');
 }
