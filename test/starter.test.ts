@@ -192,9 +192,8 @@ describe('starter CLI', () => {
   });
 
   test('export run --tz: days of the zone, in their own folder; schedule backfill and describe in days', async () => {
-    const run = await cli(
-      'export',
-      'run',
+    // The Paris day 2026-11-01, by export run and export status.
+    const parisDay = [
       '--project',
       'cli-tz',
       '--from',
@@ -203,8 +202,8 @@ describe('starter CLI', () => {
       '2026-11-02',
       '--tz',
       'Europe/Paris',
-      '--json',
-    );
+    ];
+    const run = await cli('export', 'run', ...parisDay, '--json');
     assert.equal(run.code, 0, run.stderr);
     const result = JSON.parse(run.stdout) as { timeZone: string; dateFrom: string; files: string[] };
     assert.equal(result.timeZone, 'Europe/Paris');
@@ -218,19 +217,7 @@ describe('starter CLI', () => {
       ['2026-11-01T00:00:00+01:00_2026-11-02T00:00:00+01:00'],
     );
 
-    const status = await cli(
-      'export',
-      'status',
-      '--project',
-      'cli-tz',
-      '--from',
-      '2026-11-01',
-      '--to',
-      '2026-11-02',
-      '--tz',
-      'Europe/Paris',
-      '--json',
-    );
+    const status = await cli('export', 'status', ...parisDay, '--json');
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /2026-11-01_2026-11-02_Europe-Paris/);
 
