@@ -66,7 +66,16 @@ export interface PermitRequest {
    */
   settleMs?: number;
   refusal?: BudgetRefusal;
+  /**
+   * Up to this many permits (default 1, at most MAX_PERMITS_PER_ASK). The first waits its turn like any permit;
+   * the others come with it only from the window's spare (see PermitGrant.spare). A requester that sets it, even
+   * to 1, is told `count`, `spare` and `spendBy` in the grant.
+   */
+  count?: number;
 }
+
+/** The most permits one ask may take: a page window of 16 asking for four windows ahead. */
+export const MAX_PERMITS_PER_ASK = 64;
 
 /** Sent to a requester whose permit must wait: the limiter's estimate, for progress and the UI. */
 export interface PermitTicket {
@@ -79,6 +88,16 @@ export interface PermitTicket {
 export interface PermitGrant {
   permitId: string;
   grantedAt: number;
+  /** Permits granted with this id (only when the request set `count`): each spends one request. */
+  count?: number;
+  /**
+   * The budget's room per requester after this grant: the window's free permits less those waiting, shared
+   * among the requesters granted one in the window; 0 when the budget ran short (a permit waited) within the
+   * last window, or after a refusal.
+   */
+  spare?: number;
+  /** A permit not spent by then is dropped (it would land too late for the window padding to cover it). */
+  spendBy?: number;
 }
 
 /** As of the limiter's last task (a query does not move workflow time). */

@@ -1,9 +1,10 @@
-import type {
-  BudgetLimiterState,
-  BudgetRefusal,
-  PermitRequest,
-  PermitTicket,
-  RateBudget,
+import {
+  MAX_PERMITS_PER_ASK,
+  type BudgetLimiterState,
+  type BudgetRefusal,
+  type PermitRequest,
+  type PermitTicket,
+  type RateBudget,
 } from '../../contract/budget';
 
 /** What a limiter carries across continue-as-new. */
@@ -26,6 +27,10 @@ export interface LedgerSnapshot {
   granted: number;
   /** Recently granted permit ids: a request repeated by a retried ask is not granted twice. */
   recent: string[];
+  /** The last time a permit had to wait for the budget (full, paused): the budget binds for a window after. */
+  shortAt?: number;
+  /** Requesters granted a permit in the window, with their last grant time: they share the spare. */
+  requesters?: [string, number][];
 }
 
 const RECENT_PERMITS = 256;
@@ -149,17 +154,22 @@ export class BudgetLedger {
     grants.splice(insertAt, 0, now);
   }
 
-  /** The grant could not be delivered (the requester has ended): its place in the window is free again. */
-  forget(permitId: string, grantedAt: number): void {
-    const at = this.#s.grants.indexOf(grantedAt);
-    if (at >= 0) this.#s.grants.splice(at, 1);
+  /** The grant (of `count` permits) could not be delivered (the requester has ended): its places are free again. */
+  forget(permitId: string, grantedAt: number, count = 1): void {
+    for (let i = 0; i < count; i++) {
+      const at = this.#s.grants.indexOf(grantedAt);
+      if (at >= 0) this.#s.grants.splice(at, 1);
+    }
     if (this.#s.exclusive?.permitId === permitId) this.#s.exclusive = null;
   }
 
   /** The next permit to grant now, if the budget, a pause or an exclusive holder allows one. */
   grant(now: number): PermitRequest | undefined {
-    if (this.#readyAt(now) > now) return undefined;
     const s = this.#s;
+    if (this.#readyAt(now) > now) {
+      if (this.waiting > 0) s.shortAt = now;
+      return undefined;
+    }
     const exclusiveBusy = s.exclusive !== null && s.exclusive.until > now;
     for (let turn = 0; turn < s.queues.length; turn++) {
       const entry = s.queues[0];
@@ -175,12 +185,46 @@ export class BudgetLedger {
       s.granted += 1;
       s.recent.push(head.permitId);
       if (s.recent.length > RECENT_PERMITS) s.recent.shift();
+      if (head.count !== undefined) this.#active(head.requesterId, now);
       if (head.exclusive === true) {
         s.exclusive = { permitId: head.permitId, until: now + EXCLUSIVE_HOLD_MS, grantedAt: now };
       }
       return head;
     }
     return undefined;
+  }
+
+  /**
+   * After `head` was granted: up to `head.count - 1` more permits with it, only from the requester's share of
+   * the spare (nobody else waits, no pause, the budget did not run short in the last window). Returns how many.
+   */
+  grantExtras(head: PermitRequest, now: number): number {
+    const want = Math.min(MAX_PERMITS_PER_ASK, head.count ?? 1) - 1;
+    if (want <= 0 || head.exclusive === true || this.waiting > 0) return 0;
+    const extra = Math.min(want, this.spare(now));
+    for (let i = 0; i < extra; i++) this.#s.grants.push(now);
+    this.#s.granted += extra;
+    return extra;
+  }
+
+  /**
+   * The budget's room per requester: free permits in the window less those waiting, shared among the
+   * requesters granted one in the window. 0 while paused or cautious after a refusal, and for a window after a
+   * permit had to wait: then the budget binds and windows stay narrow.
+   */
+  spare(now: number): number {
+    this.#prune(now);
+    const s = this.#s;
+    const horizon = now - this.#paddedWindow();
+    if (s.pausedUntil > now || now < s.cautiousUntil || (s.shortAt ?? -Infinity) > horizon) return 0;
+    s.requesters = (s.requesters ?? []).filter(([, at]) => at > horizon);
+    const free = s.budget.requests - s.grants.length - this.waiting;
+    return Math.max(0, Math.floor(free / Math.max(1, s.requesters.length)));
+  }
+
+  /** How long after its grant a permit may still be spent: half the window's padding. */
+  get spendWithinMs(): number {
+    return Math.floor((this.#paddedWindow() - this.#s.budget.windowMs) / 2);
   }
 
   /** When a waiting permit could next be granted; undefined when nobody waits. */
@@ -210,6 +254,14 @@ export class BudgetLedger {
       refusals: s.refusals,
       granted: s.granted,
     };
+  }
+
+  /** Notes a requester that asks with `count` (exports): only those share the spare, and the list stays short. */
+  #active(requesterId: string, now: number): void {
+    const horizon = now - this.#paddedWindow();
+    const requesters = (this.#s.requesters ?? []).filter(([id, at]) => at > horizon && id !== requesterId);
+    requesters.push([requesterId, now]);
+    this.#s.requesters = requesters;
   }
 
   /** The earliest time a grant is allowed, ignoring who waits. */

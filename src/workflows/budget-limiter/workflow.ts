@@ -13,6 +13,7 @@ import {
   getBudgetStateQuery,
   releaseBudgetPermitSignal,
   requestBudgetPermitSignal,
+  type PermitGrant,
   type PermitRequest,
   type PermitTicket,
   type RateBudget,
@@ -76,16 +77,24 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
         signalsInFlight -= 1;
       });
   };
-  const grant = (request: PermitRequest, grantedAt: number): void =>
+  const grant = (request: PermitRequest, grantedAt: number): void => {
+    // A requester that asks with a count (an export's pages) may take more from the spare, and hears the spare.
+    const count = request.count === undefined ? 1 : 1 + ledger.grantExtras(request, grantedAt);
+    const batch: Partial<PermitGrant> =
+      request.count === undefined
+        ? {}
+        : { count, spare: ledger.spare(grantedAt), spendBy: grantedAt + ledger.spendWithinMs };
     send(
       request.requesterId,
       () =>
         getExternalWorkflowHandle(request.requesterId).signal(budgetPermitGrantedSignal, {
           permitId: request.permitId,
           grantedAt,
+          ...batch,
         }),
-      () => ledger.forget(request.permitId, grantedAt),
+      () => ledger.forget(request.permitId, grantedAt, count),
     );
+  };
   const queued = (ticket: PermitTicket): void => {
     const requesterId = ledger.requesterOf(ticket.permitId);
     // Granted in the same task already: the grant says it all. A short wait is not worth a message (and the
@@ -128,6 +137,9 @@ function invalidRequest(request: PermitRequest): string | undefined {
   }
   if (!request.permitId || !request.requesterId || !request.projectId) {
     return 'permitId, requesterId and projectId are required';
+  }
+  if (request.count !== undefined && !(Number.isInteger(request.count) && request.count >= 1)) {
+    return 'count must be a whole number >= 1';
   }
   return undefined;
 }

@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  proxyActivities,
   proxyLocalActivities,
   setHandler,
   uuid4,
@@ -13,6 +14,7 @@ import {
   budgetPermitQueuedSignal,
   type BudgetKind,
   type BudgetRefusal,
+  type PermitGrant,
 } from '../../contract/budget';
 
 type BudgetActivities = ReturnType<typeof createBudgetActivities>;
@@ -23,13 +25,20 @@ const { requestBudgetPermit, releaseBudgetPermit } = proxyLocalActivities<Budget
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
+/**
+ * The same ask as a regular activity: it costs three events instead of one marker, but the workflow task does
+ * not stay open while it runs (a local activity holds it, and every page completion waits behind it).
+ */
+const { requestBudgetPermit: requestBudgetPermitInBackground } = proxyActivities<BudgetActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
 /** Failure type when a budget wait would outlast the workflow's deadline. */
 export const BUDGET_WAIT_TIMED_OUT = 'BudgetWaitTimedOut';
 
-export interface Permit {
-  permitId: string;
-  grantedAt: number;
-}
+/** One permit, or with `count` a batch of them (see PermitRequest.count). */
+export type Permit = PermitGrant;
 
 export interface PermitAsk {
   projectId: string;
@@ -43,6 +52,15 @@ export interface PermitAsk {
   refusal?: BudgetRefusal;
   /** Give up (non-retryable BudgetWaitTimedOut) when no grant came by then. */
   deadlineAt: number;
+  /** See PermitRequest.count: up to this many permits, the grant tells how many and the spare. */
+  count?: number;
+  /** Ask through a regular activity: the workflow goes on handling other events while the ask is sent. */
+  background?: boolean;
+  /**
+   * The deadline has passed, by a timer the caller keeps for all its asks: this ask then starts none of its own
+   * (a timer costs two events per ask).
+   */
+  deadlinePassed?: () => boolean;
 }
 
 /**
@@ -50,7 +68,7 @@ export interface PermitAsk {
  * The wait is a workflow condition, not an activity: it can last hours and counts against no attempt limit.
  */
 export class BudgetPermits {
-  readonly #granted = new Map<string, number>();
+  readonly #granted = new Map<string, PermitGrant>();
   /** Permits asked for and not granted yet, with the limiter's estimate once it sent one. */
   readonly #waits = new Map<string, number | null>();
 
@@ -58,8 +76,8 @@ export class BudgetPermits {
     private readonly kind: BudgetKind,
     private readonly onWaitChange: () => void = () => undefined,
   ) {
-    setHandler(budgetPermitGrantedSignal, ({ permitId, grantedAt }) => {
-      this.#granted.set(permitId, grantedAt);
+    setHandler(budgetPermitGrantedSignal, (grant) => {
+      this.#granted.set(grant.permitId, grant);
     });
     setHandler(budgetPermitQueuedSignal, ({ permitId, estimatedGrantAt }) => {
       if (!this.#waits.has(permitId)) return;
@@ -78,7 +96,7 @@ export class BudgetPermits {
     const permitId = uuid4();
     try {
       this.#waits.set(permitId, null);
-      await requestBudgetPermit({
+      const request = {
         kind: this.kind,
         projectId: ask.projectId,
         permitId,
@@ -86,28 +104,42 @@ export class BudgetPermits {
         ...(ask.exclusive === undefined ? {} : { exclusive: ask.exclusive }),
         ...(ask.settleMs === undefined ? {} : { settleMs: ask.settleMs }),
         ...(ask.refusal === undefined ? {} : { refusal: ask.refusal }),
-      });
+        ...(ask.count === undefined ? {} : { count: ask.count }),
+      };
+      if (ask.background === true) {
+        // The grant often comes before the ask's own completion: it is all the ask waits for.
+        await Promise.race([
+          requestBudgetPermitInBackground(request),
+          condition(() => this.#granted.has(permitId)),
+        ]);
+      } else {
+        await requestBudgetPermit(request);
+      }
       if (!this.#granted.has(permitId)) {
-        const granted = await condition(
-          () => this.#granted.has(permitId),
-          Math.max(1, ask.deadlineAt - Date.now()),
-        );
-        if (!granted) {
-          throw ApplicationFailure.create({
-            type: BUDGET_WAIT_TIMED_OUT,
-            nonRetryable: true,
-            message: `no ${this.kind} budget for project ${ask.projectId} before the deadline ${new Date(ask.deadlineAt).toISOString()}`,
-          });
-        }
+        const { deadlinePassed } = ask;
+        const granted = deadlinePassed
+          ? (await condition(() => this.#granted.has(permitId) || deadlinePassed()),
+            this.#granted.has(permitId))
+          : await condition(() => this.#granted.has(permitId), Math.max(1, ask.deadlineAt - Date.now()));
+        if (!granted) throw this.timedOut(ask);
       }
     } finally {
       const hadEstimate = this.#waits.get(permitId) != null;
       this.#waits.delete(permitId);
       if (hadEstimate) this.onWaitChange();
     }
-    const grantedAt = this.#granted.get(permitId) ?? Date.now();
+    const grant = this.#granted.get(permitId) ?? { permitId, grantedAt: Date.now() };
     this.#granted.delete(permitId);
-    return { permitId, grantedAt };
+    return grant;
+  }
+
+  /** The failure of an ask that got no grant before its deadline. */
+  timedOut(ask: Pick<PermitAsk, 'projectId' | 'deadlineAt'>): ApplicationFailure {
+    return ApplicationFailure.create({
+      type: BUDGET_WAIT_TIMED_OUT,
+      nonRetryable: true,
+      message: `no ${this.kind} budget for project ${ask.projectId} before the deadline ${new Date(ask.deadlineAt).toISOString()}`,
+    });
   }
 
   /** After an exclusive permit's request: lets the next one of the budget go. */

@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@tem
 import type { PageRequest, PageSummary } from '../../activities/visitors-export';
 import { docsApiDetailsOf } from '../../docs-api/failure-types';
 import type { BudgetRefusal } from '../../contract/budget';
-import { refusalOf, type BudgetPermits } from '../budget/permits';
+import { refusalOf, type Permit } from '../budget/permits';
 import { fetchVisitorsPageOnce } from './activity-proxies';
 
 /** Failures other than 429 a page survives (5xx, network, a worker lost mid-request), as before budgets. */
@@ -15,17 +15,12 @@ const MAX_BACKOFF_MS = 30_000;
  * the budget, and counts against no attempt limit: the page waits as long as the deadline allows.
  */
 export async function fetchPageWithinBudget(
-  permits: BudgetPermits,
+  takePermit: (refusal: BudgetRefusal | undefined) => Promise<Permit>,
   request: PageRequest,
-  deadlineAt: number,
 ): Promise<PageSummary> {
   let refusal: BudgetRefusal | undefined;
   for (let failures = 0; ;) {
-    const permit = await permits.acquire({
-      projectId: request.projectId,
-      deadlineAt,
-      ...(refusal === undefined ? {} : { refusal }),
-    });
+    const permit = await takePermit(refusal);
     try {
       return await fetchVisitorsPageOnce(request);
     } catch (error) {

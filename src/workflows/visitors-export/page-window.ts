@@ -12,6 +12,12 @@ export interface PageWindowOptions {
    * hasMore) plus one ahead. At most one request past the end; a day that fits one page costs one request.
    */
   slowStart?: boolean;
+  /**
+   * With slowStart: how many pages may go ahead of one that came back full (default 2: the next one, known to
+   * exist, and one past it). Asked at each full page: `concurrency` when the budget has room for the
+   * `concurrency - 1` requests that may land past the end, 2 when it binds.
+   */
+  aheadOfFullPage?: () => number;
   fetchPage(offset: number): Promise<PageSummary>;
   /** Asked before each new page: true stops issuing (continue-as-new is due) and lets the window drain. */
   shouldPause(): boolean;
@@ -122,7 +128,7 @@ export class PageWindow {
   /** The next page exists; a full page also lets one more go ahead of it. */
   #widen(offset: number, full: boolean): void {
     if (this.#options.slowStart !== true) return;
-    const ahead = full ? 2 : 1;
+    const ahead = full ? Math.max(2, this.#options.aheadOfFullPage?.() ?? 2) : 1;
     this.#allowedThrough = Math.max(this.#allowedThrough, offset + ahead * this.#options.pageSize);
   }
 

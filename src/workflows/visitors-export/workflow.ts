@@ -29,7 +29,9 @@ import {
   prepareVisitorsExportStaging,
   removeVisitorsExportStaging,
 } from './activity-proxies';
-import { BudgetPermits } from '../budget/permits';
+import type { BudgetRefusal } from '../../contract/budget';
+import { BudgetPermits, type Permit } from '../budget/permits';
+import { PagePermits } from './page-permits';
 import { fetchPageWithinBudget } from './budgeted-page';
 import { resolveRange, scheduledNominalTime, scheduleIdOfRun, validateInput } from './input';
 import { nightlyExport } from './nightly';
@@ -52,6 +54,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   // would meet its marker out of turn. Runs recorded before budgets fetch pages with the activity's own retries
   // and a fixed fan-out.
   const withinBudget = patched(BUDGETS_PATCH);
+  const adaptive = withinBudget && patched(ADAPTIVE_WINDOW_PATCH);
   // A scheduled run without dates catches up on every day after the watermark; runs recorded before the
   // watermark exported the one day before their nominal time themselves.
   const nominalTime = isDateless(rawInput) ? scheduledNominalTime() : undefined;
@@ -89,14 +92,25 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     offset,
     limit: pageSize,
   });
+  const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
+  const deadlineAt = state.deadlineAt ?? Infinity;
+  const pagePermits =
+    permits && adaptive ? new PagePermits(permits, projectId, deadlineAt, concurrency) : undefined;
+  const takePermit =
+    permits &&
+    ((refusal: BudgetRefusal | undefined): Promise<Permit> =>
+      pagePermits
+        ? pagePermits.take(refusal)
+        : permits.acquire({ projectId, deadlineAt, ...(refusal === undefined ? {} : { refusal }) }));
   const window: PageWindow = new PageWindow({
     firstOffset: state.pagesDone * pageSize,
     pageSize,
-    concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
+    concurrency,
     slowStart: withinBudget,
+    ...(pagePermits ? { aheadOfFullPage: () => (pagePermits.open ? concurrency : 2) } : {}),
     fetchPage: (offset) =>
-      permits
-        ? fetchPageWithinBudget(permits, pageRequest(offset), state.deadlineAt ?? Infinity)
+      takePermit
+        ? fetchPageWithinBudget(takePermit, pageRequest(offset))
         : fetchVisitorsPage(pageRequest(offset)),
     shouldPause: () => continueAsNewDue(eventLimit),
     onPage: (page) => countPage(state, page, pageSize),
@@ -163,6 +177,9 @@ const NIGHTLY_WATERMARK_PATCH = 'nightly-watermark';
 function isDateless(input: VisitorsExportInput): boolean {
   return input.dateFrom === undefined && input.dateTo === undefined && input.continuation === undefined;
 }
+
+/** The window opens to `concurrency` while the budget has room; permits come in batches ahead of the pages. */
+const ADAPTIVE_WINDOW_PATCH = 'adaptive-page-window';
 
 function deadlineMs(input: VisitorsExportInput): number {
   return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;

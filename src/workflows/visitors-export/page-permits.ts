@@ -1,0 +1,130 @@
+import { CancellationScope, condition, sleep } from '@temporalio/workflow';
+import { MAX_PERMITS_PER_ASK, type BudgetRefusal } from '../../contract/budget';
+import type { BudgetPermits, Permit } from '../budget/permits';
+
+/**
+ * An export's permits, off the pages' critical path while the budget has room. When the limiter reports at
+ * least `concurrency - 1` to spare for this export, one ask in the background ("up to k permits") keeps a stock
+ * of a few windows' worth: a page takes one at once, and the next batch is asked for while pages run. When the
+ * budget binds (spare below that, or not known yet), each page asks for its own permit: one ask per request,
+ * FIFO per project, round robin across projects, as the limiter always did.
+ *
+ * A permit not spent by its grant's `spendBy` is dropped: the window's padding covers the delay between a grant
+ * and its request only that long. Permits left when the export ends are not spent: the limiter counted them, so
+ * the budget is never exceeded; they stay unused until they leave the window.
+ */
+export class PagePermits {
+  /** Granted and not spent yet, oldest first. */
+  readonly #stock: Permit[] = [];
+  #asking = false;
+  #waiting = 0;
+  /** The background ask failed: every page waiting for it fails so. */
+  #failure: Error | undefined;
+  /** The limiter's latest spare for this export; undefined before the first grant and after a 429. */
+  #spare: number | undefined;
+  /** One timer for every background ask (a timer per ask would cost two events each). */
+  #deadlineTimer: Promise<void> | undefined;
+  #deadlinePassed = false;
+
+  constructor(
+    private readonly permits: BudgetPermits,
+    private readonly projectId: string,
+    private readonly deadlineAt: number,
+    private readonly concurrency: number,
+  ) {}
+
+  /** The budget has room for a whole window past the end: pages may go `concurrency` ahead of a full one. */
+  get open(): boolean {
+    return this.#spare !== undefined && this.#spare >= this.concurrency - 1;
+  }
+
+  /** A permit for one request; `refusal`: the previous one was refused with 429 (everyone pauses). */
+  async take(refusal?: BudgetRefusal): Promise<Permit> {
+    if (refusal !== undefined) {
+      // Permits granted before the pause would land in it: drop them and ask as under a binding budget.
+      this.#stock.length = 0;
+      this.#spare = undefined;
+      return this.#single(refusal);
+    }
+    for (;;) {
+      this.#dropStale();
+      const permit = this.#stock.shift();
+      if (permit !== undefined) {
+        this.#topUp();
+        return permit;
+      }
+      if (!this.open) return this.#single();
+      this.#waiting += 1;
+      try {
+        this.#topUp();
+        await condition(() => this.#stock.length > 0 || !this.#asking || this.#deadlinePassed);
+      } finally {
+        this.#waiting -= 1;
+      }
+      if (this.#failure !== undefined) throw this.#failure;
+      if (this.#stock.length === 0 && this.#deadlinePassed)
+        throw this.permits.timedOut({ projectId: this.projectId, deadlineAt: this.deadlineAt });
+    }
+  }
+
+  async #single(refusal?: BudgetRefusal): Promise<Permit> {
+    const grant = await this.permits.acquire({
+      projectId: this.projectId,
+      deadlineAt: this.deadlineAt,
+      count: 1,
+      ...(refusal === undefined ? {} : { refusal }),
+    });
+    this.#spare = grant.spare;
+    return grant;
+  }
+
+  /**
+   * Asks for the next batch when the stock runs below four windows' worth (or a page waits): enough for eight
+   * windows and the pages waiting, at most MAX_PERMITS_PER_ASK. One ask at a time, through a regular activity
+   * (a local one would hold the workflow task, and every page completion behind it, while the ask is sent). It
+   * runs outside the asking page's cancellation scope: other pages wait for its grant.
+   */
+  #topUp(): void {
+    if (this.#asking || this.#failure !== undefined || !this.open) return;
+    const low = Math.max(8, 4 * this.concurrency);
+    if (this.#waiting === 0 && this.#stock.length >= low) return;
+    const count = Math.min(MAX_PERMITS_PER_ASK, this.#waiting + 2 * low - this.#stock.length);
+    this.#asking = true;
+    this.#startDeadlineTimer();
+    void CancellationScope.nonCancellable(() =>
+      this.permits.acquire({
+        projectId: this.projectId,
+        deadlineAt: this.deadlineAt,
+        count,
+        background: true,
+        deadlinePassed: () => this.#deadlinePassed,
+      }),
+    )
+      .then(
+        (grant) => {
+          this.#spare = grant.spare;
+          for (let i = 0; i < (grant.count ?? 1); i++) this.#stock.push({ ...grant, count: 1 });
+        },
+        (error: unknown) => {
+          this.#failure = error instanceof Error ? error : new Error(String(error));
+        },
+      )
+      .finally(() => {
+        this.#asking = false;
+      });
+  }
+
+  #startDeadlineTimer(): void {
+    if (this.#deadlineTimer !== undefined || !Number.isFinite(this.deadlineAt)) return;
+    this.#deadlineTimer = CancellationScope.nonCancellable(() =>
+      sleep(Math.max(1, this.deadlineAt - Date.now())),
+    ).then(() => {
+      this.#deadlinePassed = true;
+    });
+  }
+
+  #dropStale(): void {
+    const now = Date.now();
+    while ((this.#stock[0]?.spendBy ?? Infinity) < now) this.#stock.shift();
+  }
+}
