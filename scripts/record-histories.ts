@@ -94,13 +94,18 @@ async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: S
 }
 
 /** The agent budget limiter of a project (its id ends with the project; the key's fingerprint comes before). */
+/** Passed to limiterOf for the organization's analytics limiter (it has no project). */
+const ANALYTICS = '(analytics)';
+
+/** The limiter of a project's agent budget, or with ANALYTICS the analytics limiter. */
 async function limiterOf(
   client: Parameters<typeof startAgentJob>[0],
   projectId: string,
 ): Promise<WorkflowHandle> {
   const query = `WorkflowType = '${BUDGET_LIMITER_WORKFLOW_TYPE}'`;
   for await (const execution of client.workflow.list({ query })) {
-    if (execution.workflowId.endsWith(`/${projectId}`))
+    const analytics = projectId === ANALYTICS && execution.workflowId.startsWith('docs-budget/analytics/');
+    if (analytics || execution.workflowId.endsWith(`/${projectId}`))
       return client.workflow.getHandle(execution.workflowId);
   }
   throw new Error(`no budget limiter for ${projectId}`);
@@ -155,9 +160,14 @@ async function recordContinueAsNew(
   await save(`${CURRENT}-continued-run`, firstRun, sim);
 }
 
-/** An export of 24 pages that continues as new once, with a 503 and a 429 on pages; both runs are kept. */
+/**
+ * An export of 24 pages that continues as new once, with a 503 and a 429 on pages; both runs are kept, with the
+ * analytics budget's limiter. The budget of the test worker is far above the need: the page window opens and
+ * permits come in batches (patch adaptive-page-window). Saved as visitors-export-adaptive-*.json beside the
+ * runs recorded before that patch (visitors-export-*.json: one permit per page, two pages at a time).
+ */
 async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
-  const projectId = 'replay-export';
+  const projectId = 'replay-export-adaptive';
   sim.configureProject(projectId, { visitorPaths: 1_200 });
   sim.faults.add({ route: 'getVisitors', projectId, kind: 'status', status: 503, times: 1 });
   sim.faults.add({
@@ -178,8 +188,10 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
   const firstRunId = (await handle.describe()).runId;
   const result = await handle.result();
   if (result.rows !== 1_200) throw new Error(`the export wrote ${result.rows} rows, not 1200`);
-  await save('visitors-export-continued-run', client.workflow.getHandle(handle.workflowId, firstRunId), sim);
-  await save('visitors-export-last-run', client.workflow.getHandle(handle.workflowId), sim);
+  const name = 'visitors-export-adaptive';
+  await save(`${name}-continued-run`, client.workflow.getHandle(handle.workflowId, firstRunId), sim);
+  await save(`${name}-last-run`, client.workflow.getHandle(handle.workflowId), sim);
+  await save('budget-limiter-analytics', await limiterOf(client, ANALYTICS), sim);
 }
 
 /**

@@ -29,6 +29,8 @@ export interface LedgerSnapshot {
   recent: string[];
   /** The last time a permit had to wait for the budget (full, paused): the budget binds for a window after. */
   shortAt?: number;
+  /** Permits that waited for the budget are still queued: until they are granted, the budget stays short. */
+  backlog?: boolean;
   /** Requesters granted a permit in the window, with their last grant time: they share the spare. */
   requesters?: [string, number][];
 }
@@ -167,7 +169,10 @@ export class BudgetLedger {
   grant(now: number): PermitRequest | undefined {
     const s = this.#s;
     if (this.#readyAt(now) > now) {
-      if (this.waiting > 0) s.shortAt = now;
+      if (this.waiting > 0) {
+        s.shortAt = now;
+        s.backlog = true;
+      }
       return undefined;
     }
     const exclusiveBusy = s.exclusive !== null && s.exclusive.until > now;
@@ -186,6 +191,10 @@ export class BudgetLedger {
       s.recent.push(head.permitId);
       if (s.recent.length > RECENT_PERMITS) s.recent.shift();
       if (head.count !== undefined) this.#active(head.requesterId, now);
+      if (s.backlog === true) {
+        s.shortAt = now;
+        if (this.waiting === 0) s.backlog = false;
+      }
       if (head.exclusive === true) {
         s.exclusive = { permitId: head.permitId, until: now + EXCLUSIVE_HOLD_MS, grantedAt: now };
       }
@@ -208,9 +217,9 @@ export class BudgetLedger {
   }
 
   /**
-   * The budget's room per requester: free permits in the window less those waiting, shared among the
-   * requesters granted one in the window. 0 while paused or cautious after a refusal, and for a window after a
-   * permit had to wait: then the budget binds and windows stay narrow.
+   * The budget's room per requester: free permits in the window less those waiting and less a reserve of half
+   * the budget (others may come), shared among the requesters granted one in the window. 0 while paused or
+   * cautious after a refusal, and for a window after a permit had to wait: then the budget binds.
    */
   spare(now: number): number {
     this.#prune(now);
@@ -218,7 +227,7 @@ export class BudgetLedger {
     const horizon = now - this.#paddedWindow();
     if (s.pausedUntil > now || now < s.cautiousUntil || (s.shortAt ?? -Infinity) > horizon) return 0;
     s.requesters = (s.requesters ?? []).filter(([, at]) => at > horizon);
-    const free = s.budget.requests - s.grants.length - this.waiting;
+    const free = s.budget.requests - s.grants.length - this.waiting - Math.floor(s.budget.requests / 2);
     return Math.max(0, Math.floor(free / Math.max(1, s.requesters.length)));
   }
 

@@ -2,9 +2,12 @@ import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal } from '../../contract/budget';
 import type { BudgetPermits, Permit } from '../budget/permits';
 
+/** The least spare that opens the window: a small budget (the service's 100 an hour) never wastes a request. */
+const MIN_OPEN_SPARE = 64;
+
 /**
- * An export's permits, off the pages' critical path while the budget has room. When the limiter reports at
- * least `concurrency - 1` to spare for this export, one ask in the background ("up to k permits") keeps a stock
+ * An export's permits, off the pages' critical path while the budget has room. When the limiter reports enough
+ * to spare for this export (see `open`), one ask in the background ("up to k permits") keeps a stock
  * of a few windows' worth: a page takes one at once, and the next batch is asked for while pages run. When the
  * budget binds (spare below that, or not known yet), each page asks for its own permit: one ask per request,
  * FIFO per project, round robin across projects, as the limiter always did.
@@ -33,9 +36,12 @@ export class PagePermits {
     private readonly concurrency: number,
   ) {}
 
-  /** The budget has room for a whole window past the end: pages may go `concurrency` ahead of a full one. */
+  /**
+   * The budget does not bind: its spare for this export covers many windows (the stock takes up to eight, and
+   * up to `concurrency - 1` requests may land past the end), so pages may go `concurrency` ahead of a full one.
+   */
   get open(): boolean {
-    return this.#spare !== undefined && this.#spare >= this.concurrency - 1;
+    return this.#spare !== undefined && this.#spare >= Math.max(MIN_OPEN_SPARE, 16 * this.concurrency);
   }
 
   /** A permit for one request; `refusal`: the previous one was refused with 429 (everyone pauses). */

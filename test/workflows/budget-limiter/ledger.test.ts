@@ -150,4 +150,53 @@ describe('BudgetLedger', () => {
     assert.equal(ticket?.estimatedGrantAt, T0 + PADDED);
     assert.equal(ticket?.waitingAhead, 0);
   });
+
+  test('a request with a count takes extras only from its share of the spare, and hears the spare', () => {
+    const big = { requests: 100, windowMs: 10_000 };
+    const ledger = new BudgetLedger(big);
+    const first = ask('a', { count: 30, budget: big });
+    ledger.enqueue(first, T0);
+    assert.equal(ledger.grant(T0)?.permitId, first.permitId);
+    assert.equal(
+      ledger.grantExtras(first, T0),
+      29,
+      'nobody else: 99 free, 49 beyond the reserve of half the budget',
+    );
+    assert.equal(ledger.spare(T0), 20);
+
+    // A second requester shares what is left beyond the reserve: 69 - 50 among two, 9 each.
+    const second = ask('b', { count: 64, budget: big });
+    ledger.enqueue(second, T0 + 1);
+    assert.equal(ledger.grant(T0 + 1)?.permitId, second.permitId);
+    assert.equal(ledger.grantExtras(second, T0 + 1), 9);
+    assert.equal(ledger.view(T0 + 1).grantedInWindow, 40);
+
+    // Another requester waiting: no extras, whatever the spare.
+    const third = ask('c', { count: 10, budget: big });
+    const fourth = ask('d', { budget: big });
+    ledger.enqueue(third, T0 + 2);
+    ledger.enqueue(fourth, T0 + 2);
+    assert.equal(ledger.grant(T0 + 2)?.permitId, third.permitId);
+    assert.equal(ledger.grantExtras(third, T0 + 2), 0);
+  });
+
+  test('a budget that ran short binds for a window: spare 0 and no extras; a plain request gets no extras', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    for (let i = 0; i < 4; i++) ledger.enqueue(ask('a', { count: 1 }), T0);
+    assert.equal(drain(ledger, T0).length, 3, 'the fourth waits: the budget ran short');
+    const later = T0 + PADDED;
+    assert.equal(drain(ledger, later).length, 1);
+    assert.equal(ledger.spare(later), 0, 'short within the last window');
+    const batch = ask('a', { count: 3 });
+    ledger.enqueue(batch, later + 1);
+    assert.equal(ledger.grant(later + 1)?.permitId, batch.permitId);
+    assert.equal(ledger.grantExtras(batch, later + 1), 0);
+    assert.equal(ledger.spare(later + 1 + PADDED), 2, 'a window later: 3 free less the reserve of 1');
+
+    const plain = ask('b');
+    const quiet = new BudgetLedger(BUDGET);
+    quiet.enqueue(plain, T0);
+    assert.equal(quiet.grant(T0)?.permitId, plain.permitId);
+    assert.equal(quiet.grantExtras(plain, T0), 0);
+  });
 });

@@ -137,6 +137,36 @@ describe('PageWindow', () => {
     assert.deepEqual(run.pages.cancelled, []);
   });
 
+  test('slow start: one page, then the next known page and one ahead; at most one request past the end', async () => {
+    const run = await startWindow({ concurrency: 8, slowStart: true });
+    assert.deepEqual(run.pages.requested, [0]);
+    await run.pages.answer(0, PAGE_SIZE, true);
+    assert.deepEqual(run.pages.requested, [0, 100, 200]);
+    await run.pages.answer(100, 30, false);
+    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.deepEqual(run.pages.cancelled, [200], 'the one request past the end');
+  });
+
+  test('slow start opens to `concurrency` ahead of a full page while aheadOfFullPage says so', async () => {
+    let ahead = 2;
+    const run = await startWindow({ concurrency: 5, slowStart: true, aheadOfFullPage: () => ahead });
+    await run.pages.answer(0, PAGE_SIZE, true);
+    assert.deepEqual(run.pages.requested, [0, 100, 200], 'a binding budget: one ahead');
+    ahead = 5;
+    await run.pages.answer(100, PAGE_SIZE, true);
+    assert.deepEqual(run.pages.requested, [0, 100, 200, 300, 400, 500, 600], 'concurrency pages in flight');
+    ahead = 2;
+    await run.pages.answer(200, PAGE_SIZE, true);
+    assert.deepEqual(run.pages.requested, [0, 100, 200, 300, 400, 500, 600], 'narrow again: nothing new');
+    await run.pages.answer(300, 10, false);
+    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.deepEqual(
+      run.pages.cancelled,
+      [400, 500, 600],
+      'three past the last page: at most concurrency - 1',
+    );
+  });
+
   test('a pause stops issuing, counts every page already issued and returns with nothing in flight', async () => {
     let pauseDue = false;
     const run = await startWindow({ concurrency: 2, shouldPause: () => pauseDue });
