@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { installQuietRuntime } from '../../dev/temporal';
 import { workflowBundle } from '../../dev/workflow-bundle';
 import { historyBytes, historyFromJson } from '../../dev/history-json';
-import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../../src/contract/budget';
+import { BUDGET_LIMITER_WORKFLOW_TYPE, type PermitGrant } from '../../src/contract/budget';
 import { AGENT_JOB_CURRENT_PATCH } from '../../src/workflows/agent-job/workflow';
 
 // Histories recorded by `npx tsx scripts/record-histories.ts` against the simulator. Replaying them with
@@ -117,6 +117,29 @@ describe('replay of committed histories', () => {
     const watermark = load('visitors-export-watermark.json');
     assert.ok(watermark.text.includes('visitorsExportWatermark'));
     assert.ok(count(watermark.events, 'UPDATE_COMPLETED') >= 4, 'reads and advances');
+  });
+
+  test('visitorsExport since adaptive-page-window: a batch of permits while open, one per page after a 429', () => {
+    const grants = ['continued-run', 'last-run'].flatMap((run) =>
+      (
+        load(`visitors-export-adaptive-${run}.json`).events as (RecordedEvent & {
+          workflowExecutionSignaledEventAttributes?: { input?: { payloads?: { data?: string }[] } };
+        })[]
+      )
+        .map((event) => event.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data)
+        .filter((data) => data !== undefined)
+        .map((data) => JSON.parse(Buffer.from(data, 'base64').toString()) as PermitGrant),
+    );
+    assert.ok(
+      grants.some((grant) => (grant.count ?? 1) > 1),
+      'a batch granted while the budget had room',
+    );
+    assert.ok(
+      grants.some((grant) => grant.spare === 0),
+      'the budget binds after the 429: one permit per page',
+    );
+    const limiter = load('budget-limiter-analytics.json');
+    assert.ok(limiter.text.includes(BUDGET_LIMITER_WORKFLOW_TYPE), 'the analytics limiter workflow');
   });
 
   for (const name of files) {
