@@ -74,7 +74,7 @@ export interface PermitRequest {
   count?: number;
 }
 
-/** The most permits one ask may take: a page window of 16 asking for four windows ahead. */
+/** The most permits one ask may take: an export keeps a stock of up to eight windows of `concurrency` pages. */
 export const MAX_PERMITS_PER_ASK = 64;
 
 /** Sent to a requester whose permit must wait: the limiter's estimate, for progress and the UI. */
@@ -91,9 +91,9 @@ export interface PermitGrant {
   /** Permits granted with this id (only when the request set `count`): each spends one request. */
   count?: number;
   /**
-   * The budget's room per requester after this grant: the window's free permits less those waiting, shared
-   * among the requesters granted one in the window; 0 when the budget ran short (a permit waited) within the
-   * last window, or after a refusal.
+   * The budget's room per requester after this grant: the window's free permits less those waiting and less a
+   * reserve of half the budget, shared among the requesters granted one in the window; 0 for a window after the
+   * budget ran short (a permit waited), and while paused or cautious after a refusal.
    */
   spare?: number;
   /** A permit not spent by then is dropped (it would land too late for the window padding to cover it). */

@@ -117,11 +117,12 @@ export class BudgetPermits {
       }
       if (!this.#granted.has(permitId)) {
         const { deadlinePassed } = ask;
-        const granted = deadlinePassed
-          ? (await condition(() => this.#granted.has(permitId) || deadlinePassed()),
-            this.#granted.has(permitId))
-          : await condition(() => this.#granted.has(permitId), Math.max(1, ask.deadlineAt - Date.now()));
-        if (!granted) throw this.timedOut(ask);
+        if (deadlinePassed) {
+          await condition(() => this.#granted.has(permitId) || deadlinePassed());
+        } else {
+          await condition(() => this.#granted.has(permitId), Math.max(1, ask.deadlineAt - Date.now()));
+        }
+        if (!this.#granted.has(permitId)) throw this.timedOut(ask);
       }
     } finally {
       const hadEstimate = this.#waits.get(permitId) != null;
