@@ -231,9 +231,13 @@ export class BudgetLedger {
     return Math.max(0, Math.floor(free / Math.max(1, s.requesters.length)));
   }
 
-  /** How long after its grant a permit may still be spent: half the window's padding. */
+  /**
+   * How long after its grant a permit may still be spent: the window's padding less 250 ms for the request to
+   * land (750 ms of 1 s for an hour's window), at least half the padding.
+   */
   get spendWithinMs(): number {
-    return Math.floor((this.#paddedWindow() - this.#s.budget.windowMs) / 2);
+    const padding = this.#paddedWindow() - this.#s.budget.windowMs;
+    return Math.max(Math.floor(padding / 2), padding - 250);
   }
 
   /** When a waiting permit could next be granted; undefined when nobody waits. */

@@ -28,13 +28,27 @@ export class PagePermits {
   /** One timer for every background ask (a timer per ask would cost two events each). */
   #deadlineTimer: Promise<void> | undefined;
   #deadlinePassed = false;
+  /**
+   * How many permits one ask aims for: half as many again after a batch spent without a stale permit, doubled
+   * when a page found the stock empty, halved when permits went stale; so a batch lasts about as long as a
+   * permit may be held (fast pages take more, slow ones fewer) and few asks are made.
+   */
+  #batch: number;
+  /** The batch grew since the last grant: it grows once per grant, however many pages wait. */
+  #grown = false;
+  /** Batches granted so far. */
+  #granted = 0;
+  /** A permit went stale since the last grant. */
+  #dropped = false;
 
   constructor(
     private readonly permits: BudgetPermits,
     private readonly projectId: string,
     private readonly deadlineAt: number,
     private readonly concurrency: number,
-  ) {}
+  ) {
+    this.#batch = Math.max(4, 2 * concurrency);
+  }
 
   /**
    * The budget does not bind: its spare for this export covers many windows (the stock takes up to eight, and
@@ -60,6 +74,9 @@ export class PagePermits {
         return permit;
       }
       if (!this.open) return this.#single();
+      // The first batch is awaited by design: only later ones asked too late.
+      if (!this.#grown && this.#granted > 0) this.#batch = Math.min(MAX_PERMITS_PER_ASK, 2 * this.#batch);
+      this.#grown = true;
       this.#waiting += 1;
       try {
         this.#topUp();
@@ -85,16 +102,15 @@ export class PagePermits {
   }
 
   /**
-   * Asks for the next batch when the stock runs below four windows' worth (or a page waits): enough for eight
-   * windows and the pages waiting, at most MAX_PERMITS_PER_ASK. One ask at a time, through a regular activity
+   * Asks for the next batch when the stock runs below half a batch (or a page waits): a batch and the pages
+   * waiting, at most MAX_PERMITS_PER_ASK. One ask at a time, through a regular activity
    * (a local one would hold the workflow task, and every page completion behind it, while the ask is sent). It
    * runs outside the asking page's cancellation scope: other pages wait for its grant.
    */
   #topUp(): void {
     if (this.#asking || this.#failure !== undefined || !this.open) return;
-    const low = Math.max(8, 4 * this.concurrency);
-    if (this.#waiting === 0 && this.#stock.length >= low) return;
-    const count = Math.min(MAX_PERMITS_PER_ASK, this.#waiting + 2 * low - this.#stock.length);
+    if (this.#waiting === 0 && this.#stock.length >= this.#batch / 2) return;
+    const count = Math.min(MAX_PERMITS_PER_ASK, this.#waiting + this.#batch - this.#stock.length);
     this.#asking = true;
     this.#startDeadlineTimer();
     void CancellationScope.nonCancellable(() =>
@@ -109,6 +125,12 @@ export class PagePermits {
       .then(
         (grant) => {
           this.#spare = grant.spare;
+          if (!this.#dropped && !this.#grown) {
+            this.#batch = Math.min(MAX_PERMITS_PER_ASK, Math.ceil(this.#batch * 1.5));
+          }
+          this.#grown = false;
+          this.#dropped = false;
+          this.#granted += 1;
           for (let i = 0; i < (grant.count ?? 1); i++) this.#stock.push({ ...grant, count: 1 });
         },
         (error: unknown) => {
@@ -131,6 +153,10 @@ export class PagePermits {
 
   #dropStale(): void {
     const now = Date.now();
+    const before = this.#stock.length;
     while ((this.#stock[0]?.spendBy ?? Infinity) < now) this.#stock.shift();
+    if (this.#stock.length === before) return;
+    this.#batch = Math.max(4, Math.floor(this.#batch / 2));
+    this.#dropped = true;
   }
 }
