@@ -212,7 +212,8 @@ describe('visitorsExport against the simulator', () => {
     const events = runs.reduce((sum, run) => sum + run.events, 0);
     const bytes = runs.reduce((sum, run) => sum + run.bytes, 0);
     t.diagnostic(
-      `100,000 paths in ${seconds} s: ${runs.length} run(s), ${events} events, ${bytes} bytes in all`,
+      `100,000 paths in ${seconds} s: ${runs.length} run(s), ${events} events, ${bytes} bytes in all, ` +
+        `${requests} requests, ${grants} permit grants`,
     );
     assert.ok(bytes < 2 * 1024 * 1024, `all runs together: ${bytes} bytes`);
   });
