@@ -12,7 +12,7 @@ import { campaignFaults } from './fault-mix';
 import type { CampaignOptions } from './options';
 import { sleep } from './retrying';
 import { scanForKey, type SecretScan } from './secrets';
-import { verifyExports, verifyJobs, type Verdict } from './verify';
+import { emptyVerdict, verifyExports, verifyJobs, type Verdict } from './verify';
 import { WorkerSupervisor } from './worker-supervisor';
 import { planExports, planJobs, runExports, runJobs } from './workload';
 
@@ -86,16 +86,7 @@ export async function runCampaign(
     ]);
     log(`${sent.length} follow-ups sent; waiting for every workflow to close`);
 
-    const verdict: Verdict = {
-      jobs: {},
-      followUps: {},
-      createsAtService: 0,
-      createsOutcomeUnknown: 0,
-      exportRows: 0,
-      exportsWhole: 0,
-      failureMessages: [],
-      violations: [],
-    };
+    const verdict = emptyVerdict();
     await verifyJobs(client, sim, { jobs, sent, killTimes: supervisor.killTimes }, deadline, verdict);
     await verifyExports(client, exports, deadline, verdict);
     const wallSeconds = (Date.now() - startedAt) / 1000;

@@ -24,6 +24,19 @@ export interface Verdict {
   violations: string[];
 }
 
+export function emptyVerdict(): Verdict {
+  return {
+    jobs: {},
+    followUps: {},
+    createsAtService: 0,
+    createsOutcomeUnknown: 0,
+    exportRows: 0,
+    exportsWhole: 0,
+    failureMessages: [],
+    violations: [],
+  };
+}
+
 interface JobEnd {
   /** COMPLETED, FAILED, or why the end could not be read. */
   workflow: string;
@@ -32,10 +45,21 @@ interface JobEnd {
   failureType?: string;
   failureMessage?: string;
   followUps: FollowUpRecord[];
+  /** Update ids some run of the workflow accepted (its history's UpdateAccepted events): the server's record. */
+  acceptedUpdates: Set<string>;
 }
 
 /** Waits for a job's workflow to close (following continue-as-new) and reads how it ended. */
 async function jobEnd(client: Client, workflowId: string, deadline: number): Promise<JobEnd> {
+  const end = await closedEnd(client, workflowId, deadline);
+  return { ...end, acceptedUpdates: await acceptedUpdateIds(client, workflowId, deadline) };
+}
+
+async function closedEnd(
+  client: Client,
+  workflowId: string,
+  deadline: number,
+): Promise<Omit<JobEnd, 'acceptedUpdates'>> {
   try {
     const result = await retrying(
       () => client.workflow.getHandle<() => Promise<AgentJobResult>>(workflowId).result(),
@@ -59,6 +83,24 @@ async function jobEnd(client: Client, workflowId: string, deadline: number): Pro
       followUps: details?.followUps ?? [],
     };
   }
+}
+
+/** The update ids accepted by the workflow's runs, from the last run back through continue-as-new. */
+async function acceptedUpdateIds(client: Client, workflowId: string, deadline: number): Promise<Set<string>> {
+  const accepted = new Set<string>();
+  let runId: string | undefined;
+  do {
+    const { events } = await retrying(
+      () => client.workflow.getHandle(workflowId, runId).fetchHistory(),
+      deadline,
+    );
+    for (const event of events ?? []) {
+      const updateId = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId;
+      if (updateId) accepted.add(updateId);
+    }
+    runId = events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  } while (runId !== undefined);
+  return accepted;
 }
 
 const processedWith = (log: readonly RequestLogEntry[], route: string, prompt: string) =>
@@ -126,6 +168,16 @@ function checkFollowUps(
     const where = `${job.workflowId} ${followUp.spec.messageId} (${followUp.spec.via})`;
     const records = end.followUps.filter((r) => r.messageId === followUp.spec.messageId);
     const atService = processedWith(log, 'sendMessage', followUp.spec.prompt);
+    if (followUp.spec.via === 'update') {
+      // The history says whether a run accepted the update (its validator passed); the caller's answer must say
+      // the same, by its type.
+      const acceptedByRun = end.acceptedUpdates.has(followUp.spec.messageId);
+      if (acceptedByRun !== followUp.accepted) {
+        verdict.violations.push(
+          `${where}: ${acceptedByRun ? 'accepted by the run' : 'never accepted by a run'}, yet its caller got: ${followUp.updateOutcome ?? 'delivered'}`,
+        );
+      }
+    }
     if (!followUp.accepted) {
       count(verdict.followUps, 'not accepted by the workflow (caller told)');
       if (records.length > 0 || atService > 0)
@@ -133,12 +185,6 @@ function checkFollowUps(
       continue;
     }
     const [record] = records;
-    if (!record && notSentBeforeFailure(followUp, end.workflow, atService)) {
-      // Taken while the run was already failing (e.g. a create whose outcome is unknown): the update answered
-      // FollowUpNotSent after the failure's state was captured. The caller was told, the service got nothing.
-      count(verdict.followUps, 'not sent: the run failed first (caller told)');
-      continue;
-    }
     if (!record || records.length > 1) {
       verdict.violations.push(`${where}: accepted but recorded ${records.length} times`);
       continue;
@@ -162,24 +208,22 @@ function checkFollowUps(
       verdict.violations.push(`${where}: still pending when the workflow completed (lost)`);
     }
     if (!allowed) verdict.violations.push(`${where}: ${record.status} but received ${atService} times`);
-    if (
-      followUp.updateOutcome !== undefined &&
-      (followUp.updateOutcome === 'delivered') !== (record.status === 'delivered')
-    ) {
+    if (followUp.answer !== undefined && RECORD_OF_ANSWER[followUp.answer] !== record.status) {
       verdict.violations.push(
-        `${where}: the update answered "${followUp.updateOutcome}" but the record says ${record.status}`,
+        `${where}: the update answered "${followUp.updateOutcome ?? followUp.answer}" but the record says ${record.status}`,
       );
     }
   }
 }
 
-function notSentBeforeFailure(followUp: SentFollowUp, workflow: string, atService: number): boolean {
-  return (
-    followUp.updateOutcome?.includes(FollowUpFailureType.notSent) === true &&
-    workflow !== 'COMPLETED' &&
-    atService === 0
-  );
-}
+/** The record an accepted update's typed answer goes with; any other answer is untyped (a violation). */
+const RECORD_OF_ANSWER: Record<string, FollowUpRecord['status']> = {
+  delivered: 'delivered',
+  [FollowUpFailureType.rejected]: 'rejected',
+  [FollowUpFailureType.outcomeUnknown]: 'outcome_unknown',
+  // The run ended before sending it: the failure's details list it as pending.
+  [FollowUpFailureType.notSent]: 'pending',
+};
 
 export async function verifyExports(
   client: Client,

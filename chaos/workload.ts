@@ -1,7 +1,8 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
-import type { PollingOptions } from '../src/contract/agent-job';
+import { FollowUpFailureType, type PollingOptions } from '../src/contract/agent-job';
 import { agentJobWorkflowId, visitorsExportWorkflowId } from '../src/contract/names';
 import type { ExportFormat } from '../src/contract/visitors-export';
 import type { JobOutcome, Simulator } from '../dev/simulator';
@@ -41,10 +42,12 @@ export interface SentFollowUp {
   spec: FollowUpSpec;
   /** When the caller first tried to send it. */
   sentAt: number;
-  /** The workflow took it (signal recorded, update accepted). */
+  /** The workflow took it, as its caller learns from the answer's type (signal recorded, update accepted). */
   accepted: boolean;
   /** For updates: the workflow's answer (delivered, or the failure's message). */
   updateOutcome?: string;
+  /** For updates: 'delivered', the update failure's type (FollowUp...), or the class of any other error. */
+  answer?: string;
 }
 
 const OUTCOMES: JobOutcome[] = ['completed', 'completed', 'failed', 'archived', 'completed-no-edits'];
@@ -132,7 +135,7 @@ export async function runJobs(client: Client, jobs: JobSpec[], deadline: number)
   return sent;
 }
 
-async function sendOne(
+export async function sendOne(
   client: Client,
   job: JobSpec,
   spec: FollowUpSpec,
@@ -149,14 +152,30 @@ async function sendOne(
       () => sendFollowUpAndWait(client, job.workflowId, request, { updateId: spec.messageId }),
       deadline,
     );
-    return { job, spec, sentAt, accepted: true, updateOutcome: 'delivered' };
+    return { job, spec, sentAt, accepted: true, updateOutcome: 'delivered', answer: 'delivered' };
   } catch (error) {
     const message = error instanceof Error ? `${error.message} ${causeOf(error)}` : String(error);
-    // An update the workflow refused before sending (e.g. the job already failed) was not accepted.
-    const accepted =
-      spec.via === 'update' && !/FollowUpNotAccepted|not found|already completed/i.test(message);
-    return { job, spec, sentAt, accepted, updateOutcome: message };
+    if (spec.via === 'signal') return { job, spec, sentAt, accepted: false, updateOutcome: message };
+    const answer = answerOf(error);
+    return { job, spec, sentAt, accepted: answer !== NOT_TAKEN, updateOutcome: message, answer };
   }
+}
+
+const NOT_TAKEN = 'not taken';
+
+/**
+ * What an update's caller learns from the type of the error, never from its wording. Not taken: the validator
+ * refused (FollowUpNotAccepted), or the server answered NotFound because no run accepted it — the workflow had
+ * closed, or closed while the update waited for its first workflow task ("workflow update was aborted by closing
+ * workflow"); no validator ran then. Any other answer means the run accepted it.
+ */
+function answerOf(error: unknown): string {
+  if (error instanceof WorkflowNotFoundError) return NOT_TAKEN;
+  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+    const type = error.cause.type ?? 'ApplicationFailure';
+    return type === FollowUpFailureType.notAccepted ? NOT_TAKEN : type;
+  }
+  return error instanceof Error ? error.constructor.name : typeof error;
 }
 
 function causeOf(error: Error): string {

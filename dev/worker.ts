@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DataConverter } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../src/activities';
+import { createActivities, type Activities, type ActivityDeps } from '../src/activities';
 import type { RateBudget } from '../src/contract/budget';
 import { DEFAULT_TASK_QUEUE } from '../src/contract/names';
 import { ApiKey } from '../src/docs-api/api-key';
@@ -33,6 +33,11 @@ export interface TestWorkerOptions {
   tuning?: Parameters<typeof createWorker>[0]['tuning'];
   /** Payload encryption, as the worker's PAYLOAD_CODEC_KEYS would configure it. */
   dataConverter?: DataConverter;
+  /**
+   * Wraps the real activities, e.g. to hold one until the test lets it go: a workflow task kept open that long
+   * is what a loaded worker produces by chance, here on cue.
+   */
+  wrapActivities?: (activities: Activities) => Activities;
 }
 
 const UNBOUNDED_BUDGET: RateBudget = { requests: 1_000_000, windowMs: 3_600_000 };
@@ -49,19 +54,20 @@ export async function startTestWorker(
   });
   const ownsExportDir = options.exportDir === undefined;
   const exportDir = options.exportDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'docs-exports-')));
+  const activities = createActivities({
+    docsApi,
+    exportDir,
+    budgets: {
+      analytics: options.budgets?.analytics ?? UNBOUNDED_BUDGET,
+      agent: options.budgets?.agent ?? UNBOUNDED_BUDGET,
+      organization: new ApiKey(options.service.apiKey).fingerprint(),
+    },
+    ...options.extraDeps,
+  });
   const worker = await createWorker({
     connection: env.nativeConnection,
     taskQueue: DEFAULT_TASK_QUEUE,
-    activities: createActivities({
-      docsApi,
-      exportDir,
-      budgets: {
-        analytics: options.budgets?.analytics ?? UNBOUNDED_BUDGET,
-        agent: options.budgets?.agent ?? UNBOUNDED_BUDGET,
-        organization: new ApiKey(options.service.apiKey).fingerprint(),
-      },
-      ...options.extraDeps,
-    }),
+    activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
     workflowBundle: await workflowBundle(),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
