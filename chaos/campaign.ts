@@ -5,10 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startSimulator, type SimulatorStats } from '../dev/simulator';
+import { startSimulator, type Simulator, type SimulatorStats } from '../dev/simulator';
 import { freePort } from '../dev/ports';
 import { startTemporal } from '../dev/temporal';
+import type { RateBudget } from '../src/contract/budget';
 import { campaignFaults } from './fault-mix';
+import { ForeignSpender } from './foreign-spender';
 import type { CampaignOptions } from './options';
 import { sleep } from './retrying';
 import { scanForKey, type SecretScan } from './secrets';
@@ -28,6 +30,21 @@ export interface CampaignReport {
   service: SimulatorStats;
   verdict: Verdict;
   secrets: SecretScan;
+  /** With small budgets: the 429s the worker met and what the foreign spender took. */
+  budgets?: BudgetFigures;
+}
+
+export interface BudgetFigures {
+  /** 429 answers in the simulator's log: all the worker's (the spender is not logged, no 429 is injected). */
+  refusals: number;
+  /** By budget: analytics (get-visitors) and agent (create, message). */
+  refusalsByBudget: Record<'analytics' | 'agent', number>;
+  /** The most of them in any 60 s. */
+  maxRefusalsIn60s: number;
+  /** Per minute since the first start. */
+  refusalsByMinute: number[];
+  foreignSpent: Record<'analytics' | 'agent', number>;
+  foreignRefused: Record<'analytics' | 'agent', number>;
 }
 
 const STARTER = path.resolve(__dirname, '../src/starter.ts');
@@ -45,17 +62,38 @@ export async function runCampaign(
   const exportDir = path.join(dir, 'exports');
   const dbFilename = path.join(dir, 'temporal.db');
   const port = await freePort();
-  const sim = await startSimulator({ apiKey: `chaos_${crypto.randomBytes(16).toString('hex')}` });
+  const sim = await startSimulator({
+    apiKey: `chaos_${crypto.randomBytes(16).toString('hex')}`,
+    ...(options.budgets ? { budgets: options.budgets } : {}),
+  });
   let server: TestWorkflowEnvironment = await startTemporal({ dbFilename, port });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
-  const supervisor = new WorkerSupervisor({ temporalAddress: server.address, service: sim, exportDir });
+  const supervisor = new WorkerSupervisor({
+    temporalAddress: server.address,
+    service: sim,
+    exportDir,
+    ...(options.budgets
+      ? {
+          env: {
+            DOCS_API_ANALYTICS_RATE_LIMIT: rateLimitText(options.budgets.analytics),
+            DOCS_API_AGENT_RATE_LIMIT: rateLimitText(options.budgets.agent),
+          },
+        }
+      : {}),
+  });
+  let spender: ForeignSpender | undefined;
   let serverRestarts = 0;
   try {
     await supervisor.start();
     const jobs = planJobs(options, run, sim);
     const exports = planExports(options, run, sim);
-    for (const rule of campaignFaults(options.hangs)) sim.faults.add(rule);
+    for (const rule of campaignFaults(options.hangs, { rateLimits: !options.budgets })) sim.faults.add(rule);
+    if (options.budgets && options.foreignShare) {
+      const projects = [...new Set(jobs.map((job) => job.projectId))];
+      spender = new ForeignSpender(sim, options.budgets, options.foreignShare, projects);
+      spender.start();
+    }
 
     const startedAt = Date.now();
     const deadline = startedAt + options.deadlineSeconds * 1000;
@@ -90,6 +128,17 @@ export async function runCampaign(
     await verifyJobs(client, sim, { jobs, sent, killTimes: supervisor.killTimes }, deadline, verdict);
     await verifyExports(client, exports, deadline, verdict);
     const wallSeconds = (Date.now() - startedAt) / 1000;
+    spender?.stop();
+    const budgets = spender && budgetFigures(sim, startedAt, spender);
+    if (
+      budgets &&
+      options.max429PerMinute !== undefined &&
+      budgets.maxRefusalsIn60s > options.max429PerMinute
+    ) {
+      verdict.violations.push(
+        `${budgets.maxRefusalsIn60s} x 429 in one minute (at most ${options.max429PerMinute} allowed)`,
+      );
+    }
     const cliOutputs = await Promise.all([
       starter(server.address, ['job', 'list', '--project', jobs[0]?.projectId ?? 'none']),
       ...jobs
@@ -126,8 +175,10 @@ export async function runCampaign(
       service: sim.stats(),
       verdict,
       secrets,
+      ...(budgets ? { budgets } : {}),
     };
   } finally {
+    spender?.stop();
     await supervisor.stop();
     await connection.close();
     await server.teardown();
@@ -145,4 +196,34 @@ function starter(address: string, args: string[]): Promise<string> {
       (_error, stdout, stderr) => resolve(stdout + stderr),
     );
   });
+}
+
+/** A budget as DOCS_API_*_RATE_LIMIT spells it, e.g. 20/10000ms. */
+function rateLimitText(budget: RateBudget): string {
+  return `${budget.requests}/${budget.windowMs}ms`;
+}
+
+function budgetFigures(sim: Simulator, startedAt: number, spender: ForeignSpender): BudgetFigures {
+  const refused = sim.requests().filter((entry) => entry.status === 429);
+  const times = refused.map((entry) => entry.at).sort((a, b) => a - b);
+  const analytics = refused.filter((entry) => entry.route === 'getVisitors').length;
+  let maxRefusalsIn60s = 0;
+  for (let first = 0, last = 0; last < times.length; last += 1) {
+    while ((times[last] ?? 0) - (times[first] ?? 0) >= 60_000) first += 1;
+    maxRefusalsIn60s = Math.max(maxRefusalsIn60s, last - first + 1);
+  }
+  const refusalsByMinute: number[] = [];
+  for (const at of times) {
+    const minute = Math.max(0, Math.floor((at - startedAt) / 60_000));
+    while (refusalsByMinute.length <= minute) refusalsByMinute.push(0);
+    refusalsByMinute[minute] = (refusalsByMinute[minute] ?? 0) + 1;
+  }
+  return {
+    refusals: times.length,
+    refusalsByBudget: { analytics, agent: times.length - analytics },
+    maxRefusalsIn60s,
+    refusalsByMinute,
+    foreignSpent: { ...spender.spent },
+    foreignRefused: { ...spender.refused },
+  };
 }

@@ -6,15 +6,18 @@ const WRITES: RouteName[] = ['createJob', 'sendMessage'];
 /**
  * The faults the simulator injects throughout a campaign. 503 and 429 are answers the service gives before
  * acting, so every route may be retried; the 502-after-processing, resets and malformed bodies on writes are
- * the cases whose outcome the worker cannot know, which it must report rather than re-send.
+ * the cases whose outcome the worker cannot know, which it must report rather than re-send. Without
+ * `rateLimits`, no 429 is injected: the budgets' are then the only ones.
  */
-export function campaignFaults(hangs: number): FaultRule[] {
+export function campaignFaults(hangs: number, { rateLimits = true } = {}): FaultRule[] {
   return [
     // The first writes certainly meet the unknown-outcome cases, whatever the random draws.
     { route: 'createJob', kind: 'reset', afterProcessing: true, times: 1 },
     { route: 'sendMessage', kind: 'status', status: 502, afterProcessing: true, times: 2 },
     { route: '*', kind: 'status', status: 503, probability: 0.2 },
-    { route: '*', kind: 'rateLimit', retryAfter: { seconds: 1 }, probability: 0.05 },
+    ...(rateLimits
+      ? [{ route: '*', kind: 'rateLimit', retryAfter: { seconds: 1 }, probability: 0.05 } as const]
+      : []),
     ...READS.flatMap((route): FaultRule[] => [
       { route, kind: 'reset', probability: 0.03 },
       { route, kind: 'malformed', malformed: 'truncated-json', probability: 0.02 },

@@ -1,6 +1,8 @@
+import type { RateBudget } from '../src/contract/budget';
+
 /** The size and timing of one fault campaign. */
 export interface CampaignOptions {
-  name: 'full' | 'quick';
+  name: 'full' | 'quick' | 'exhausted';
   /** Projects the jobs are spread over (the service allows 100 creates and 100 messages per project-hour). */
   jobProjects: number;
   jobsPerProject: number;
@@ -17,6 +19,15 @@ export interface CampaignOptions {
   hangs: number;
   /** Every workflow must be closed this long after the first start. */
   deadlineSeconds: number;
+  /**
+   * Small service budgets, with the worker configured to match (DOCS_API_*_RATE_LIMIT). Absent: the service's
+   * default agent budget (100 per project-hour) and a worker that spends without a budget.
+   */
+  budgets?: { analytics: RateBudget; agent: RateBudget };
+  /** A foreign spender on the same key wants this share of every budget window and ignores Retry-After. */
+  foreignShare?: number;
+  /** Budget refusals (429) the worker may meet in any 60 s; more is a violation. */
+  max429PerMinute?: number;
 }
 
 export const FULL_CAMPAIGN: CampaignOptions = {
@@ -44,3 +55,30 @@ export const QUICK_CAMPAIGN: CampaignOptions = {
   hangs: 1,
   deadlineSeconds: 240,
 };
+
+/**
+ * The quick campaign's faults and failures with budgets run dry: 20 analytics requests per 10 s for the key,
+ * 10 creates and messages per 10 s per project, 40% of every window taken by another client of the key that
+ * ignores Retry-After, and enough export pages (132) to keep the analytics budget dry for minutes. The random 429 faults are left out, so that
+ * every 429 is a budget's.
+ */
+export const EXHAUSTED_CAMPAIGN: CampaignOptions = {
+  name: 'exhausted',
+  jobProjects: 4,
+  jobsPerProject: 5,
+  followUpsPerJob: 2,
+  exports: 10,
+  maxExportRows: 6_000,
+  workerKillsAt: [20, 70],
+  serverRestartAt: 45,
+  hangs: 1,
+  deadlineSeconds: 600,
+  budgets: {
+    analytics: { requests: 20, windowMs: 10_000 },
+    agent: { requests: 10, windowMs: 10_000 },
+  },
+  foreignShare: 0.4,
+  max429PerMinute: 10,
+};
+
+export const CAMPAIGNS = { full: FULL_CAMPAIGN, quick: QUICK_CAMPAIGN, exhausted: EXHAUSTED_CAMPAIGN };

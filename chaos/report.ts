@@ -11,12 +11,12 @@ const tally = (counts: Record<string, number>) =>
     .map(([name, n]) => `${name}: ${n}`)
     .join(', ') || '-';
 
-/** The "Latest run" section of docs/reliability.md. */
-export function latestRunSection(report: CampaignReport, command: string): string {
+/** A campaign's section of docs/reliability.md ("## Latest run" for the full campaign). */
+export function latestRunSection(report: CampaignReport, command: string, heading: string): string {
   const { options, service, verdict, secrets } = report;
   const cpus = os.cpus();
   return [
-    '## Latest run',
+    heading,
     '',
     `\`${command}\` on ${new Date().toISOString().slice(0, 10)}: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ` +
       `${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${temporalCliVersion()}.`,
@@ -37,6 +37,7 @@ export function latestRunSection(report: CampaignReport, command: string): strin
         `${verdict.createsAtService} (${report.jobs} jobs, ${verdict.createsOutcomeUnknown} creates reported outcome unknown)`,
       ],
       ['follow-ups by status', tally(verdict.followUps)],
+      ...budgetRows(report),
       ['exports whole (rows and sha256 checked)', `${verdict.exportsWhole} of ${report.exports}`],
       [
         'histories scanned for the API key',
@@ -51,4 +52,21 @@ export function latestRunSection(report: CampaignReport, command: string): strin
     ]),
     '',
   ].join('\n');
+}
+
+function budgetRows({ options, budgets }: CampaignReport): [string, string | number][] {
+  if (!options.budgets || !budgets) return [];
+  const { analytics, agent } = options.budgets;
+  const rate = (b: { requests: number; windowMs: number }) => `${b.requests} per ${b.windowMs / 1000} s`;
+  return [
+    ['budgets', `analytics ${rate(analytics)} for the key, agent ${rate(agent)} per project`],
+    [
+      'foreign spender (same key, ignores Retry-After)',
+      `wants ${Math.round((options.foreignShare ?? 0) * 100)}% of every window; took analytics ${budgets.foreignSpent.analytics}, agent ${budgets.foreignSpent.agent}; refused ${budgets.foreignRefused.analytics + budgets.foreignRefused.agent} times`,
+    ],
+    [
+      '429s the worker met',
+      `${budgets.refusals} in all (analytics ${budgets.refusalsByBudget.analytics}, agent ${budgets.refusalsByBudget.agent}); at most ${budgets.maxRefusalsIn60s} in any 60 s (allowed ${options.max429PerMinute ?? '-'}); by minute ${budgets.refusalsByMinute.join(', ') || '0'}`,
+    ],
+  ];
 }

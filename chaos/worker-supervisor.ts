@@ -5,6 +5,8 @@ export interface SupervisorOptions {
   temporalAddress: string;
   service: { url: string; apiKey: string };
   exportDir: string;
+  /** Environment beyond the connection, the service and EXPORT_DIR (e.g. the budgets). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -28,7 +30,7 @@ export class WorkerSupervisor {
       temporalAddress: this.options.temporalAddress,
       service: this.options.service,
       exportDir: this.options.exportDir,
-      env: { WORKER_WORKFLOW_BUNDLE: await workflowBundlePath() },
+      env: { WORKER_WORKFLOW_BUNDLE: await workflowBundlePath(), ...this.options.env },
     });
     this.current = worker;
     this.outputs.push(() => worker.output());
