@@ -54,6 +54,7 @@ import {
   type WorkflowMemoryRow,
 } from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
+import { defaultMaxCachedWorkflows } from '../src/cache-size';
 
 export const BENCH_NAMES = [
   'export',
@@ -225,7 +226,8 @@ async function scaleSection(quick: boolean, results: BenchResults): Promise<stri
   return [
     `The concurrent-jobs benchmark's method at issue 17's scale: the 2,000-job compressed row (before issue 17: ` +
       `3,486 MB peak RSS, follow-up p99 29.5 s, see "Concurrent agent jobs") and 5,000 jobs at production ` +
-      `polling (5 s doubling to 2 min) on one worker with a bounded sticky cache.`,
+      `polling (5 s doubling to 2 min) on one worker started with no tuning: its sticky cache is the default, ` +
+      `sized to the heap limit (${defaultMaxCachedWorkflows()} workflows here, src/cache-size.ts).`,
     concurrentJobsTable(rows),
     scaleVerdict(rows),
   ].join('\n\n');

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { defaultMaxCachedWorkflows } from './cache-size';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
 import { parseDuration } from './contract/duration';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
@@ -59,7 +60,8 @@ const workerEnvSchema = z.object({
   EXPORT_DIR: z.string().min(1, 'must not be empty').default('./exports'),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(200),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt.default(100),
-  WORKER_MAX_CACHED_WORKFLOWS: positiveInt.default(2500),
+  /** Unset: sized to the heap limit (src/cache-size.ts). */
+  WORKER_MAX_CACHED_WORKFLOWS: positiveInt.optional(),
   WORKER_SHUTDOWN_GRACE_TIME: graceTime,
   WORKER_METRICS_PORT: portFromText.optional(),
   WORKER_WORKFLOW_BUNDLE: z.string().optional(),
@@ -107,7 +109,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     exportDir: path.resolve(e.EXPORT_DIR),
     maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
-    maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     shutdownGraceTimeMs: e.WORKER_SHUTDOWN_GRACE_TIME,
     metricsPort: e.WORKER_METRICS_PORT,
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
