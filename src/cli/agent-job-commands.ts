@@ -12,13 +12,11 @@ import {
 import { agentJobWorkflowId, AgentJobStatusKey, WorkflowType } from '../contract/names';
 import type { AgentJob, AgentJobResult, PollingOptions } from '../contract/agent-job';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
-import { parseFlags, stringFlag, type FlagSpec } from './flags';
+import { parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
 import { limitFlag, listWorkflows, quoteVisibility } from './list';
 import type { CommandContext } from './command-context';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
-
-type Flags = Record<string, string | boolean | undefined>;
 
 const target: FlagSpec = {
   'workflow-id': { type: 'string', description: 'workflow id (agent-job/<projectId>/<key>)' },

@@ -13,7 +13,10 @@ const COMMON: FlagSpec = {
 };
 
 /** Parses `--flag value` arguments strictly: unknown flags, missing required flags and positionals are errors. */
-export function parseFlags(argv: string[], spec: FlagSpec): Record<string, string | boolean | undefined> {
+/** Parsed flags: a string for a valued flag, true for a boolean one, undefined when absent. */
+export type Flags = Record<string, string | boolean | undefined>;
+
+export function parseFlags(argv: string[], spec: FlagSpec): Flags {
   const all = { ...spec, ...COMMON };
   let values: Record<string, string | boolean | undefined>;
   try {

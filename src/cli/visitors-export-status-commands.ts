@@ -6,12 +6,10 @@ import { parseOrThrow, projectIdSchema } from '../contract/validation';
 import type { visitorsExport } from '../workflows/visitors-export';
 import type { CommandContext } from './command-context';
 import { exportProgressLine } from './export-progress';
-import { parseFlags, stringFlag, type FlagSpec } from './flags';
+import { parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
 import { limitFlag, listWorkflows, quoteVisibility } from './list';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
-
-type Flags = Record<string, string | boolean | undefined>;
 
 export const exportStatusSpec: FlagSpec = {
   'workflow-id': {
