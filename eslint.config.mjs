@@ -21,6 +21,45 @@ const toolsImportNoTests = {
   message: 'test/ imports the tools it tests; bench/, chaos/ and scripts/ never import test/.',
 };
 
+// Inside src/, imports run downhill: contract/ is the bottom (pure declarations every layer shares), activities/
+// never run workflow code, and workflow code (Temporal's sandbox) runs only contract/ and itself.
+const contractImportsNothingElse = {
+  regex: '^\\.\\./',
+  message: 'src/contract/ is the bottom layer: it imports nothing else in src/.',
+};
+const activitiesRunNoWorkflowCode = {
+  regex: '(^|/)workflows(/|$)',
+  allowTypeImports: true,
+  message: 'Activities never import workflow code at run time: move what both need into src/contract/.',
+};
+/** Workflow files `depth` folders below src/: only contract/ (and workflow code) at run time; types of the rest. */
+const workflowsRunOnlyContract = (depth) => ({
+  regex: `^(\\.\\./){${depth}}(?!contract/)`,
+  allowTypeImports: true,
+  message:
+    'Workflow code imports only src/contract/ at run time (and the types of activities): move shared code there.',
+});
+
+/** Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O, no HTTP. */
+const workflowImportRules = (depth) => ({
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [
+        ...nodeBuiltins.map((name) => ({
+          name,
+          message: 'Node built-ins are not allowed in workflow code.',
+        })),
+        { name: 'undici', message: 'HTTP belongs in activities.' },
+        { name: '@temporalio/activity', message: 'Activity APIs are not available in workflow code.' },
+        { name: '@temporalio/client', message: 'Use @temporalio/workflow APIs in workflow code.' },
+        { name: '@temporalio/worker', message: 'Worker APIs are not available in workflow code.' },
+      ],
+      patterns: [shipsNoStandIns, workflowsRunOnlyContract(depth)],
+    },
+  ],
+});
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'exports/', '.temporal-dev/', '.tmp/'] },
   js.configs.recommended,
@@ -61,36 +100,22 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [toolsImportNoTests] }] },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O, no HTTP.
+    files: ['src/contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [shipsNoStandIns, contractImportsNothingElse] }],
+    },
+  },
+  {
+    files: ['src/activities/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [shipsNoStandIns, activitiesRunNoWorkflowCode] }],
+    },
+  },
+  { files: ['src/workflows/*.ts'], rules: workflowImportRules(1) },
+  { files: ['src/workflows/*/**/*.ts'], rules: workflowImportRules(2) },
+  {
     files: ['src/workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            ...nodeBuiltins.map((name) => ({
-              name,
-              message: 'Node built-ins are not allowed in workflow code.',
-            })),
-            { name: 'undici', message: 'HTTP belongs in activities.' },
-            { name: '@temporalio/activity', message: 'Activity APIs are not available in workflow code.' },
-            { name: '@temporalio/client', message: 'Use @temporalio/workflow APIs in workflow code.' },
-            { name: '@temporalio/worker', message: 'Worker APIs are not available in workflow code.' },
-          ],
-          patterns: [
-            shipsNoStandIns,
-            {
-              group: ['**/activities', '**/activities/*', '!**/activities/types'],
-              allowTypeImports: true,
-              message: 'Import activities as types only (proxyActivities).',
-            },
-            {
-              group: ['**/docs-api/client', '**/simulator/*'],
-              message: 'I/O modules are not allowed in workflow code.',
-            },
-          ],
-        },
-      ],
       'no-restricted-globals': [
         'error',
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },

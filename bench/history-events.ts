@@ -6,7 +6,7 @@ import { startAgentJob, type AgentJobHandle } from '../src/client/agent-job';
 import { DEFAULT_POLLING } from '../src/contract/agent-job';
 import { getStateQuery } from '../src/contract/messages';
 import { agentJobWorkflowId } from '../src/contract/names';
-import { resolvePolling } from '../src/workflows/agent-job/backoff';
+import { resolvePolling } from '../src/contract/poll-schedule';
 import { startProcessStack, type ProcessStack } from '../dev/stack';
 import { bundleQuietly, workflowBundlePath } from '../dev/workflow-bundle';
 import { historyChain } from './lib/history';

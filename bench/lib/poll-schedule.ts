@@ -1,4 +1,4 @@
-import { pollDelayMs, pollJitterKey, type PollingSettings } from '../../src/workflows/agent-job/backoff';
+import { pollDelayMs, pollJitterKey, type PollingSettings } from '../../src/contract/poll-schedule';
 
 /** Poll times (ms after the create) until the first one at or after `doneAtMs`: the workflow's schedule. */
 export function pollSchedule(settings: PollingSettings, workflowId: string, doneAtMs: number): number[] {

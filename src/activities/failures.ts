@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { DocsApiError, InvalidArgumentError, MalformedResponseError } from '../docs-api/errors';
-import type { DocsApiFailureDetails } from '../docs-api/failure-types';
+import type { DocsApiFailureDetails } from '../contract/failure-types';
 
 export interface FailureMappingOptions {
   /** Operator opt-in: treat every transient failure of a non-idempotent call as safe to re-send. */

@@ -1,6 +1,6 @@
 import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
-import { createInputCheckActivities } from './check-input';
+import { createInputCheckActivities } from './input-check';
 import { createNightlyActivities } from './nightly';
 import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { TERMINAL_JOB_STATUSES, type AgentJob } from '../contract/agent-job';
 import type { DocsApiClient } from '../docs-api/client';
-import { pollDelayMs, pollJitterKey, type PollingSettings } from '../workflows/agent-job/backoff';
+import { pollDelayMs, pollJitterKey, type PollingSettings } from '../contract/poll-schedule';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
 
 /** The failure type of "the job is still running": benign, retried after the next poll interval. */

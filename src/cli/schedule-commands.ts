@@ -2,13 +2,13 @@ import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
   deleteVisitorsSchedule,
-  describeVisitorsNightly,
   pauseVisitorsSchedule,
   triggerVisitorsSchedule,
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
   type VisitorsScheduleChanges,
 } from '../client/schedule';
+import { describeVisitorsNightly } from '../client/schedule-nightly';
 import type { CommandContext } from './command-context';
 import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';

@@ -3,7 +3,7 @@ import { getExportProgress } from '../client/visitors-export';
 import { visitorsExportWorkflowId, WorkflowType } from '../contract/names';
 import type { VisitorsExportResult } from '../contract/visitors-export';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
-import type { visitorsExport } from '../workflows/visitors-export';
+import type { visitorsExport } from '../workflows/visitors-export/workflow';
 import type { CommandContext } from './command-context';
 import { exportProgressLine } from './export-progress';
 import { parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';

@@ -27,8 +27,9 @@ import {
   WorkflowType,
   agentJobWorkflowId,
 } from '../contract/names';
+import { truncate } from '../contract/text';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
-import type { agentJob } from '../workflows/agent-job';
+import type { agentJob } from '../workflows/agent-job/workflow';
 
 export type AgentJobHandle = WorkflowHandle<typeof agentJob>;
 
@@ -225,11 +226,9 @@ export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefin
 function summaryOf(prefix: string, prompt: string): string {
   const firstLine = prompt.trim().split('\n', 1)[0] ?? '';
   const text = prefix + firstLine;
-  return text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS - 1)}…` : text;
+  return truncate(text, SUMMARY_CHARS);
 }
 
 function detailsOf(projectId: string, prompt: string): string {
-  const shown =
-    prompt.length > DETAILS_PROMPT_CHARS ? `${prompt.slice(0, DETAILS_PROMPT_CHARS - 1)}…` : prompt;
-  return `**Project:** ${projectId}\n\n**Prompt:**\n\n${shown}`;
+  return `**Project:** ${projectId}\n\n**Prompt:**\n\n${truncate(prompt, DETAILS_PROMPT_CHARS)}`;
 }

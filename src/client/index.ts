@@ -4,6 +4,7 @@ export * from './connect';
 export * from './agent-job';
 export * from './visitors-export';
 export * from './schedule';
+export * from './schedule-nightly';
 export * from './setup';
 export { dataConverterFromEnv } from '../codec/data-converter';
 export { AesGcmPayloadCodec, PayloadDecryptError } from '../codec/aes-gcm-codec';

@@ -1,7 +1,6 @@
 import {
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
-  WorkflowNotFoundError,
   type Client,
   type ScheduleDescription,
   type ScheduleHandle,
@@ -17,10 +16,9 @@ import {
   timeZoneSchema,
   type VisitorsExportInput,
 } from '../contract/visitors-export';
-import { MAX_CATCH_UP_DAYS, nightlyWatermarkWorkflowId, type NightlyWatermark } from '../contract/nightly';
-import { addDays, dayBefore, dueDays } from '../contract/zone-days';
-import { DEFAULT_MAX_CATCH_UP_DAYS } from '../contract/nightly';
-import type { visitorsExport } from '../workflows/visitors-export';
+import { MAX_CATCH_UP_DAYS } from '../contract/nightly';
+import { addDays } from '../contract/zone-days';
+import { scheduleInput, zoneOf } from './schedule-input';
 import { startVisitorsExport } from './visitors-export';
 
 const timeOfDaySchema = z
@@ -250,67 +248,8 @@ export async function backfillVisitorsSchedule(
   return { timeZone, days: started };
 }
 
-/** A schedule, the zone whose days its runs export, its watermark and the days its next runs will export. */
-export interface VisitorsNightlyState {
-  schedule: ScheduleDescription;
-  timeZone: string;
-  /** The last day exported whole (with every day before it); null before the first run. */
-  watermark: string | null;
-  /** Days after the watermark already exported (a day before them is not yet). */
-  doneAfterWatermark: string[];
-  maxCatchUpDays: number;
-  /** The next nominal times and the days each will export, if nothing else runs before. */
-  nextRuns: { at: string; days: string[]; remaining: number }[];
-}
-
-/** Reads the schedule and its watermark (the watermark workflow's memo: no worker needed). */
-export async function describeVisitorsNightly(
-  client: Client,
-  projectId: string,
-): Promise<VisitorsNightlyState> {
-  const schedule = await describeVisitorsSchedule(client, projectId);
-  const timeZone = zoneOf(schedule);
-  const input = scheduleInput(schedule);
-  const maxCatchUpDays = input.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
-  let state: NightlyWatermark = { watermark: null, done: [] };
-  try {
-    const described = await client.workflow
-      .getHandle(nightlyWatermarkWorkflowId(projectId, timeZone))
-      .describe();
-    const memo = (described.memo ?? {}) as Partial<NightlyWatermark>;
-    state = { watermark: memo.watermark ?? null, done: memo.done ?? [] };
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-  }
-  let { watermark } = state;
-  const nextRuns = schedule.info.nextActionTimes.slice(0, 3).map((at) => {
-    const due = dueDays(watermark, dayBefore(at, timeZone), maxCatchUpDays, state.done);
-    watermark = due.days.at(-1) ?? watermark;
-    return { at: at.toISOString(), days: due.days, remaining: due.remaining };
-  });
-  return {
-    schedule,
-    timeZone,
-    watermark: state.watermark,
-    doneAfterWatermark: state.done,
-    maxCatchUpDays,
-    nextRuns,
-  };
-}
-
-function scheduleInput(description: ScheduleDescription): Partial<VisitorsExportInput> {
-  const action = description.action.type === 'startWorkflow' ? description.action : undefined;
-  return (action?.args?.[0] ?? {}) as Partial<VisitorsExportInput>;
-}
-
-/** The zone whose days the schedule's runs export: the input's, else the schedule's own (as the workflow reads). */
-function zoneOf(description: ScheduleDescription): string {
-  return scheduleInput(description).timeZone ?? (description.spec.timezone || 'UTC');
-}
-
 export async function deleteVisitorsSchedule(client: Client, projectId: string): Promise<void> {
   await visitorsScheduleHandle(client, projectId).delete();
 }
 
 export { ScheduleNotFoundError };
-export type VisitorsExportWorkflow = typeof visitorsExport;

@@ -13,7 +13,7 @@ import {
   type VisitorsExportInput,
   type VisitorsExportResult,
 } from '../contract/visitors-export';
-import type { visitorsExport } from '../workflows/visitors-export';
+import type { visitorsExport } from '../workflows/visitors-export/workflow';
 
 export type VisitorsExportHandle = WorkflowHandle<typeof visitorsExport>;
 

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { jobIdSchema } from '../docs-api/arguments';
 import { parseDuration, type DurationInput } from './duration';
 import {
   FOLLOW_UP_LIMITS,
@@ -7,7 +6,7 @@ import {
   MAX_MESSAGE_ID_CHARS,
   MIN_POLL_INTERVAL_MS,
 } from './agent-job-constants';
-import { durationSchema, intInRange, promptSchema, projectIdSchema } from './validation';
+import { durationSchema, intInRange, jobIdSchema, promptSchema, projectIdSchema } from './validation';
 
 export * from './agent-job-constants';
 

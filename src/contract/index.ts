@@ -8,3 +8,4 @@ export * from './messages';
 export * from './budget';
 export * from './nightly';
 export * from './zone-days';
+export * from './failure-types';

@@ -46,6 +46,16 @@ export const projectIdSchema = z
   )
   .refine((id) => !id.includes('..'), 'must not contain ".."');
 
+/** A job's id as the service names it, safe in a URL path segment. */
+export const jobIdSchema = z
+  .string({ error: 'is required and must be a string' })
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .refine(
+    (id) => !/[\s/]/.test(id) && id !== '.' && id !== '..',
+    'must not contain "/" or spaces, nor be "." or ".."',
+  );
+
 export const promptSchema = z
   .string({ error: 'is required and must be a string' })
   .superRefine((prompt, ctx) => {

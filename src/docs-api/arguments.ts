@@ -4,20 +4,12 @@ import { apiDateSchema, checkDateOrder } from '../contract/api-dates';
 import {
   InputValidationError,
   intInRange,
+  jobIdSchema,
   parseOrThrow,
   projectIdSchema,
   promptSchema,
 } from '../contract/validation';
 import { InvalidArgumentError, type DocsApiOperation } from './errors';
-
-export const jobIdSchema = z
-  .string({ error: 'is required and must be a string' })
-  .min(1, 'must not be empty')
-  .max(256, 'must be at most 256 characters')
-  .refine(
-    (id) => !/[\s/]/.test(id) && id !== '.' && id !== '..',
-    'must not contain "/" or spaces, nor be "." or ".."',
-  );
 
 const visitorsQuerySchema = z
   .object({

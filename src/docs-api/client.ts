@@ -1,26 +1,13 @@
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
-import { z } from 'zod';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { AgentJob } from '../contract/agent-job';
 import { visitorsPageSchema, type VisitorsPage } from '../contract/visitors-export';
 import { ApiKey } from './api-key';
 import { checkJobId, checkProjectId, checkPrompt, checkVisitorsQuery, type VisitorsQuery } from './arguments';
-import {
-  AuthError,
-  ConflictError,
-  InvalidRequestError,
-  MalformedResponseError,
-  NetworkError,
-  NotFoundError,
-  RateLimitedError,
-  RedirectError,
-  ServerError,
-  TimeoutError,
-  type DocsApiError,
-  type DocsApiErrorInit,
-  type DocsApiOperation,
-} from './errors';
-import { parseRetryAfter } from './retry-after';
-import { jobIdText, parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
+import { type DocsApiErrorInit, type DocsApiOperation } from './errors';
+import { firstHeader, readText, REQUEST_ID_HEADERS } from './http-response';
+import { answerOf, bodyExcerpt, errorFromStatus } from './response-errors';
+import { parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
+import { errorFromTransport } from './transport-errors';
 
 export interface DocsApiClientOptions {
   /** Base URL of the service, e.g. https://api.example.com (a path prefix is kept). */
@@ -48,12 +35,6 @@ export interface RequestOptions {
   /** Told of each field of a job answer dropped for its unexpected type (the answer itself is still used). */
   onWarning?: (warning: string) => void;
 }
-
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
-const EXCERPT_CHARS = 200;
-const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-amzn-requestid', 'cf-ray'];
-/** Connection failures that happen before a request can reach the service. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
  * Typed client of the documentation service. It never retries: retries belong to Temporal's activity
@@ -156,6 +137,8 @@ export class DocsApiClient {
       'user-agent': this.#userAgent,
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const redact = (text: string) => this.#apiKey.redact(text);
+    const transport = { operation, signal: options.signal, redact };
 
     let response: Dispatcher.ResponseData;
     try {
@@ -167,158 +150,36 @@ export class DocsApiClient {
         signal: options.signal,
       });
     } catch (error) {
-      throw this.#transportError(operation, error, options.signal, false);
+      throw errorFromTransport({ ...transport, error, responseStarted: false });
     }
 
+    const status = response.statusCode;
     const requestId = firstHeader(response.headers, REQUEST_ID_HEADERS);
     let text: string;
     try {
       text = await readText(response.body);
     } catch (error) {
-      throw this.#transportError(operation, error, options.signal, true, response.statusCode, requestId);
+      throw errorFromTransport({ ...transport, error, responseStarted: true, status, requestId });
     }
 
+    const answer = { status, headers: response.headers, text };
     const init = (safeToRetry: boolean): DocsApiErrorInit => ({
       operation,
-      status: response.statusCode,
+      status,
       safeToRetry,
-      bodyExcerpt: this.#excerpt(text),
+      bodyExcerpt: bodyExcerpt(text, redact),
       ...(requestId === undefined ? {} : { requestId }),
     });
-
-    if (response.statusCode < 200 || response.statusCode > 299) {
-      throw this.#statusError(response.statusCode, response.headers, text, init, options);
+    if (status < 200 || status > 299) {
+      throw errorFromStatus(answer, init, {
+        redact,
+        maxRetryAfterMs: this.#maxRetryAfterMs,
+        onWarning: options.onWarning,
+      });
     }
-
-    // A 2xx means the service acted: a malformed answer to a create or message leaves its outcome unknown. So
-    // the body is read whatever the content type says, and a JSON body is used (a created job's id is kept).
-    const contentType = firstHeader(response.headers, ['content-type']) ?? '';
-    const typedJson = /[/+]json\b/i.test(contentType);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      if (!typedJson) {
-        throw new MalformedResponseError(
-          `expected a JSON response, got content-type "${contentType || 'none'}"`,
-          init(false),
-          'content-type',
-        );
-      }
-      throw new MalformedResponseError('response body is not valid JSON', init(false), 'body');
-    }
-    if (!typedJson) {
-      options.onWarning?.(`response content-type "${contentType || 'none'}": the body was read as JSON`);
-    }
-    const parsed = parse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
-      // A job answer that carries an id names a job that exists (after a create too): the caller must not lose it.
-      const jobId = operation === 'getVisitors' ? undefined : answeredJobId(json);
-      throw new MalformedResponseError(
-        `response field ${field}: ${issue?.message ?? 'does not match the schema'}` +
-          (jobId === undefined ? '' : ` (the answer names job ${jobId})`),
-        init(false),
-        field,
-        jobId,
-      );
-    }
-    return parsed.data;
-  }
-
-  #statusError(
-    status: number,
-    headers: Dispatcher.ResponseData['headers'],
-    text: string,
-    init: (safeToRetry: boolean) => DocsApiErrorInit,
-    options: RequestOptions,
-  ): DocsApiError {
-    const asked = parseRetryAfter(firstHeader(headers, ['retry-after']));
-    const retryAfterMs = asked === undefined ? undefined : Math.min(asked, this.#maxRetryAfterMs);
-    const clamped =
-      asked !== undefined && asked > this.#maxRetryAfterMs
-        ? `Retry-After asked for ${Math.round(asked / 1000)}s, clamped to ${this.#maxRetryAfterMs / 1000}s`
-        : undefined;
-    if (clamped !== undefined) options.onWarning?.(clamped);
-    const detail =
-      this.#redact(serviceMessage(text) ?? `HTTP ${status}`) + (clamped === undefined ? '' : ` (${clamped})`);
-    if (status === 400 || status === 422)
-      return new InvalidRequestError(`invalid request: ${detail}`, init(true));
-    if (status === 401) return new AuthError(`not authorized: ${detail}`, init(true));
-    if (status === 403) {
-      return new AuthError(
-        `forbidden: the key is not allowed this operation (a read-only key, or one restricted to other IP addresses): ${detail}`,
-        init(true),
-      );
-    }
-    if (status === 404) return new NotFoundError(`not found: ${detail}`, init(true));
-    if (status === 409) return new ConflictError(`conflict: ${detail}`, init(true));
-    if (status === 429)
-      return new RateLimitedError(`rate limited: ${detail}`, { ...init(true), retryAfterMs });
-    if (status === 408)
-      return new TimeoutError(`the service timed out reading the request: ${detail}`, init(true));
-    if (status >= 500)
-      return new ServerError(`server error: ${detail}`, { ...init(status === 503), retryAfterMs });
-    if (status >= 400) return new InvalidRequestError(`request refused: ${detail}`, init(true));
-    if (status >= 300 && status < 400) {
-      const location = this.#redact(firstHeader(headers, ['location']) ?? '(no Location header)');
-      // Not followed: a POST would not be re-sent as a POST, and the key must not travel to another origin.
-      return new RedirectError(
-        `redirected to ${location}, not followed and not processed: set DOCS_API_BASE_URL to the address it names`,
-        init(true),
-        location,
-      );
-    }
-    return new MalformedResponseError(`unexpected HTTP status ${status}`, init(false), 'status');
-  }
-
-  #transportError(
-    operation: DocsApiOperation,
-    error: unknown,
-    signal: AbortSignal | undefined,
-    responseStarted: boolean,
-    status?: number,
-    requestId?: string,
-  ): unknown {
-    if (signal?.aborted) return signal.reason ?? error;
-    const code = errorCode(error);
-    const base = {
-      operation,
-      ...(status === undefined ? {} : { status }),
-      ...(requestId === undefined ? {} : { requestId }),
-      cause: error,
-    };
-    const message = this.#redact(error instanceof Error ? error.message : String(error));
-    if (error instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT') {
-      return new TimeoutError(`connect timeout: ${message}`, { ...base, safeToRetry: true });
-    }
-    if (
-      error instanceof undiciErrors.HeadersTimeoutError ||
-      error instanceof undiciErrors.BodyTimeoutError ||
-      code === 'UND_ERR_HEADERS_TIMEOUT' ||
-      code === 'UND_ERR_BODY_TIMEOUT'
-    ) {
-      return new TimeoutError(`no answer in time: ${message}`, { ...base, safeToRetry: false });
-    }
-    if (code === 'BODY_TOO_LARGE') {
-      return new MalformedResponseError(message, { ...base, safeToRetry: false }, 'body');
-    }
-    const notSent = !responseStarted && code !== undefined && NOT_SENT_CODES.has(code);
-    return new NetworkError(
-      `connection failed (${code ?? 'unknown'}): ${message}`,
-      { ...base, safeToRetry: notSent },
-      code,
-    );
-  }
-
-  #excerpt(text: string): string {
-    const flat = text.replace(/\s+/g, ' ').trim();
-    return this.#redact(flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat);
-  }
-
-  #redact(text: string): string {
-    return this.#apiKey.redact(text);
+    // A job answer that carries an id names a job that exists (after a create too): the caller must not lose it.
+    const namesJob = operation !== 'getVisitors';
+    return answerOf(answer, parse, init, { namesJob, onWarning: options.onWarning });
   }
 }
 
@@ -327,88 +188,6 @@ function withWarnings(answer: Lenient<AgentJob>, options: RequestOptions): Agent
   return answer.value;
 }
 
-/** The `id` of a job answer that failed its schema, when it is a usable one (a numeric id as its digits). */
-function answeredJobId(json: unknown): string | undefined {
-  if (typeof json !== 'object' || json === null || !('id' in json)) return undefined;
-  const id = jobIdText(json.id);
-  return id !== undefined && id.length <= 256 ? id : undefined;
-}
-
 function enc(segment: string): string {
   return encodeURIComponent(segment);
-}
-
-function firstHeader(headers: Dispatcher.ResponseData['headers'], names: string[]): string | undefined {
-  for (const name of names) {
-    const value = headers[name];
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined && first !== '') return first;
-  }
-  return undefined;
-}
-
-/** The most telling error code along the cause chain (undici wraps socket errors). */
-function errorCode(error: unknown): string | undefined {
-  const codes: string[] = [];
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') codes.push(code);
-    current = current.cause;
-  }
-  return (
-    codes.find((code) => NOT_SENT_CODES.has(code)) ??
-    codes.find((code) => code !== 'UND_ERR_SOCKET') ??
-    codes[0]
-  );
-}
-
-/**
- * The message an error body carries: the service's `{ "error": "<message>" }` with analytics'
- * `details: [{ "message" }]`, or the common shapes `{ error: { message } }` and `{ message }`.
- */
-function serviceMessage(text: string): string | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined; // not JSON: the excerpt carries the body
-  }
-  const body = errorBodySchema.safeParse(json);
-  if (!body.success) return undefined;
-  const { error, message, details } = body.data;
-  const main = typeof error === 'object' ? error.message : (error ?? message);
-  if (main === undefined) return undefined;
-  const detail = (details ?? []).flatMap((d) => (d === undefined || d.message === main ? [] : [d.message]));
-  return (detail.length === 0 ? main : `${main} (${detail.join('; ')})`).slice(0, EXCERPT_CHARS);
-}
-
-const errorMessageSchema = z.string().min(1);
-/** Error bodies: each part is optional, and an odd part is ignored rather than hiding the rest. */
-const errorBodySchema = z.object({
-  error: z
-    .union([errorMessageSchema, z.object({ message: errorMessageSchema })])
-    .optional()
-    .catch(undefined),
-  message: errorMessageSchema.optional().catch(undefined),
-  details: z
-    .array(z.object({ message: errorMessageSchema }).optional().catch(undefined))
-    .optional()
-    .catch(undefined),
-});
-
-async function readText(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) {
-      body.destroy();
-      throw Object.assign(new Error(`response body larger than ${MAX_BODY_BYTES} bytes`), {
-        code: 'BODY_TOO_LARGE',
-      });
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,4 +1,4 @@
-import { DocsApiFailureType, isRefusal, type DocsApiFailureTypeName } from './failure-types';
+import { DocsApiFailureType, isRefusal, type DocsApiFailureTypeName } from '../contract/failure-types';
 
 export type DocsApiOperation = 'createJob' | 'getJob' | 'sendMessage' | 'getVisitors';
 

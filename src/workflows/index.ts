@@ -1,4 +1,4 @@
-export { agentJob } from './agent-job';
-export { visitorsExport } from './visitors-export';
-export { docsBudgetLimiter } from './budget-limiter/workflow';
+export { agentJob } from './agent-job/workflow';
+export { visitorsExport } from './visitors-export/workflow';
+export { docsBudgetLimiter } from './budget/limiter';
 export { visitorsExportWatermark } from './visitors-export/watermark';

@@ -1,5 +1,5 @@
 import { patched, proxyLocalActivities } from '@temporalio/workflow';
-import type { createInputCheckActivities, InputRefusal, WorkflowInputCheck } from '../activities/check-input';
+import type { createInputCheckActivities, InputRefusal, WorkflowInputCheck } from '../activities/input-check';
 
 /** Runs that started before this patch (replayed histories) checked their input with zod in the sandbox. */
 export const INPUT_CHECK_PATCH = 'input-checked-outside-sandbox';

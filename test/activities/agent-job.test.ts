@@ -12,9 +12,9 @@ import {
   type PollUntilTerminalInput,
 } from '../../src/activities/poll-agent-job';
 import type { AgentJob } from '../../src/contract/agent-job';
-import type { DocsApiFailureDetails } from '../../src/docs-api/failure-types';
+import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
-import { pollDelayMs, pollJitterKey } from '../../src/workflows/agent-job/backoff';
+import { pollDelayMs, pollJitterKey } from '../../src/contract/poll-schedule';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 
 let sim: Simulator;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
-import { DocsApiFailureType, type DocsApiFailureDetails } from '../../src/docs-api/failure-types';
+import { DocsApiFailureType, type DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { toApplicationFailure } from '../../src/activities/failures';
 import {
   ConflictError,

@@ -9,7 +9,6 @@ import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
   deleteVisitorsSchedule,
-  describeVisitorsNightly,
   describeVisitorsSchedule,
   pauseVisitorsSchedule,
   ScheduleNotFoundError,
@@ -17,6 +16,7 @@ import {
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
 } from '../../src/client/schedule';
+import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType, zoneSuffix } from '../../src/contract/names';
 import type { VisitorsExportManifest, VisitorsExportResult } from '../../src/contract/visitors-export';

@@ -5,7 +5,7 @@ import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, type AgentJobResult, type AgentJobState } from '../../src/contract/agent-job';
 import { getStateQuery } from '../../src/contract/messages';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../../src/contract/names';
-import { pollDelayMs, pollJitterKey, resolvePolling } from '../../src/workflows/agent-job/backoff';
+import { pollDelayMs, pollJitterKey, resolvePolling } from '../../src/contract/poll-schedule';
 import {
   eventually,
   historyOf,

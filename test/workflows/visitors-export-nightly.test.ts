@@ -7,10 +7,10 @@ import { ScheduleOverlapPolicy } from '@temporalio/client';
 import {
   createVisitorsSchedule,
   deleteVisitorsSchedule,
-  describeVisitorsNightly,
   pauseVisitorsSchedule,
   unpauseVisitorsSchedule,
 } from '../../src/client/schedule';
+import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
 import { visitorsScheduleId } from '../../src/contract/names';
 import { useStack } from '../helpers/stack';
 import { fireNights, requestedRanges, settledRuns, zoneDay } from '../helpers/nightly';

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { createAgentJobActivities } from '../../activities/agent-job';
-import { REFUSAL_FAILURE_TYPES } from '../../docs-api/failure-types';
+import { REFUSAL_FAILURE_TYPES } from '../../contract/failure-types';
 
 type AgentJobActivities = ReturnType<typeof createAgentJobActivities>;
 

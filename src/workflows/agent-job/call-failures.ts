@@ -1,6 +1,7 @@
 import { RetryState } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
-import { docsApiDetailsOf } from '../../docs-api/failure-types';
+import { docsApiDetailsOf } from '../../contract/failure-types';
+import { truncate } from '../../contract/text';
 
 /**
  * What a failed create or message means for re-sending it:
@@ -16,6 +17,16 @@ export type CallOutcome =
 
 const REASON_CHARS = 300;
 
+/** Re-sends of a create or message the service cannot have acted on: 1 s, 2 s, 4 s... up to 1 min. */
+const RESEND_INITIAL_MS = 1000;
+const RESEND_MAX_MS = 60_000;
+
+/** Delay before re-sending a create or message the service cannot have acted on (connection refused, 429, 503). */
+export function resendDelayMs(attempt: number, retryAfterMs: number | undefined): number {
+  if (retryAfterMs !== undefined) return Math.max(1, retryAfterMs);
+  return Math.min(RESEND_MAX_MS, RESEND_INITIAL_MS * 2 ** attempt);
+}
+
 export function classifyCallFailure(error: unknown): CallOutcome {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof TimeoutFailure) {
@@ -25,10 +36,10 @@ export function classifyCallFailure(error: unknown): CallOutcome {
     };
   }
   if (!(cause instanceof ApplicationFailure)) {
-    return { kind: 'unknown', reason: shorten(messageOf(cause)) };
+    return { kind: 'unknown', reason: truncate(messageOf(cause), REASON_CHARS) };
   }
   const details = docsApiDetailsOf(cause.details);
-  const reason = shorten(cause.message);
+  const reason = truncate(cause.message, REASON_CHARS);
   if (cause.nonRetryable) {
     return { kind: 'refused', reason, failureType: cause.type ?? 'Error', status: details?.status };
   }
@@ -58,8 +69,4 @@ export function isTimeout(error: unknown): boolean {
 export function messageOf(error: unknown): string {
   if (error instanceof ActivityFailure && error.cause) return messageOf(error.cause);
   return error instanceof Error ? error.message : String(error);
-}
-
-export function shorten(text: string, max = REASON_CHARS): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

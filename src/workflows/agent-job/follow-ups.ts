@@ -1,5 +1,6 @@
 import type { AgentJob, FollowUpRecord, FollowUpStatus, PendingFollowUp } from '../../contract/agent-job';
 import { FOLLOW_UP_LIMITS } from '../../contract/agent-job-constants';
+import { truncate } from '../../contract/text';
 
 /** How an update handler learns the fate of its follow-up (in memory only: updates never cross a run). */
 export interface FollowUpWaiter {
@@ -140,5 +141,5 @@ export class FollowUpQueue {
 
 function shortPrompt(prompt: string): string {
   const max = FOLLOW_UP_LIMITS.recordPromptChars;
-  return prompt.length > max ? `${prompt.slice(0, max - 1)}…` : prompt;
+  return truncate(prompt, max);
 }

@@ -3,8 +3,9 @@ import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
 import { BUDGET_WAIT_TIMED_OUT, refusalOf, type Permit } from '../budget/permits';
 import { createAgentJob, getAgentJob, sendAgentJobMessage } from './activity-proxies';
-import { pollDelayMs, pollJitterKey, resendDelayMs } from './backoff';
-import { classifyCallFailure, failureTypeOf, isTimeout, shorten } from './call-failures';
+import { pollDelayMs, pollJitterKey } from '../../contract/poll-schedule';
+import { classifyCallFailure, failureTypeOf, isTimeout, resendDelayMs } from './call-failures';
+import { truncate } from '../../contract/text';
 import { isKnownStatus, isTerminal, iso, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 import { createOutcomeUnknown, createRejected, pollRefused, timedOut } from './workflow-failures';
@@ -227,5 +228,5 @@ export function applyJob(state: RunState, job: AgentJob): void {
 }
 
 function firstLine(text: string): string {
-  return shorten(text.trim().split('\n', 1)[0] ?? '', SUMMARY_PROMPT_CHARS);
+  return truncate(text.trim().split('\n', 1)[0] ?? '', SUMMARY_PROMPT_CHARS);
 }

@@ -14,7 +14,7 @@ import {
 } from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
 import type { BudgetPermits } from '../budget/permits';
-import { resolvePolling, type PollingSettings } from './backoff';
+import { resolvePolling, type PollingSettings } from '../../contract/poll-schedule';
 import { FollowUpQueue } from './follow-ups';
 
 /** Everything one run of the workflow knows. What crosses continue-as-new is `toContinuation`. */

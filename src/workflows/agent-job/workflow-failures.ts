@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { AgentJobFailureType } from '../../contract/agent-job-constants';
-import { DocsApiFailureType } from '../../docs-api/failure-types';
+import { DocsApiFailureType } from '../../contract/failure-types';
 import { messageOf } from './call-failures';
 import { statusOf, toAgentJobState, toResult, type RunState } from './state';
 

@@ -8,7 +8,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { createBudgetActivities } from '../../activities/budget';
-import { DocsApiFailureType, docsApiDetailsOf } from '../../docs-api/failure-types';
+import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import {
   budgetPermitGrantedSignal,
   budgetPermitQueuedSignal,

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
 import type { PageRequest, PageSummary } from '../../activities/visitors-export';
-import { docsApiDetailsOf } from '../../docs-api/failure-types';
+import { docsApiDetailsOf } from '../../contract/failure-types';
 import type { BudgetRefusal } from '../../contract/budget';
 import { refusalOf, type Permit } from '../budget/permits';
 import { fetchVisitorsPageOnce } from './activity-proxies';

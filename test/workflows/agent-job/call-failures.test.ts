@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutType } from '@temporalio/common';
-import { DocsApiFailureType } from '../../../src/docs-api/failure-types';
+import { DocsApiFailureType } from '../../../src/contract/failure-types';
 import { toApplicationFailure } from '../../../src/activities/failures';
 import {
   ConflictError,
@@ -18,6 +18,7 @@ import {
   failureTypeOf,
   isTimeout,
   messageOf,
+  resendDelayMs,
 } from '../../../src/workflows/agent-job/call-failures';
 import { activityFailed, activityTimedOut } from '../../helpers/temporal-failures';
 
@@ -131,5 +132,13 @@ describe('call failure helpers', () => {
     assert.equal(isTimeout(retriesTimedOut(RetryState.TIMEOUT)), true);
     assert.equal(isTimeout(retriesTimedOut(RetryState.NON_RETRYABLE_FAILURE)), false);
     assert.equal(isTimeout(retriesTimedOut(RetryState.MAXIMUM_ATTEMPTS_REACHED)), false);
+  });
+
+  test('re-sends follow Retry-After when given, else 1 s doubling to 1 min', () => {
+    assert.equal(resendDelayMs(0, 12_000), 12_000);
+    assert.deepEqual(
+      [0, 1, 2, 3, 6, 10].map((attempt) => resendDelayMs(attempt, undefined)),
+      [1000, 2000, 4000, 8000, 60_000, 60_000],
+    );
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { CancellationScope } from '@temporalio/workflow';
-import { DocsApiFailureType } from '../../../src/docs-api/failure-types';
+import { DocsApiFailureType } from '../../../src/contract/failure-types';
 import type { PageSummary } from '../../../src/activities/visitors-export';
 import { VisitorsExportFailureType } from '../../../src/contract/visitors-export';
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { PermitRequest, RateBudget } from '../../../src/contract/budget';
-import { BudgetLedger } from '../../../src/workflows/budget-limiter/ledger';
+import { BudgetLedger } from '../../../src/workflows/budget/ledger';
 
 const BUDGET: RateBudget = { requests: 3, windowMs: 10_000 };
 // The window padded by 2% (at most 1 s) for the delay between a grant and its request.

@@ -18,7 +18,8 @@ import {
   type PermitTicket,
   type RateBudget,
 } from '../../contract/budget';
-import { BudgetLedger, type LedgerSnapshot } from './ledger';
+import { BudgetLedger } from './ledger';
+import type { LedgerSnapshot } from './ledger-snapshot';
 
 export interface BudgetLimiterInput {
   budget: RateBudget;

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../../../src/contract/agent-job';
+import { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../../src/contract/agent-job';
 import {
   pollDelayMs,
   pollJitterKey,
-  resendDelayMs,
   resolvePolling,
   type PollingSettings,
-} from '../../../src/workflows/agent-job/backoff';
+} from '../../src/contract/poll-schedule';
 
 /** The polls a job that never ends gets before the deadline, following the workflow's own schedule. */
 function pollsBeforeDeadline(settings: PollingSettings, workflowId: string): number {
@@ -59,14 +58,6 @@ describe('agentJob polling schedule', () => {
       const delay = pollDelayMs(constant, step, pollJitterKey('w', step + 1));
       assert.ok(delay > 1350 && delay <= 1500);
     }
-  });
-
-  test('re-sends follow Retry-After when given, else 1 s doubling to 1 min', () => {
-    assert.equal(resendDelayMs(0, 12_000), 12_000);
-    assert.deepEqual(
-      [0, 1, 2, 3, 6, 10].map((attempt) => resendDelayMs(attempt, undefined)),
-      [1000, 2000, 4000, 8000, 60_000, 60_000],
-    );
   });
 
   test('a 24-hour job with default polling is read about 760 times, all in poll activity attempts', (t) => {

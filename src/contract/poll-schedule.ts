@@ -1,18 +1,14 @@
-import type { PollingOptions } from '../../contract/agent-job';
-import { DEFAULT_POLLING, POLL_JITTER_RATIO } from '../../contract/agent-job-constants';
-import { parseDuration, type DurationInput } from '../../contract/duration';
+import type { PollingOptions } from './agent-job';
+import { DEFAULT_POLLING, POLL_JITTER_RATIO } from './agent-job-constants';
+import { parseDuration, type DurationInput } from './duration';
 
-/** Polling options resolved to milliseconds (pure: shared by the workflow, its tests and docs). */
+/** Polling options resolved to milliseconds (pure: shared by the workflow, the poll activity, tests and docs). */
 export interface PollingSettings {
   initialIntervalMs: number;
   maxIntervalMs: number;
   backoffCoefficient: number;
   deadlineMs: number;
 }
-
-/** Re-sends of a create or message the service cannot have acted on: 1 s, 2 s, 4 s... up to 1 min. */
-const RESEND_INITIAL_MS = 1000;
-const RESEND_MAX_MS = 60_000;
 
 function toMs(value: DurationInput | undefined, fallback: DurationInput): number {
   // Input was validated: an undefined parse can only be the fallback's, which is a literal.
@@ -41,12 +37,6 @@ export function pollDelayMs(settings: PollingSettings, step: number, jitterKey: 
 
 export function pollJitterKey(workflowId: string, pollNumber: number): string {
   return `${workflowId}#${pollNumber}`;
-}
-
-/** Delay before re-sending a create or message the service cannot have acted on (connection refused, 429, 503). */
-export function resendDelayMs(attempt: number, retryAfterMs: number | undefined): number {
-  if (retryAfterMs !== undefined) return Math.max(1, retryAfterMs);
-  return Math.min(RESEND_MAX_MS, RESEND_INITIAL_MS * 2 ** attempt);
 }
 
 /** FNV-1a (32 bit) of the text, mapped to [0, 1). */

@@ -1,1 +1,0 @@
-export { agentJob } from './agent-job/workflow';

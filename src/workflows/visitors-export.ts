@@ -1,1 +1,0 @@
-export { visitorsExport } from './visitors-export/workflow';
