@@ -7,19 +7,30 @@ import type { RequestLogEntry } from '../../dev/simulator/types';
 
 /**
  * Fires a schedule at every nominal time in [start, end), one run after the other (BUFFER_ALL), as the nights
- * themselves would: the way these tests make time pass.
+ * themselves would: the way these tests make time pass. Returns once the schedule has started a run for the
+ * window, so two calls fire their nights in order: back-to-back backfill requests on a loaded dev server once
+ * left the first window without a run (CI, 2026-11-24).
  */
 export async function fireNights(
   client: Client,
   projectId: string,
   start: string,
   end: string,
+  timeoutMs = 60_000,
 ): Promise<void> {
-  await client.schedule.getHandle(visitorsScheduleId(projectId)).backfill({
-    start: new Date(start),
-    end: new Date(end),
-    overlap: ScheduleOverlapPolicy.BUFFER_ALL,
-  });
+  const handle = client.schedule.getHandle(visitorsScheduleId(projectId));
+  const [from, to] = [new Date(start), new Date(end)];
+  await handle.backfill({ start: from, end: to, overlap: ScheduleOverlapPolicy.BUFFER_ALL });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { info } = await handle.describe();
+    const fired = info.recentActions.some((a) => a.scheduledAt >= from && a.scheduledAt < to);
+    if (fired) return;
+    if (Date.now() > deadline) {
+      assert.fail(`schedule ${handle.scheduleId} started no run for its nights in [${start}, ${end})`);
+    }
+    await sleep(200);
+  }
 }
 
 /**
