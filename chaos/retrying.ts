@@ -1,4 +1,5 @@
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { FollowUpNotAcceptedError } from '../src/contract/errors';
 import { InputValidationError } from '../src/contract/validation';
 
 /** Answers that are the outcome itself; anything else (Temporal unreachable during a restart) is tried again. */
@@ -7,6 +8,7 @@ function isFinal(error: unknown): boolean {
     error instanceof WorkflowFailedError ||
     error instanceof WorkflowUpdateFailedError ||
     error instanceof WorkflowNotFoundError ||
+    error instanceof FollowUpNotAcceptedError ||
     error instanceof InputValidationError
   );
 }

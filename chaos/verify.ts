@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
-import { agentJobFailureOf } from '../src/client/agent-job';
+import { agentJobFailureOf } from '../src/client/agent-job-failures';
 import {
   AgentJobFailureType,
   FollowUpFailureType,
@@ -74,13 +74,12 @@ async function closedEnd(
   } catch (error) {
     const failure = agentJobFailureOf(error);
     if (!failure) return { workflow: `unreadable: ${String(error)}`, followUps: [] };
-    const details = failure.details as { followUps?: FollowUpRecord[]; status?: string } | undefined;
     return {
       workflow: 'FAILED',
-      ...(details?.status === undefined ? {} : { status: details.status }),
+      ...(failure.status === undefined ? {} : { status: failure.status }),
       failureType: failure.type,
       failureMessage: failure.message,
-      followUps: details?.followUps ?? [],
+      followUps: failure.followUps,
     };
   }
 }

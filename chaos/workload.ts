@@ -1,6 +1,6 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../src/client/agent-job';
+import { followUpFailureOf } from '../src/client/agent-job-failures';
 import { startVisitorsExport } from '../src/client/visitors-export';
 import { FollowUpFailureType, type PollingOptions } from '../src/contract/agent-job';
 import { agentJobWorkflowId, visitorsExportWorkflowId } from '../src/contract/names';
@@ -164,18 +164,16 @@ export async function sendOne(
 const NOT_TAKEN = 'not taken';
 
 /**
- * What an update's caller learns from the type of the error, never from its wording. Not taken: the validator
- * refused (FollowUpNotAccepted), or the server answered NotFound because no run accepted it — the workflow had
- * closed, or closed while the update waited for its first workflow task ("workflow update was aborted by closing
- * workflow"); no validator ran then. Any other answer means the run accepted it.
+ * What an update's caller learns from the type of the error, never from its wording. Not taken
+ * (FollowUpNotAccepted): the validator refused, or no run accepted it — the workflow had closed, or closed while
+ * the update waited for its first workflow task ("workflow update was aborted by closing workflow"), which the
+ * client reports as FollowUpNotAcceptedError; no validator ran then. Any other answer means the run accepted it.
  */
 function answerOf(error: unknown): string {
   if (error instanceof WorkflowNotFoundError) return NOT_TAKEN;
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-    const type = error.cause.type ?? 'ApplicationFailure';
-    return type === FollowUpFailureType.notAccepted ? NOT_TAKEN : type;
-  }
-  return error instanceof Error ? error.constructor.name : typeof error;
+  const failure = followUpFailureOf(error);
+  if (failure === undefined) return error instanceof Error ? error.constructor.name : typeof error;
+  return failure.type === FollowUpFailureType.notAccepted ? NOT_TAKEN : failure.type;
 }
 
 function causeOf(error: Error): string {

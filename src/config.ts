@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defaultMaxCachedWorkflows } from './cache-size';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
 import { parseDuration } from './contract/duration';
+import { ConfigError } from './contract/errors';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { intFromText, portFromText } from './contract/validation';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
@@ -85,10 +86,6 @@ export interface WorkerConfig {
   shutdownGraceTimeMs: number;
   metricsPort: number | undefined;
   workflowBundlePath: string | undefined;
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
 }
 
 /** Parses the worker's environment once at start-up; throws ConfigError listing every bad variable. */

@@ -10,6 +10,7 @@ import {
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
+import { ConfigError } from './contract/errors';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
 import { dataConverterFromEnv } from './codec/data-converter';
@@ -76,7 +77,7 @@ function productionBundle(config: WorkerConfig): WorkerOptions['workflowBundle']
   if (config.workflowBundlePath === undefined && RUNNING_FROM_SOURCES) return undefined;
   const codePath = config.workflowBundlePath ?? DEFAULT_BUNDLE_PATH;
   if (fs.existsSync(codePath)) return { codePath };
-  if (config.workflowBundlePath) throw new Error(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);
+  if (config.workflowBundlePath) throw new ConfigError(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);
   return undefined;
 }
 

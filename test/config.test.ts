@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
-import { ConfigError, loadWorkerConfig } from '../src/config';
+import { loadWorkerConfig } from '../src/config';
+import { ConfigError } from '../src/contract/errors';
 
 const SECRET = 'live_s3cr3t-value-123';
 const valid = { DOCS_API_BASE_URL: 'https://docs.example.test', DOCS_API_KEY: SECRET };

@@ -8,6 +8,7 @@ import {
   type PermitRequest,
   type RateBudget,
 } from '../contract/budget';
+import { InvariantError } from '../contract/errors';
 
 export interface BudgetActivityDeps {
   budgets: {
@@ -39,7 +40,7 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
     async requestBudgetPermit(ask: PermitAsk): Promise<void> {
       const { client, info } = Context.current();
       const requesterId = info.workflowExecution?.workflowId;
-      if (requesterId === undefined) throw new Error('requestBudgetPermit runs for a workflow only');
+      if (requesterId === undefined) throw new InvariantError('requestBudgetPermit runs for a workflow only');
       const { kind, ...request } = ask;
       const budget = budgets[kind];
       await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {

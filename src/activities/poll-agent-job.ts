@@ -1,12 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { TERMINAL_JOB_STATUSES, type AgentJob } from '../contract/agent-job';
+import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES, type AgentJob } from '../contract/agent-job';
 import type { DocsApiClient } from '../docs-api/client';
 import { pollDelayMs, pollJitterKey, type PollingSettings } from '../contract/poll-schedule';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
-
-/** The failure type of "the job is still running": benign, retried after the next poll interval. */
-export const JOB_STILL_RUNNING = 'AgentJobStillRunning';
 
 export interface PollUntilTerminalInput {
   projectId: string;
@@ -84,7 +81,7 @@ export async function pollUntilTerminal(
   }
   context.heartbeat((warnings.length === 0 ? { polls } : { polls, warnings }) satisfies PollProgress);
   throw ApplicationFailure.create({
-    type: JOB_STILL_RUNNING,
+    type: AgentJobActivityFailureType.stillRunning,
     message: `job ${input.jobId} is ${job.status} (poll ${pollNumber})`,
     category: ApplicationFailureCategory.BENIGN,
     nextRetryDelay: delayAfter(polls),

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import {
-  agentJobFailureOf,
   awaitAgentJob,
   followUpAnyState,
   getAgentJobState,
   sendFollowUpAndWait,
   startAgentJob,
 } from '../client/agent-job';
+import { agentJobFailureOf } from '../client/agent-job-failures';
 import { agentJobWorkflowId, AgentJobStatusKey, WorkflowType } from '../contract/names';
 import type { AgentJob, AgentJobResult, PollingOptions } from '../contract/agent-job';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';

@@ -1,11 +1,9 @@
 import {
   WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import {
   FOLLOW_UP_REFUSING_STATUSES,
@@ -18,6 +16,7 @@ import {
   type FollowUpRequest,
   type PollingOptions,
 } from '../contract/agent-job';
+import { FollowUpNotAcceptedError } from '../contract/errors';
 import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../contract/messages';
 import {
   AgentJobIdKey,
@@ -105,12 +104,17 @@ export async function sendFollowUp(
   request: FollowUpRequest,
 ): Promise<void> {
   parseOrThrow(followUpRequestSchema, request, 'follow-up');
-  await client.workflow.getHandle(workflowId).signal(followUpSignal, request);
+  try {
+    await client.workflow.getHandle(workflowId).signal(followUpSignal, request);
+  } catch (error) {
+    throw await notAcceptedIfClosed(client, workflowId, error);
+  }
 }
 
 /**
  * Sends a follow-up and waits for the service's answer (update): the job as the service returned it. Rejects
- * with WorkflowUpdateFailedError when the workflow refuses it (nothing sent) or the service does.
+ * with WorkflowUpdateFailedError when the workflow refuses it (nothing sent) or the service does, and with
+ * FollowUpNotAcceptedError when the run closed before it took the update; `followUpFailureOf` reads all three.
  */
 export async function sendFollowUpAndWait(
   client: Client,
@@ -119,9 +123,35 @@ export async function sendFollowUpAndWait(
   options: { updateId?: string } = {},
 ): Promise<AgentJob> {
   parseOrThrow(followUpRequestSchema, request, 'follow-up');
-  return client.workflow.getHandle(workflowId).executeUpdate(sendFollowUpUpdate, {
-    args: [request],
-    ...(options.updateId === undefined ? {} : { updateId: options.updateId }),
+  try {
+    return await client.workflow.getHandle(workflowId).executeUpdate(sendFollowUpUpdate, {
+      args: [request],
+      ...(options.updateId === undefined ? {} : { updateId: options.updateId }),
+    });
+  } catch (error) {
+    throw await notAcceptedIfClosed(client, workflowId, error);
+  }
+}
+
+/**
+ * A signal or update that found the run closed (WorkflowNotFoundError: "workflow execution already completed",
+ * or "update aborted by closing workflow" when the job closed as the update was admitted) was not taken: nothing
+ * was sent, so it becomes FollowUpNotAcceptedError. An id no workflow has keeps its WorkflowNotFoundError.
+ */
+async function notAcceptedIfClosed(client: Client, workflowId: string, error: unknown): Promise<unknown> {
+  if (!(error instanceof WorkflowNotFoundError)) return error;
+  let status: string;
+  try {
+    status = (await client.workflow.getHandle(workflowId).describe()).status.name;
+  } catch {
+    return error;
+  }
+  const why =
+    status === 'RUNNING'
+      ? 'its run closed (continued as new) before it took the follow-up, so nothing was sent: send it again'
+      : `it closed (${status}) before it took the follow-up, so nothing was sent (followUpAnyState continues a closed job)`;
+  return new FollowUpNotAcceptedError(`Workflow ${workflowId}: ${why}`, workflowId, {
+    cause: error,
   });
 }
 
@@ -145,7 +175,7 @@ export interface FollowUpDelivery {
  * terminated): a new run of the same workflow id is started by signal-with-start, attached to the same service
  * job (its id and project read from the closed run's search attributes), so the job continues and is polled
  * to its end again. Concurrent callers end up in the same new run. A job that is failed or archived, or a run
- * that closed before any job existed, is refused with an Error saying so.
+ * that closed before any job existed, is not accepted: FollowUpNotAcceptedError says why.
  */
 export async function followUpAnyState(
   client: Client,
@@ -168,13 +198,17 @@ export async function followUpAnyState(
     }
   }
   if (jobId === undefined || projectId === undefined) {
-    throw new Error(
+    throw new FollowUpNotAcceptedError(
       `Workflow ${workflowId} closed (${last.status.name}) before a service job was created: there is no job to follow up; start a new one`,
+      workflowId,
     );
   }
   const jobStatus = last.typedSearchAttributes.get(AgentJobStatusKey);
   if (jobStatus !== undefined && (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(jobStatus)) {
-    throw new Error(`Job ${jobId} is ${jobStatus}: it takes no follow-ups; start a new job`);
+    throw new FollowUpNotAcceptedError(
+      `Job ${jobId} is ${jobStatus}: it takes no follow-ups; start a new job`,
+      workflowId,
+    );
   }
   const started = await client.workflow.signalWithStart<typeof agentJob, [FollowUpRequest]>(
     WorkflowType.agentJob,
@@ -205,22 +239,6 @@ export async function followUpAnyState(
     startedNewRun: started.signaledRunId !== last.runId,
     jobId,
   };
-}
-
-export interface AgentJobFailureInfo {
-  /** AgentJobFailureType value, e.g. AgentJobFailed or AgentJobTimedOut. */
-  type: string;
-  message: string;
-  /** AgentJobResult for AgentJobFailed; AgentJobState for the others. */
-  details: unknown;
-}
-
-/** The typed failure inside a WorkflowFailedError from awaitAgentJob, or undefined for any other error. */
-export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefined {
-  if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure))
-    return undefined;
-  const failure = error.cause;
-  return { type: failure.type ?? 'Error', message: failure.message, details: failure.details?.[0] };
 }
 
 function summaryOf(prefix: string, prompt: string): string {

@@ -2,6 +2,7 @@
 export * from '../contract';
 export * from './connect';
 export * from './agent-job';
+export * from './agent-job-failures';
 export * from './visitors-export';
 export * from './schedule';
 export * from './schedule-nightly';

@@ -3,6 +3,7 @@ import type { SearchAttributeType } from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_KEYS } from '../contract/names';
+import { InvariantError } from '../contract/errors';
 import { grpcStatusOf } from './connect';
 
 /** gRPC status codes (grpc.io/docs/guides/status-codes) the operator service answers where it may not act. */
@@ -69,7 +70,7 @@ export async function setUpNamespace(client: Client): Promise<NamespaceSetup> {
   const searchAttributes: SearchAttributeSetup[] = [];
   for (const key of SEARCH_ATTRIBUTE_KEYS) {
     const wanted = encodeSearchAttributeIndexedValueType(key.type);
-    if (wanted === undefined) throw new Error(`${key.name}: no indexed value type for ${key.type}`);
+    if (wanted === undefined) throw new InvariantError(`${key.name}: no indexed value type for ${key.type}`);
     const existing = registered?.[key.name];
     const base = { name: key.name, type: key.type };
     if (existing !== undefined && existing === wanted) {

@@ -3,6 +3,7 @@ import { AesGcmPayloadCodec } from './aes-gcm-codec';
 import { createCodecServer } from './codec-server';
 import { PAYLOAD_CODEC_KEYS_VAR, loadCodecKeys } from './keys';
 import { portFromText } from '../contract/validation';
+import { ConfigError } from '../contract/errors';
 
 const envSchema = z.object({
   CODEC_SERVER_HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
@@ -28,10 +29,10 @@ function main(): void {
   const env = envSchema.safeParse(process.env);
   if (!env.success) {
     const lines = env.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`Invalid codec server configuration:\n${lines.join('\n')}`);
+    throw new ConfigError(`Invalid codec server configuration:\n${lines.join('\n')}`);
   }
   const keys = loadCodecKeys();
-  if (!keys) throw new Error(`${PAYLOAD_CODEC_KEYS_VAR}: is required to run the codec server`);
+  if (!keys) throw new ConfigError(`${PAYLOAD_CODEC_KEYS_VAR}: is required to run the codec server`);
   const { CODEC_SERVER_HOST: host, CODEC_SERVER_PORT: port, CODEC_SERVER_CORS_ORIGINS: origins } = env.data;
   const server = createCodecServer({
     codec: new AesGcmPayloadCodec(keys),

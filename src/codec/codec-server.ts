@@ -54,7 +54,9 @@ async function handle(options: CodecServerOptions, req: http.IncomingMessage, re
   if (options.token !== undefined && !authorized(req.headers.authorization, options.token)) {
     return send(res, 401, { message: 'a valid Authorization: Bearer token is required' });
   }
-  const raw = await readBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const raw = await readBody(req, limit);
+  if (raw === undefined) return send(res, 413, { message: `the body is larger than ${limit} bytes` });
   let json: unknown;
   try {
     json = JSON.parse(raw);
@@ -91,15 +93,15 @@ function authorized(header: string | undefined, token: string): boolean {
   return given.length === expected.length && crypto.timingSafeEqual(given, expected);
 }
 
-async function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
+/** The body as text, or undefined when it is larger than `limit` (read to its end, so the answer reaches the caller). */
+async function readBody(req: http.IncomingMessage, limit: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limit) throw new Error(`the body is larger than ${limit} bytes`);
-    chunks.push(chunk);
+    if (size <= limit) chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return size > limit ? undefined : Buffer.concat(chunks).toString('utf8');
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {

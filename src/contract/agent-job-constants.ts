@@ -74,6 +74,16 @@ export const AgentJobFailureType = {
   invalidInput: INVALID_INPUT_FAILURE_TYPE,
 } as const;
 
+export type AgentJobFailureTypeName = (typeof AgentJobFailureType)[keyof typeof AgentJobFailureType];
+
+/**
+ * The poll activity's failure while the job runs: benign (not logged as an error), retried after the next poll
+ * interval; the workflow never sees it unless the activity's retries end.
+ */
+export const AgentJobActivityFailureType = {
+  stillRunning: 'AgentJobStillRunning',
+} as const;
+
 /** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */
 export const FollowUpFailureType = {
   /** Refused by the workflow before anything was sent: bad input, duplicate messageId, job failed or archived. */
@@ -86,6 +96,8 @@ export const FollowUpFailureType = {
   /** The workflow ended (job failed, deadline, cancellation) before the message could be sent. */
   notSent: 'FollowUpNotSent',
 } as const;
+
+export type FollowUpFailureTypeName = (typeof FollowUpFailureType)[keyof typeof FollowUpFailureType];
 
 export const MIN_POLL_INTERVAL_MS = 100;
 

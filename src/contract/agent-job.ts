@@ -121,7 +121,7 @@ export type FollowUpRequest = z.infer<typeof followUpRequestSchema>;
 
 const nonNegativeInt = intInRange(0);
 
-const followUpRecordSchema = z
+export const followUpRecordSchema = z
   .object({
     messageId: z.string().min(1),
     prompt: z.string(),

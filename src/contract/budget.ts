@@ -41,6 +41,12 @@ export function budgetLimiterWorkflowId(kind: BudgetKind, keyId: string, project
     : `docs-budget/agent/${keyId}/${projectId ?? ''}`;
 }
 
+/** ApplicationFailure types of the budgets. */
+export const BudgetFailureType = {
+  /** No grant came before the requester's deadline (non-retryable): the job or export ends. */
+  waitTimedOut: 'BudgetWaitTimedOut',
+} as const;
+
 /** The service refused a request spent on a permit: everyone waits. */
 export interface BudgetRefusal {
   /** From Retry-After; absent: the limiter backs off on its own. */

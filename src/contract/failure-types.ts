@@ -16,11 +16,14 @@ export const DocsApiFailureType = {
   conflict: 'ConflictError',
   /** 429. */
   rateLimited: 'RateLimitedError',
-  /** 408 or 5xx. */
+  /** 5xx. */
   server: 'ServerError',
   /** Refused, reset or unresolvable connection. */
   network: 'NetworkError',
-  /** No answer in time. */
+  /**
+   * No answer in time (connect, headers, body), or 408: the service timed out reading the request, so it did not
+   * act on it (`safeToRetry`). A 408 is a timeout of the exchange, not a fault of the server: hence not ServerError.
+   */
   timeout: 'TimeoutError',
   /** A 2xx that is not the documented JSON. */
   malformedResponse: 'MalformedResponseError',

@@ -9,3 +9,4 @@ export * from './budget';
 export * from './nightly';
 export * from './zone-days';
 export * from './failure-types';
+export * from './errors';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
+import { ConfigError } from '../contract/errors';
 
 /** `<prefix>_<secret>`: the service's prefix is not hard-coded (see service-notes). */
 export const API_KEY_PATTERN = /^([A-Za-z0-9]+)_(\S+)$/;
@@ -17,7 +18,7 @@ export class ApiKey {
   constructor(value: string) {
     const match = API_KEY_PATTERN.exec(value);
     if (!match?.[1]) {
-      throw new Error(`DOCS_API_KEY: ${API_KEY_RULE}`);
+      throw new ConfigError(`DOCS_API_KEY: ${API_KEY_RULE}`);
     }
     this.#value = value;
     this.prefix = match[1];

@@ -1,5 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { AgentJob } from '../contract/agent-job';
+import { ConfigError } from '../contract/errors';
 import { visitorsPageSchema, type VisitorsPage } from '../contract/visitors-export';
 import { ApiKey } from './api-key';
 import { checkJobId, checkProjectId, checkPrompt, checkVisitorsQuery, type VisitorsQuery } from './arguments';
@@ -52,7 +53,7 @@ export class DocsApiClient {
     this.#apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
     const base = new URL(options.baseUrl);
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new Error(`DOCS_API_BASE_URL: must be an http or https URL, got protocol ${base.protocol}`);
+      throw new ConfigError(`DOCS_API_BASE_URL: must be an http or https URL, got protocol ${base.protocol}`);
     }
     this.#baseUrl = base.toString().replace(/\/+$/, '');
     this.#userAgent = options.userAgent ?? 'docs-agent-worker';

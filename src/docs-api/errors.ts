@@ -81,7 +81,7 @@ export class ConflictError extends failureOfType(DocsApiFailureType.conflict) {}
 /** 429: rate limited; `retryAfterMs` when the service said when to come back. */
 export class RateLimitedError extends failureOfType(DocsApiFailureType.rateLimited) {}
 
-/** 408 or 5xx. 503 means the service did not act; other 5xx may come after it acted. */
+/** 5xx. 503 means the service did not act; other 5xx may come after it acted. */
 export class ServerError extends failureOfType(DocsApiFailureType.server) {}
 
 /** The connection failed (refused, reset, DNS). `safeToRetry` tells whether the request can have reached the service. */
@@ -95,7 +95,7 @@ export class NetworkError extends failureOfType(DocsApiFailureType.network) {
   }
 }
 
-/** No answer in time (connect, headers or body timeout, or the caller's signal). */
+/** No answer in time (connect, headers or body timeout), or 408: the service timed out reading the request. */
 export class TimeoutError extends failureOfType(DocsApiFailureType.timeout) {}
 
 /** A 2xx answer that is not the documented JSON: wrong content type, not JSON, or a field that fails the schema. */

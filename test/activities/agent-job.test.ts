@@ -6,12 +6,8 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import { createAgentJobActivities } from '../../src/activities/agent-job';
-import {
-  JOB_STILL_RUNNING,
-  type PolledJob,
-  type PollUntilTerminalInput,
-} from '../../src/activities/poll-agent-job';
-import type { AgentJob } from '../../src/contract/agent-job';
+import type { PolledJob, PollUntilTerminalInput } from '../../src/activities/poll-agent-job';
+import { AgentJobActivityFailureType, type AgentJob } from '../../src/contract/agent-job';
 import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { pollDelayMs, pollJitterKey } from '../../src/contract/poll-schedule';
@@ -170,7 +166,7 @@ describe('pollAgentJob: one read per attempt, the retries are the waits', () => 
     const input = await pollInputForNewJob({ firstPoll: 4, firstStep: 1 });
     const first = attempt(0);
     const failure = await failureOf(first.run(input));
-    assert.equal(failure.type, JOB_STILL_RUNNING);
+    assert.equal(failure.type, AgentJobActivityFailureType.stillRunning);
     assert.equal(failure.category, ApplicationFailureCategory.BENIGN);
     assert.equal(failure.nonRetryable, false);
     assert.equal(delayOf(failure), pollDelayMs(SETTINGS, 2, pollJitterKey(WORKFLOW_ID, 5)));
@@ -201,7 +197,11 @@ describe('pollAgentJob: one read per attempt, the retries are the waits', () => 
       'response field createdAt: unexpected type number, dropped',
     ];
     const first = attempt(0);
-    assert.equal((await failureOf(first.run(input))).type, JOB_STILL_RUNNING, 'the odd answer counts');
+    assert.equal(
+      (await failureOf(first.run(input))).type,
+      AgentJobActivityFailureType.stillRunning,
+      'the odd answer counts',
+    );
     assert.deepEqual(first.heartbeats, [{ polls: 1, warnings: dropped }]);
     assert.deepEqual(
       first.logged.map((e): unknown[] => [e.level, e.message, e.meta?.jobId, e.meta?.poll, e.meta?.warnings]),
@@ -244,7 +244,7 @@ describe('pollAgentJob: one read per attempt, the retries are the waits', () => 
 
     sim.faults.add({ route: 'getJob', projectId: 'p1', kind: 'status', status: 502, times: 1 });
     const serverError = await failureOf(attempt(0).run(input));
-    assert.notEqual(serverError.type, JOB_STILL_RUNNING);
+    assert.notEqual(serverError.type, AgentJobActivityFailureType.stillRunning);
     assert.equal(delayOf(serverError), pollDelayMs(SETTINGS, 1, pollJitterKey(WORKFLOW_ID, 2)));
 
     const notFound = await failureOf(attempt(0).run({ ...input, jobId: 'job_unknown' }));

@@ -12,10 +12,9 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { JOB_STILL_RUNNING } from '../../src/activities/poll-agent-job';
 import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-job';
 import { startVisitorsExport } from '../../src/client/visitors-export';
-import { AgentJobFailureType } from '../../src/contract/agent-job';
+import { AgentJobActivityFailureType, AgentJobFailureType } from '../../src/contract/agent-job';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
 import {
   DEFAULT_TASK_QUEUE,
@@ -144,7 +143,11 @@ async function retriedActivityFailures(handle: WorkflowHandle): Promise<string[]
   return (await eventsOf(handle)).flatMap((e) => {
     const failure =
       e.activityTaskStartedEventAttributes?.lastFailure ?? e.activityTaskFailedEventAttributes?.failure;
-    if (!failure?.message || failure.applicationFailureInfo?.type === JOB_STILL_RUNNING) return [];
+    if (
+      !failure?.message ||
+      failure.applicationFailureInfo?.type === AgentJobActivityFailureType.stillRunning
+    )
+      return [];
     return [failure.message];
   });
 }

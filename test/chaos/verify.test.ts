@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as proto from '@temporalio/proto';
-import { agentJobFailureOf } from '../../src/client/agent-job';
+import { agentJobFailureOf } from '../../src/client/agent-job-failures';
 import { AgentJobFailureType, FollowUpFailureType } from '../../src/contract/agent-job';
 import { agentJobWorkflowId } from '../../src/contract/names';
 import { emptyVerdict, verifyJobs } from '../../chaos/verify';
@@ -128,9 +128,8 @@ describe('chaos verifier: an update meeting a run that fails (create outcome unk
       },
     );
     assert.ok(events.includes(UPDATE_ACCEPTED));
-    const details = failure?.details as { followUps: { messageId: string; status: string }[] };
     assert.deepEqual(
-      details.followUps.map(({ messageId, status }) => ({ messageId, status })),
+      failure?.followUps.map(({ messageId, status }) => ({ messageId, status })),
       [{ messageId: 'm1', status: 'pending' }],
     );
     assert.equal(sent.accepted, true);

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import {
-  agentJobFailureOf,
   followUpAnyState,
   getAgentJobState,
   sendFollowUp,
   sendFollowUpAndWait,
   startAgentJob,
 } from '../../src/client/agent-job';
-import { AgentJobFailureType } from '../../src/contract/agent-job';
+import { agentJobFailureOf, followUpFailureOf } from '../../src/client/agent-job-failures';
+import { AgentJobFailureType, FollowUpFailureType } from '../../src/contract/agent-job';
+import { FollowUpNotAcceptedError } from '../../src/contract/errors';
 import { DocsProjectIdKey, agentJobWorkflowId } from '../../src/contract/names';
 import { InputValidationError } from '../../src/contract/validation';
 import {
@@ -26,6 +27,18 @@ const h = useAgentJobStack();
 /** A client whose connection is never opened: any call to Temporal would fail. */
 function unreachableClient(): Client {
   return new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+}
+
+/** A job whose create the service refuses (422): its run fails before any service job exists. */
+async function startRefusedCreate(label: string) {
+  const projectId = uniqueProject(label);
+  h.sim.faults.add({ route: 'createJob', projectId, kind: 'status', status: 422, times: 1 });
+  const handle = await startAgentJob(
+    h.client,
+    { projectId, prompt: 'Refused', polling: TEST_POLLING },
+    { key: 'k' },
+  );
+  return { projectId, handle };
 }
 
 const invalid = (field: string) => (error: unknown) =>
@@ -113,21 +126,45 @@ describe('agent job client: on the dev server', () => {
   });
 
   test('followUpAnyState refuses a workflow that closed before any job existed; agentJobFailureOf reads why', async () => {
-    const projectId = uniqueProject('client-no-job');
-    h.sim.faults.add({ route: 'createJob', projectId, kind: 'status', status: 422, times: 1 });
-    const handle = await startAgentJob(
-      h.client,
-      { projectId, prompt: 'Refused', polling: TEST_POLLING },
-      { key: 'k' },
-    );
+    const { projectId, handle } = await startRefusedCreate('client-no-job');
     const failure = await handle.result().then(
       () => assert.fail('expected a failure'),
       (error: unknown) => agentJobFailureOf(error),
     );
     assert.equal(failure?.type, AgentJobFailureType.createRejected);
+    assert.equal(failure.jobId, null, 'typed: no job was created');
+    assert.deepEqual(failure.followUps, []);
     await assert.rejects(
       followUpAnyState(h.client, handle.workflowId, { prompt: 'Anyone there?' }),
-      /before a service job was created/,
+      (error: unknown) =>
+        error instanceof FollowUpNotAcceptedError &&
+        error.workflowId === handle.workflowId &&
+        /before a service job was created/.test(error.message),
+    );
+    assert.equal(requestsOf(h.sim, { projectId, route: 'sendMessage' }).length, 0);
+  });
+
+  test('a follow-up to a closed run is FollowUpNotAccepted, by update or signal; an unknown id is not found', async () => {
+    const { projectId, handle } = await startRefusedCreate('client-closed');
+    await handle.result().catch(() => undefined);
+    const notAccepted = (error: unknown) => {
+      assert.ok(error instanceof FollowUpNotAcceptedError, String(error));
+      assert.match(error.message, /closed \(FAILED\) before it took the follow-up, so nothing was sent/);
+      assert.ok(error.cause instanceof WorkflowNotFoundError, 'the SDK error is kept as the cause');
+      assert.deepEqual(followUpFailureOf(error), {
+        type: FollowUpFailureType.notAccepted,
+        message: error.message,
+      });
+      return true;
+    };
+    await assert.rejects(
+      sendFollowUpAndWait(h.client, handle.workflowId, { prompt: 'Late update' }),
+      notAccepted,
+    );
+    await assert.rejects(sendFollowUp(h.client, handle.workflowId, { prompt: 'Late signal' }), notAccepted);
+    await assert.rejects(
+      sendFollowUpAndWait(h.client, `${handle.workflowId}-nobody`, { prompt: 'Hello?' }),
+      WorkflowNotFoundError,
     );
     assert.equal(requestsOf(h.sim, { projectId, route: 'sendMessage' }).length, 0);
   });

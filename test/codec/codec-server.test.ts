@@ -136,6 +136,33 @@ describe('codec server (the protocol the Temporal UI and CLI speak)', () => {
     assert.equal(get.statusCode, 405);
   });
 
+  test('a body over the limit gets 413 naming the limit, and the server goes on', async () => {
+    const keys = loadCodecKeys({ PAYLOAD_CODEC_KEYS: `k1:${crypto.randomBytes(32).toString('base64')}` });
+    assert.ok(keys);
+    const small = createCodecServer({
+      codec: new AesGcmPayloadCodec(keys),
+      corsOrigins: [],
+      maxBodyBytes: 1024,
+    });
+    small.listen(0, '127.0.0.1');
+    await once(small, 'listening');
+    const url = `http://127.0.0.1:${(small.address() as AddressInfo).port}/decode`;
+    try {
+      const big = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: [toJson('x'.repeat(4096))] }),
+      });
+      assert.equal(big.statusCode, 413);
+      assert.deepEqual(await big.body.json(), { message: 'the body is larger than 1024 bytes' });
+      const fits = await request(url, { method: 'POST', body: JSON.stringify({ payloads: [] }) });
+      assert.equal(fits.statusCode, 200);
+      await fits.body.dump();
+    } finally {
+      await new Promise<void>((resolve) => small.close(() => resolve()));
+    }
+  });
+
   test('a payload under an unknown key is a 400 naming the key id', async () => {
     const foreign = loadCodecKeys({
       PAYLOAD_CODEC_KEYS: `other:${crypto.randomBytes(32).toString('base64')}`,

@@ -3,8 +3,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RootCancellationScope } from '@temporalio/workflow/lib/cancellation-scope';
 
 /**
- * Just enough of a workflow context for unit tests of workflow helpers that use `condition` and
- * `CancellationScope` (as PageWindow does), without a server or a sandbox. Import it before anything that loads
+ * Just enough of a workflow context for unit tests of workflow helpers that use `condition`, `CancellationScope`
+ * (as PageWindow does) and signal handlers (as BudgetPermits does), without a server or a sandbox. Import it before anything that loads
  * `@temporalio/workflow`. The activator stand-in holds what `condition` and `CancellationScope` read in SDK 1.24;
  * `settle` plays the part of the worker's activations, re-checking blocked conditions until nothing changes.
  * Whole workflows are still tested on a real dev server (test/workflows/).
@@ -19,6 +19,9 @@ interface ActivatorStandIn {
   nextSeqs: { condition: number };
   blockedConditions: Map<number, BlockedCondition>;
   hasFlag(): boolean;
+  /** What `setHandler` fills for a signal (SDK 1.24); `signal()` below delivers to it. */
+  signalHandlers: Map<string, { handler: (...args: unknown[]) => unknown }>;
+  dispatchBufferedSignals(): void;
 }
 
 const activator: ActivatorStandIn = {
@@ -26,6 +29,8 @@ const activator: ActivatorStandIn = {
   nextSeqs: { condition: 0 },
   blockedConditions: new Map(),
   hasFlag: () => true,
+  signalHandlers: new Map(),
+  dispatchBufferedSignals: () => undefined,
 };
 (globalThis as { __TEMPORAL_ACTIVATOR__?: ActivatorStandIn }).__TEMPORAL_ACTIVATOR__ = activator;
 
@@ -43,4 +48,11 @@ export async function settle(): Promise<void> {
     }
     if (!resolved) return;
   }
+}
+
+/** Delivers a signal to the handler the code under test registered with `setHandler`, as an activation would. */
+export function signal(name: string, ...args: unknown[]): void {
+  const registered = activator.signalHandlers.get(name);
+  if (!registered) throw new Error(`no handler for signal ${name}`);
+  registered.handler(...args);
 }

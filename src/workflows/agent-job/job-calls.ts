@@ -1,14 +1,15 @@
 import { ApplicationFailure, isCancellation, log, workflowInfo } from '@temporalio/workflow';
 import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
-import { BUDGET_WAIT_TIMED_OUT, refusalOf, type Permit } from '../budget/permits';
+import { BudgetFailureType } from '../../contract/budget';
+import { refusalOf, type Permit } from '../budget/permits';
 import { createAgentJob, getAgentJob, sendAgentJobMessage } from './activity-proxies';
 import { pollDelayMs, pollJitterKey } from '../../contract/poll-schedule';
 import { classifyCallFailure, failureTypeOf, isTimeout, resendDelayMs } from './call-failures';
 import { truncate } from '../../contract/text';
 import { isKnownStatus, isTerminal, iso, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
-import { createOutcomeUnknown, createRejected, pollRefused, timedOut } from './workflow-failures';
+import { createOutcomeUnknown, createRejected, pollRejected, timedOut } from './workflow-failures';
 
 const SUMMARY_PROMPT_CHARS = 80;
 
@@ -85,7 +86,7 @@ export async function pollJob(state: RunState): Promise<void> {
   } catch (error) {
     if (isCancellation(error)) throw error;
     if (isTimeout(error)) throw timedOut(state, error);
-    throw pollRefused(state, failureTypeOf(error), error);
+    throw pollRejected(state, failureTypeOf(error), error);
   }
   state.polls += 1;
   state.pollAfterMessage = false;
@@ -174,7 +175,7 @@ async function acquireAgentPermit(
       ...(refusal === undefined ? {} : { refusal }),
     });
   } catch (error) {
-    if (error instanceof ApplicationFailure && error.type === BUDGET_WAIT_TIMED_OUT)
+    if (error instanceof ApplicationFailure && error.type === BudgetFailureType.waitTimedOut)
       throw timedOut(state, error);
     throw error;
   } finally {

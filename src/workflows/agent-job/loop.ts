@@ -6,6 +6,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
+import { InvariantError } from '../../contract/errors';
 import { attemptCreate, deliverNextFollowUp, pollJob } from './job-calls';
 import { pollInActivity } from './poll-activity';
 import {
@@ -69,7 +70,7 @@ export async function runUntilDone(state: RunState): Promise<AgentJobResult> {
 
 function finish(state: RunState): AgentJobResult {
   const job = state.job;
-  if (job === null) throw new Error('finish() before the job exists');
+  if (job === null) throw new InvariantError('finish() before the job exists');
   refreshVisibility(state);
   if (job.status === 'failed') throw jobFailed(state);
   return toResult(state, job);

@@ -5,7 +5,7 @@ import { failureTypeOf, isTimeout } from './call-failures';
 import { applyJob, schedulePoll } from './job-calls';
 import { isTerminal, statusOf, type RunState } from './state';
 import { refreshVisibility } from './visibility';
-import { pollRefused, timedOut } from './workflow-failures';
+import { pollRejected, timedOut } from './workflow-failures';
 
 /** Name of the patch that moved the waits between polls from workflow timers into the poll activity's retries. */
 export const POLL_IN_ACTIVITY_PATCH = 'poll-in-activity';
@@ -78,7 +78,7 @@ export async function pollInActivity(state: RunState): Promise<void> {
   if (end.kind === 'failed') {
     if (isCancellation(end.error)) throw end.error;
     if (isTimeout(end.error)) throw timedOut(state, end.error);
-    throw pollRefused(state, failureTypeOf(end.error), end.error);
+    throw pollRejected(state, failureTypeOf(end.error), end.error);
   }
   state.polls += end.result.polls;
   state.pollAfterMessage = false;

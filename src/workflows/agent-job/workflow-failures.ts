@@ -1,10 +1,8 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import { AgentJobFailureType } from '../../contract/agent-job-constants';
+import { AgentJobFailureType, type AgentJobFailureTypeName } from '../../contract/agent-job-constants';
 import { DocsApiFailureType } from '../../contract/failure-types';
 import { messageOf } from './call-failures';
 import { statusOf, toAgentJobState, toResult, type RunState } from './state';
-
-type AgentJobFailureTypeName = (typeof AgentJobFailureType)[keyof typeof AgentJobFailureType];
 
 /** A non-retryable failure of the workflow, carrying the state (or result) so callers need not query. */
 function agentJobFailure(
@@ -63,7 +61,7 @@ export function createRejected(state: RunState, reason: string, cause: unknown):
   );
 }
 
-export function pollRefused(
+export function pollRejected(
   state: RunState,
   failureType: string | undefined,
   cause: unknown,

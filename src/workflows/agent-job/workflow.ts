@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
 import { AgentJobFailureType } from '../../contract/agent-job-constants';
+import { InvariantError } from '../../contract/errors';
 import { inputRefusal } from '../input-check';
 import { BudgetPermits } from '../budget/permits';
 import { registerHandlers } from './handlers';
@@ -42,7 +43,7 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   const state = stateOrUndefined(input, pollInActivity);
   if (state) registerHandlers(state);
   await failOnBadInput(input, current);
-  if (!state) throw new Error('agentJob input passed its check but could not be read');
+  if (!state) throw new InvariantError('agentJob input passed its check but could not be read');
   if (withinBudget) state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
   refreshVisibility(state);
   try {

@@ -10,6 +10,7 @@ import {
 import type { createBudgetActivities } from '../../activities/budget';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import {
+  BudgetFailureType,
   budgetPermitGrantedSignal,
   budgetPermitQueuedSignal,
   type BudgetKind,
@@ -33,9 +34,6 @@ const { requestBudgetPermit: requestBudgetPermitInBackground } = proxyActivities
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-
-/** Failure type when a budget wait would outlast the workflow's deadline. */
-export const BUDGET_WAIT_TIMED_OUT = 'BudgetWaitTimedOut';
 
 /** One permit, or with `count` a batch of them (see PermitRequest.count). */
 export type Permit = PermitGrant;
@@ -137,7 +135,7 @@ export class BudgetPermits {
   /** The failure of an ask that got no grant before its deadline. */
   timedOut(ask: Pick<PermitAsk, 'projectId' | 'deadlineAt'>): ApplicationFailure {
     return ApplicationFailure.create({
-      type: BUDGET_WAIT_TIMED_OUT,
+      type: BudgetFailureType.waitTimedOut,
       nonRetryable: true,
       message: `no ${this.kind} budget for project ${ask.projectId} before the deadline ${new Date(ask.deadlineAt).toISOString()}`,
     });

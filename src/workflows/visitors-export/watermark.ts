@@ -1,5 +1,6 @@
 import {
   allHandlersFinished,
+  ApplicationFailure,
   condition,
   continueAsNew,
   setHandler,
@@ -12,6 +13,7 @@ import {
   type NightlyWatermark,
   type NightlyWatermarkState,
 } from '../../contract/nightly';
+import { INVALID_INPUT_FAILURE_TYPE, InputValidationError } from '../../contract/input-error';
 import { addDays } from '../../contract/zone-days';
 
 /** An update costs about 4 events: some 125 per run. */
@@ -41,7 +43,7 @@ export async function visitorsExportWatermark(initial: NightlyWatermarkState): P
       }
       return view();
     },
-    { validator: ({ initial: first }) => checkDay(first) },
+    { validator: ({ initial: first }) => checkDay('initial', first) },
   );
   setHandler(
     advanceWatermarkUpdate,
@@ -53,7 +55,7 @@ export async function visitorsExportWatermark(initial: NightlyWatermarkState): P
       publish();
       return view();
     },
-    { validator: ({ day }) => checkDay(day) },
+    { validator: ({ day }) => checkDay('day', day) },
   );
 
   await condition(
@@ -76,6 +78,12 @@ function closeGaps(state: NightlyWatermarkState): void {
   state.done = state.done.filter((day) => day > watermark);
 }
 
-function checkDay(day: unknown): void {
-  if (typeof day !== 'string' || !DAY.test(day)) throw new Error('day: must be YYYY-MM-DD');
+/** An update validator's check: a bad day rejects the update (InvalidInput) before it enters history. */
+function checkDay(field: string, day: unknown): void {
+  if (typeof day === 'string' && DAY.test(day)) return;
+  const { message } = new InputValidationError(
+    [{ field, rule: 'must be a day YYYY-MM-DD' }],
+    'watermark update',
+  );
+  throw ApplicationFailure.nonRetryable(message, INVALID_INPUT_FAILURE_TYPE);
 }

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  agentJobContinuationSchema,
+  DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
+  STATUS_NOT_CREATED,
+  type AgentJob,
+} from '../../../src/contract/agent-job';
+import {
+  initialState,
+  isFinished,
+  needsPolling,
+  statusOf,
+  toAgentJobState,
+  toContinuation,
+  toResult,
+} from '../../../src/workflows/agent-job/state';
+
+const NOW = Date.UTC(2026, 10, 24, 12);
+const INPUT = { projectId: 'acme', prompt: 'Document the beta' };
+const ACTIVE: AgentJob = { id: 'job_1', status: 'active', prLink: null, model: 'm-1' };
+
+describe('RunState: what one run knows, what it shows, what crosses continue-as-new', () => {
+  test('a new run: no job, the deadline 24 h from now by default, nothing to poll yet', () => {
+    const state = initialState(INPUT, NOW, true);
+    assert.equal(statusOf(state), STATUS_NOT_CREATED);
+    assert.equal(state.deadlineAt, NOW + 86_400_000);
+    assert.equal(state.continueAsNewAfterEvents, DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS);
+    assert.equal(needsPolling(state), false);
+    assert.equal(isFinished(state), false);
+    assert.deepEqual(toAgentJobState(state), {
+      projectId: 'acme',
+      jobId: null,
+      status: STATUS_NOT_CREATED,
+      prLink: null,
+      polls: 0,
+      nextPollAt: null,
+      pollingSince: null,
+      pendingFollowUps: 0,
+      followUps: [],
+      lastError: null,
+      deadlineAt: '2026-11-25T12:00:00.000Z',
+      continuedRuns: 0,
+      queuedForBudget: false,
+      waitingForBudgetUntil: null,
+    });
+  });
+
+  test('an active job is polled; a terminal one is finished once no follow-up waits or needs a read', () => {
+    const state = initialState(INPUT, NOW, true);
+    state.jobId = ACTIVE.id;
+    state.job = ACTIVE;
+    state.nextPollAt = NOW + 5000;
+    assert.equal(needsPolling(state), true);
+    assert.equal(toAgentJobState(state).nextPollAt, '2026-11-24T12:00:05.000Z');
+    assert.equal(toAgentJobState(state).model, 'm-1');
+
+    state.job = { ...ACTIVE, status: 'completed', prLink: 'https://git.example/pr/1' };
+    state.pollAfterMessage = true;
+    assert.equal(needsPolling(state), true, 'a follow-up was accepted since the last read');
+    state.pollAfterMessage = false;
+    state.followUps.enqueue('m1', 'One more thing');
+    assert.equal(isFinished(state), false, 'a follow-up still waits');
+    state.followUps.deliverHead(state.job);
+    assert.equal(isFinished(state), true);
+    assert.equal(toAgentJobState(state).nextPollAt, null, 'no poll planned for a finished job');
+    assert.deepEqual(toResult(state, state.job), {
+      jobId: 'job_1',
+      status: 'completed',
+      prLink: 'https://git.example/pr/1',
+      model: 'm-1',
+      followUps: [{ messageId: 'm1', prompt: 'One more thing', status: 'delivered' }],
+      polls: 0,
+    });
+  });
+
+  test('the continuation passes its own schema and carries the run over: deadline, job, polls, follow-ups', () => {
+    const first = initialState({ ...INPUT, polling: { deadline: '1h' } }, NOW, true);
+    first.jobId = ACTIVE.id;
+    first.job = ACTIVE;
+    first.polls = 12;
+    first.backoffStep = 4;
+    first.nextPollAt = NOW + 40_000;
+    first.lastError = 'getJob: HTTP 503';
+    first.followUps.enqueue('m1', 'Pending one');
+    const continuation = toContinuation(first);
+    assert.ok(agentJobContinuationSchema.safeParse(continuation).success);
+    assert.equal(continuation.continuedRuns, 1);
+
+    const later = NOW + 30 * 60_000;
+    const next = initialState({ ...INPUT, jobId: ACTIVE.id, continuation }, later, true);
+    assert.equal(next.deadlineAt, NOW + 3_600_000, 'the deadline does not restart');
+    assert.equal(next.continuedRuns, 1);
+    assert.equal(next.polls, 12);
+    assert.equal(next.backoffStep, 4);
+    assert.equal(next.jobId, 'job_1');
+    assert.deepEqual(next.job, ACTIVE);
+    assert.equal(next.lastError, 'getJob: HTTP 503');
+    assert.deepEqual(next.followUps.head(), { messageId: 'm1', prompt: 'Pending one' });
+    assert.equal(toContinuation(next).continuedRuns, 2);
+  });
+});
