@@ -14,7 +14,7 @@ export interface WorkflowInputCheck {
 }
 
 /** Why a workflow's input is refused: the message names each field and rule. */
-export interface InputRefusal {
+export interface InvalidInput {
   message: string;
   issues: InputIssue[];
 }
@@ -28,7 +28,7 @@ export interface InputRefusal {
 export function createInputCheckActivities() {
   return {
     // eslint-disable-next-line @typescript-eslint/require-await -- an activity returns a promise
-    async checkWorkflowInput({ workflow, input }: WorkflowInputCheck): Promise<InputRefusal | null> {
+    async checkWorkflowInput({ workflow, input }: WorkflowInputCheck): Promise<InvalidInput | null> {
       try {
         parseOrThrow(INPUT_SCHEMAS[workflow], input, `${workflow} input`);
         return null;

@@ -44,9 +44,6 @@ export const DEFAULT_POLLING = {
 /** Each poll interval is shortened by up to this fraction, deterministically (see docs/agent-job.md). */
 export const POLL_JITTER_RATIO = 0.1;
 
-/** A run continues as new at this many history events, unless the server suggested it earlier (4,096 by default). */
-export const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 5_000;
-
 /** Bounds that keep the workflow state (carried across continue-as-new) far below Temporal's payload limits. */
 export const FOLLOW_UP_LIMITS = {
   /** Follow-ups queued and not yet sent; more are refused. */

@@ -178,7 +178,7 @@ export const agentJobInputSchema = z
     polling: pollingOptionsSchema.optional(),
     /** Attach to an existing service job instead of creating one (a follow-up after the workflow closed). */
     jobId: jobIdSchema.optional(),
-    /** History events after which a run continues as new; default DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS. */
+    /** History events after which a run continues as new; default CONTINUE_AS_NEW_AFTER_EVENTS.agentJob. */
     continueAsNewAfterEvents: intInRange(100)
       .max(40_000, 'must be at most 40000 (Temporal fails a run at 51200 events)')
       .optional(),

@@ -33,8 +33,8 @@ export const DocsApiFailureType = {
 
 export type DocsApiFailureTypeName = (typeof DocsApiFailureType)[keyof typeof DocsApiFailureType];
 
-/** Refusals: the same request cannot succeed later, so activities fail non-retryable and nobody re-sends. */
-export const REFUSAL_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
+/** Rejections: the same request cannot succeed later, so activities fail non-retryable and nobody re-sends. */
+export const REJECTION_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
   DocsApiFailureType.invalidArgument,
   DocsApiFailureType.invalidRequest,
   DocsApiFailureType.auth,
@@ -43,8 +43,8 @@ export const REFUSAL_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
   DocsApiFailureType.redirect,
 ];
 
-export function isRefusal(type: string | undefined): boolean {
-  return (REFUSAL_FAILURE_TYPES as readonly (string | undefined)[]).includes(type);
+export function isRejection(type: string | undefined): boolean {
+  return (REJECTION_FAILURE_TYPES as readonly (string | undefined)[]).includes(type);
 }
 
 /** What an activity failure from the documentation service carries in `details[0]`; its `type` says which failure. */

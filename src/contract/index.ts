@@ -10,3 +10,4 @@ export * from './nightly';
 export * from './zone-days';
 export * from './failure-types';
 export * from './errors';
+export * from './continue-as-new';

@@ -1,4 +1,4 @@
-import { DocsApiFailureType, isRefusal, type DocsApiFailureTypeName } from '../contract/failure-types';
+import { DocsApiFailureType, isRejection, type DocsApiFailureTypeName } from '../contract/failure-types';
 
 export type DocsApiOperation = 'createJob' | 'getJob' | 'sendMessage' | 'getVisitors';
 
@@ -36,7 +36,7 @@ export abstract class DocsApiError extends Error {
 
   /** Whether the same request may succeed later (transient), regardless of idempotency. */
   get retryable(): boolean {
-    return !isRefusal(this.name);
+    return !isRejection(this.name);
   }
 }
 

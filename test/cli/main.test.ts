@@ -33,7 +33,8 @@ describe('CLI errors: classified by type and gRPC status, never by their text', 
   });
 
   test("a call the server's transport refused (gRPC UNAVAILABLE): exit 4", async () => {
-    const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
+    // No interceptors: the SDK's default one retries UNAVAILABLE for about 20 s before it gives up.
+    const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [] });
     try {
       const error = await connection.workflowService.getSystemInfo({}).then(
         () => assert.fail('answered from nowhere'),

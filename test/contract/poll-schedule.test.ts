@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../../src/contract/agent-job';
+import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../src/contract/continue-as-new';
 import {
   pollDelayMs,
   pollJitterKey,
@@ -66,6 +66,6 @@ describe('agentJob polling schedule', () => {
     // as new only for long follow-up conversations, at the server's suggestion or this threshold.
     t.diagnostic(`24 h with default polling: ${polls} polls`);
     assert.ok(polls > 700 && polls < 800, `${polls} polls`);
-    assert.ok(DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS < 10_000);
+    assert.ok(CONTINUE_AS_NEW_AFTER_EVENTS.agentJob < 10_000);
   });
 });

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { createAgentJobActivities } from '../../activities/agent-job';
-import { REFUSAL_FAILURE_TYPES } from '../../contract/failure-types';
+import { REJECTION_FAILURE_TYPES } from '../../contract/failure-types';
 
 type AgentJobActivities = ReturnType<typeof createAgentJobActivities>;
 
@@ -32,7 +32,7 @@ export const POLL_RETRY = {
   initialInterval: '1 second',
   backoffCoefficient: 2,
   maximumInterval: 120_000,
-  nonRetryableErrorTypes: [...REFUSAL_FAILURE_TYPES],
+  nonRetryableErrorTypes: [...REJECTION_FAILURE_TYPES],
 } as const satisfies RetryPolicy;
 
 export const { pollAgentJob } = proxyActivities<AgentJobActivities>({
@@ -54,6 +54,6 @@ export const { getAgentJob } = proxyActivities<AgentJobActivities>({
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
     // maximumAttempts unset: unlimited, bounded by the deadline.
-    nonRetryableErrorTypes: [...REFUSAL_FAILURE_TYPES],
+    nonRetryableErrorTypes: [...REJECTION_FAILURE_TYPES],
   },
 });

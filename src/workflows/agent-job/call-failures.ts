@@ -6,13 +6,13 @@ import { truncate } from '../../contract/text';
 /**
  * What a failed create or message means for re-sending it:
  * - resend: the service cannot have acted (connection refused, 429, 503, or the operator opt-in);
- * - refused: the service (or our own argument check) refused it, nothing happened;
+ * - rejected: the service (or our own argument check) turned it down for good, nothing happened;
  * - unknown: the request may have been processed (timeout, worker crash mid-request, reset, other 5xx,
  *   malformed 2xx): never re-sent, so the job or message is never duplicated.
  */
 export type CallOutcome =
   | { kind: 'resend'; reason: string; retryAfterMs: number | undefined }
-  | { kind: 'refused'; reason: string; failureType: string; status: number | undefined }
+  | { kind: 'rejected'; reason: string; failureType: string; status: number | undefined }
   | { kind: 'unknown'; reason: string; jobId?: string };
 
 const REASON_CHARS = 300;
@@ -41,7 +41,7 @@ export function classifyCallFailure(error: unknown): CallOutcome {
   const details = docsApiDetailsOf(cause.details);
   const reason = truncate(cause.message, REASON_CHARS);
   if (cause.nonRetryable) {
-    return { kind: 'refused', reason, failureType: cause.type ?? 'Error', status: details?.status };
+    return { kind: 'rejected', reason, failureType: cause.type ?? 'Error', status: details?.status };
   }
   if (details?.safeToRetry === true) return { kind: 'resend', reason, retryAfterMs: details.retryAfterMs };
   return details?.jobId === undefined

@@ -65,8 +65,8 @@ export class FollowUpQueue {
     this.#queue.push({ messageId, prompt, ...(waiter ? { waiter } : {}) });
   }
 
-  /** Records a follow-up that never entered the queue (invalid signal, queue full). */
-  recordRefused(messageId: string, prompt: string, reason: string): void {
+  /** Records a follow-up not accepted into the queue (invalid signal, queue full): its status is `rejected`. */
+  recordNotAccepted(messageId: string, prompt: string, reason: string): void {
     this.#record({ messageId, prompt: shortPrompt(prompt), status: 'rejected', error: reason });
   }
 

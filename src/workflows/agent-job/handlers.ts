@@ -20,7 +20,7 @@ export function registerHandlers(state: RunState): void {
   });
 }
 
-/** A signal cannot be refused to its sender, so a bad one is recorded as rejected (visible in getState). */
+/** A signal cannot be turned back to its sender, so one not accepted is recorded as rejected (visible in getState). */
 function acceptSignal(state: RunState, raw: unknown): void {
   const givenId = messageIdOf(raw);
   if (givenId !== undefined && state.followUps.statusOf(givenId) !== undefined) {
@@ -29,10 +29,10 @@ function acceptSignal(state: RunState, raw: unknown): void {
   }
   const messageId = givenId ?? state.followUps.nextUnnamedId();
   const prompt = promptOf(raw);
-  const refusal = refusalOf(state, raw);
-  if (refusal !== undefined) {
-    log.warn('Follow-up signal refused', { messageId, reason: refusal.reason });
-    state.followUps.recordRefused(messageId, prompt, refusal.reason);
+  const notAccepted = whyNotAccepted(state, raw);
+  if (notAccepted !== undefined) {
+    log.warn('Follow-up signal not accepted', { messageId, reason: notAccepted.reason });
+    state.followUps.recordNotAccepted(messageId, prompt, notAccepted.reason);
   } else {
     state.followUps.enqueue(messageId, prompt);
     state.arrivals += 1;
@@ -40,10 +40,10 @@ function acceptSignal(state: RunState, raw: unknown): void {
   refreshVisibility(state);
 }
 
-/** Runs before the update enters history: a refused update sends nothing and leaves no trace. */
+/** Runs before the update enters history: an update not accepted sends nothing and leaves no trace. */
 function validateUpdate(state: RunState, raw: unknown): void {
-  const refusal = refusalOf(state, raw);
-  if (refusal !== undefined) throw ApplicationFailure.nonRetryable(refusal.reason, refusal.type);
+  const notAccepted = whyNotAccepted(state, raw);
+  if (notAccepted !== undefined) throw ApplicationFailure.nonRetryable(notAccepted.reason, notAccepted.type);
 }
 
 async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<AgentJob> {
@@ -60,13 +60,13 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
   return answer;
 }
 
-interface Refusal {
+interface NotAccepted {
   type: typeof FollowUpFailureType.invalidInput | typeof FollowUpFailureType.notAccepted;
   reason: string;
 }
 
 /** Why a follow-up cannot be queued, or undefined when it can. */
-function refusalOf(state: RunState, raw: unknown): Refusal | undefined {
+function whyNotAccepted(state: RunState, raw: unknown): NotAccepted | undefined {
   const issues = followUpRequestIssues(raw, 'follow-up');
   if (issues.length > 0) {
     return {
@@ -74,7 +74,7 @@ function refusalOf(state: RunState, raw: unknown): Refusal | undefined {
       reason: new InputValidationError(issues, 'follow-up').message,
     };
   }
-  const notAccepted = (reason: string): Refusal => ({ type: FollowUpFailureType.notAccepted, reason });
+  const notAccepted = (reason: string): NotAccepted => ({ type: FollowUpFailureType.notAccepted, reason });
   const messageId = messageIdOf(raw);
   const seen = messageId === undefined ? undefined : state.followUps.statusOf(messageId);
   if (seen !== undefined) return notAccepted(`follow-up ${messageId} was already received (status: ${seen})`);

@@ -30,7 +30,7 @@ export async function attemptCreate(state: RunState): Promise<void> {
   } catch (error) {
     if (isCancellation(error)) throw error;
     const outcome = classifyCallFailure(error);
-    if (outcome.kind === 'refused') throw createRejected(state, outcome.reason, error);
+    if (outcome.kind === 'rejected') throw createRejected(state, outcome.reason, error);
     if (outcome.kind === 'unknown' && outcome.jobId !== undefined) {
       // The service answered with the new job's id beside a field it needs that was odd: the job exists, and
       // reading it tells its status. Its id is never lost, and the create is never sent again.
@@ -123,7 +123,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
       state.resendAttempt += 1;
       state.lastError = `follow-up ${next.messageId} not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;
     } else {
-      const status = outcome.kind === 'refused' ? 'rejected' : 'outcome_unknown';
+      const status = outcome.kind === 'rejected' ? 'rejected' : 'outcome_unknown';
       state.followUps.failHead(status, outcome.reason);
       state.lastError = `follow-up ${next.messageId} ${status === 'rejected' ? 'rejected' : 'outcome unknown'}: ${outcome.reason}`;
       log.warn('Follow-up not delivered', { messageId: next.messageId, status, reason: outcome.reason });

@@ -6,13 +6,13 @@ import type {
   AgentJobState,
 } from '../../contract/agent-job';
 import {
-  DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
   FOLLOW_UP_REFUSING_STATUSES,
   KNOWN_JOB_STATUSES,
   STATUS_NOT_CREATED,
   TERMINAL_JOB_STATUSES,
 } from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
+import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import type { BudgetPermits } from '../budget/permits';
 import { resolvePolling, type PollingSettings } from '../../contract/poll-schedule';
 import { FollowUpQueue } from './follow-ups';
@@ -42,7 +42,7 @@ export interface RunState {
   resendAt: number;
   /** Bumped by every follow-up that arrives: it ends the wait between polls early. */
   arrivals: number;
-  /** Set when the run ends in failure or cancellation: new follow-ups are refused. */
+  /** Set when the run ends in failure or cancellation: new follow-ups are not accepted. */
   closingReason: string | null;
   /** The project's create-and-message budget (absent in runs recorded before budgets). */
   budget: BudgetPermits | null;
@@ -59,7 +59,7 @@ export function initialState(input: AgentJobInput, now: number, pollInActivity: 
     input,
     projectId: input.projectId,
     polling,
-    continueAsNewAfterEvents: input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
+    continueAsNewAfterEvents: input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.agentJob,
     deadlineAt: carried?.deadlineAt ?? now + polling.deadlineMs,
     continuedRuns: carried?.continuedRuns ?? 0,
     followUps: new FollowUpQueue(carried),

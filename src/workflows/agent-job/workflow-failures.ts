@@ -55,7 +55,7 @@ export function createOutcomeUnknown(state: RunState, reason: string, cause: unk
 export function createRejected(state: RunState, reason: string, cause: unknown): ApplicationFailure {
   return agentJobFailure(
     AgentJobFailureType.createRejected,
-    `The service refused to create the agent job: ${reason}`,
+    `The service rejected the create of the agent job: ${reason}`,
     toAgentJobState(state),
     cause,
   );
@@ -71,7 +71,7 @@ export function pollRejected(
     notFound ? AgentJobFailureType.jobNotFound : AgentJobFailureType.pollRejected,
     notFound
       ? `The service does not know the agent job ${state.jobId} in project ${state.projectId} (get-job answered 404)`
-      : `The service refused to read the agent job ${state.jobId}: ${messageOf(cause)}`,
+      : `The service rejected reading the agent job ${state.jobId}: ${messageOf(cause)}`,
     toAgentJobState(state),
     cause,
   );

@@ -11,7 +11,7 @@ import {
 import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
 import { AgentJobFailureType } from '../../contract/agent-job-constants';
 import { InvariantError } from '../../contract/errors';
-import { inputRefusal } from '../input-check';
+import { invalidInputOf } from '../input-check';
 import { BudgetPermits } from '../budget/permits';
 import { registerHandlers } from './handlers';
 import { AGENT_BUDGET_PATCH } from './job-calls';
@@ -68,7 +68,7 @@ function stateOrUndefined(input: AgentJobInput, pollInActivity: boolean): RunSta
  * start). Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
  */
 async function failOnBadInput(input: unknown, checkPatched: boolean): Promise<void> {
-  const refusal = await inputRefusal('agentJob', input, checkPatched);
+  const refusal = await invalidInputOf('agentJob', input, checkPatched);
   if (refusal === null) return;
   throw ApplicationFailure.create({
     type: AgentJobFailureType.invalidInput,

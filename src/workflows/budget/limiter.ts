@@ -18,6 +18,7 @@ import {
   type PermitTicket,
   type RateBudget,
 } from '../../contract/budget';
+import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { BudgetLedger } from './ledger';
 import type { LedgerSnapshot } from './ledger-snapshot';
 
@@ -31,9 +32,6 @@ export interface BudgetLimiterInput {
 
 /** A permit expected to be granted sooner than this gets no "queued" estimate. */
 const QUEUED_NOTICE_MIN_WAIT_MS = 2_000;
-
-/** Each grant costs about 7 events (update, signal out, task): about 140 grants per run. */
-const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 1000;
 
 /**
  * One budget of the service, shared by every workflow and worker process that spends it. Requesters ask by
@@ -108,7 +106,7 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     );
   };
 
-  const eventLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+  const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.budgetLimiter;
   for (;;) {
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) grant(next, now);

@@ -2,7 +2,7 @@ import { setHandler, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { VisitorsExportInput } from '../../contract/visitors-export';
 import { getProgressQuery } from '../../contract/messages';
-import { inputRefusal } from '../input-check';
+import { invalidInputOf } from '../input-check';
 import { invalidInput } from './failures';
 import { previousDay, zoneDays, type ScheduledDay } from '../../contract/zone-days';
 
@@ -28,7 +28,7 @@ export async function validateInput(raw: VisitorsExportInput): Promise<VisitorsE
     inFlight: 0,
     done: false,
   }));
-  const refusal = await inputRefusal('visitorsExport', raw);
+  const refusal = await invalidInputOf('visitorsExport', raw);
   if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
   return raw;
 }

@@ -14,10 +14,9 @@ import {
   type NightlyWatermarkState,
 } from '../../contract/nightly';
 import { INVALID_INPUT_FAILURE_TYPE, InputValidationError } from '../../contract/input-error';
+import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { addDays } from '../../contract/zone-days';
 
-/** An update costs about 4 events: some 125 per run. */
-const CONTINUE_AS_NEW_AFTER_EVENTS = 500;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
@@ -60,7 +59,8 @@ export async function visitorsExportWatermark(initial: NightlyWatermarkState): P
 
   await condition(
     () =>
-      workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= CONTINUE_AS_NEW_AFTER_EVENTS,
+      workflowInfo().continueAsNewSuggested ||
+      workflowInfo().historyLength >= CONTINUE_AS_NEW_AFTER_EVENTS.nightlyWatermark,
   );
   await condition(allHandlersFinished);
   return continueAsNew<typeof visitorsExportWatermark>(state);

@@ -35,11 +35,10 @@ import { PagePermits } from './page-permits';
 import { fetchPageWithinBudget } from './budgeted-page';
 import { resolveRange, scheduledNominalTime, scheduleIdOfRun, validateInput } from './input';
 import { nightlyExport } from './nightly';
+import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
 
-/** A page costs about 6 events: 1,000 events is about 150 pages per run, far below the 2,000-event bound. */
-const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 1000;
 /** Half of the 2 MB bound: rows never enter history, so this is a safety net, not the usual trigger. */
 const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
 const MAX_WARNINGS = 20;
@@ -79,7 +78,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     { pagesDone: state.pagesDone, rowsDone: state.rowsDone },
   );
 
-  const eventLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+  const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.visitorsExport;
   if (withinBudget) state.deadlineAt ??= Date.now() + deadlineMs(input);
   const permits = withinBudget
     ? new BudgetPermits('analytics', () => progress.update({ waitingForBudgetUntil: permits?.waitingUntil }))

@@ -61,16 +61,16 @@ describe('classifyCallFailure: may a create or message be sent again?', () => {
   test('refused for 4xx and our own bad argument, with the failure type and status', () => {
     const conflict = new ConflictError('job is closed', { ...create, status: 409, safeToRetry: false });
     assert.deepEqual(classifyCallFailure(asWorkflowSeesIt(conflict)), {
-      kind: 'refused',
+      kind: 'rejected',
       reason: conflict.message,
       failureType: DocsApiFailureType.conflict,
       status: 409,
     });
     const argument = new InvalidArgumentError('prompt', 'must not be empty', 'createJob');
     const outcome = classifyCallFailure(asWorkflowSeesIt(argument));
-    assert.equal(outcome.kind, 'refused');
-    assert.equal(outcome.kind === 'refused' && outcome.failureType, DocsApiFailureType.invalidArgument);
-    assert.equal(outcome.kind === 'refused' && outcome.status, undefined);
+    assert.equal(outcome.kind, 'rejected');
+    assert.equal(outcome.kind === 'rejected' && outcome.failureType, DocsApiFailureType.invalidArgument);
+    assert.equal(outcome.kind === 'rejected' && outcome.status, undefined);
   });
 
   test('unknown when the request may have been processed: other 5xx, reset, client timeout, malformed 2xx', () => {
@@ -103,7 +103,7 @@ describe('classifyCallFailure: may a create or message be sent again?', () => {
     const reset = new NetworkError('socket hang up', { ...create, safeToRetry: false }, 'ECONNRESET');
     assert.equal(classifyCallFailure(asWorkflowSeesIt(reset, true)).kind, 'resend');
     const conflict = new ConflictError('job is closed', { ...create, status: 409, safeToRetry: false });
-    assert.equal(classifyCallFailure(asWorkflowSeesIt(conflict, true)).kind, 'refused');
+    assert.equal(classifyCallFailure(asWorkflowSeesIt(conflict, true)).kind, 'rejected');
   });
 
   test('a failure without the client details (a bug in the activity) is unknown, its message kept short', () => {

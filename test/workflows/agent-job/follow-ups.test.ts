@@ -82,7 +82,7 @@ describe('FollowUpQueue', () => {
       queue.enqueue(`m${i}`, 'x');
     }
     assert.equal(queue.isFull, true);
-    queue.recordRefused('late', 'y', 'the queue is full');
+    queue.recordNotAccepted('late', 'y', 'the queue is full');
     assert.equal(queue.pendingCount, FOLLOW_UP_LIMITS.maxPending);
     assert.equal(queue.statusOf('late'), 'rejected');
   });
@@ -102,7 +102,7 @@ describe('FollowUpQueue', () => {
   test('past maxRecords the oldest records are dropped and counted', () => {
     const queue = new FollowUpQueue();
     const total = FOLLOW_UP_LIMITS.maxRecords + 3;
-    for (let i = 0; i < total; i++) queue.recordRefused(`m${i}`, 'x', 'bad');
+    for (let i = 0; i < total; i++) queue.recordNotAccepted(`m${i}`, 'x', 'bad');
     const snapshot = queue.snapshot();
     assert.equal(snapshot.followUps.length, FOLLOW_UP_LIMITS.maxRecords);
     assert.equal(snapshot.omittedFollowUps, 3);

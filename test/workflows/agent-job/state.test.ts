@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   agentJobContinuationSchema,
-  DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
   STATUS_NOT_CREATED,
   type AgentJob,
 } from '../../../src/contract/agent-job';
+import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../../src/contract/continue-as-new';
 import {
   initialState,
   isFinished,
@@ -25,7 +25,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     const state = initialState(INPUT, NOW, true);
     assert.equal(statusOf(state), STATUS_NOT_CREATED);
     assert.equal(state.deadlineAt, NOW + 86_400_000);
-    assert.equal(state.continueAsNewAfterEvents, DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS);
+    assert.equal(state.continueAsNewAfterEvents, CONTINUE_AS_NEW_AFTER_EVENTS.agentJob);
     assert.equal(needsPolling(state), false);
     assert.equal(isFinished(state), false);
     assert.deepEqual(toAgentJobState(state), {

@@ -89,7 +89,7 @@ describe('the failures the agentJob workflow ends with: one type each, non-retry
     assert.equal(rejected.type, AgentJobFailureType.pollRejected);
     assert.equal(
       rejected.message,
-      'The service refused to read the agent job job_9: forbidden: read-only key',
+      'The service rejected reading the agent job job_9: forbidden: read-only key',
     );
   });
 });

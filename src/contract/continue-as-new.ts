@@ -1,0 +1,15 @@
+/**
+ * The history length (events) at which each workflow continues as new, unless the server suggested it earlier
+ * (`continueAsNewSuggested`, at 4,096 events by default). A workflow's `continueAsNewAfterEvents` input overrides
+ * its default (tests lower it). All far below Temporal's 50,000-event and 50 MB limits.
+ */
+export const CONTINUE_AS_NEW_AFTER_EVENTS = {
+  /** agentJob: polls are retries of one activity and write no events; only long follow-up conversations grow it. */
+  agentJob: 5_000,
+  /** visitorsExport: a page costs about 6 events, so about 150 pages per run. */
+  visitorsExport: 1_000,
+  /** The budget limiter: a grant costs about 7 events (update, signal out, task), so about 140 grants per run. */
+  budgetLimiter: 1_000,
+  /** The nightly watermark: an update costs about 4 events, so some 125 per run. */
+  nightlyWatermark: 500,
+} as const;
