@@ -1,8 +1,10 @@
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateStage,
   type Client,
   type WorkflowHandle,
+  type WorkflowUpdateHandle,
 } from '@temporalio/client';
 import { z } from 'zod';
 import {
@@ -123,20 +125,25 @@ export async function sendFollowUpAndWait(
   options: { updateId?: string } = {},
 ): Promise<AgentJob> {
   parseOrThrow(followUpRequestSchema, request, 'follow-up');
+  // Accepted first, then its result: only a failure before acceptance means nothing was sent. Once accepted, a
+  // run that closes leaves the outcome to the error the SDK reports.
+  let update: WorkflowUpdateHandle<AgentJob>;
   try {
-    return await client.workflow.getHandle(workflowId).executeUpdate(sendFollowUpUpdate, {
+    update = await client.workflow.getHandle(workflowId).startUpdate(sendFollowUpUpdate, {
       args: [request],
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
       ...(options.updateId === undefined ? {} : { updateId: options.updateId }),
     });
   } catch (error) {
     throw await notAcceptedIfClosed(client, workflowId, error);
   }
+  return update.result();
 }
 
 /**
- * A signal or update that found the run closed (WorkflowNotFoundError: "workflow execution already completed",
- * or "update aborted by closing workflow" when the job closed as the update was admitted) was not taken: nothing
- * was sent, so it becomes FollowUpNotAcceptedError. An id no workflow has keeps its WorkflowNotFoundError.
+ * A signal, or an update before its acceptance, that found the run closed (WorkflowNotFoundError: "workflow
+ * execution already completed", or "update aborted by closing workflow" when the job closed as the update was
+ * admitted) was not taken: nothing was sent, so it becomes FollowUpNotAcceptedError. An id no workflow has keeps its WorkflowNotFoundError.
  */
 async function notAcceptedIfClosed(client: Client, workflowId: string, error: unknown): Promise<unknown> {
   if (!(error instanceof WorkflowNotFoundError)) return error;
