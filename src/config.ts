@@ -7,6 +7,7 @@ import { ConfigError } from './contract/errors';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { intFromText, portFromText } from './contract/validation';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
+import { isS3Uri, parseS3Uri, S3_URI_RULE } from './exports/s3-uri';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
@@ -58,7 +59,12 @@ const workerEnvSchema = z.object({
   DOCS_API_ANALYTICS_RATE_LIMIT: rateLimit,
   DOCS_API_AGENT_RATE_LIMIT: rateLimit,
   TEMPORAL_TASK_QUEUE: z.string().min(1, 'must not be empty').default(DEFAULT_TASK_QUEUE),
-  EXPORT_DIR: z.string().min(1, 'must not be empty').default('./exports'),
+  EXPORT_DIR: z
+    .string()
+    .min(1, 'must not be empty')
+    .default('./exports')
+    .refine((value) => !isS3Uri(value) || parseS3Uri(value) !== undefined, S3_URI_RULE),
+  EXPORT_S3_FORCE_PATH_STYLE: booleanFlag.default(false),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(200),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt.default(100),
   /** Unset: sized to the heap limit (src/cache-size.ts). */
@@ -78,7 +84,10 @@ export interface WorkerConfig {
   /** Each project's budget for create and message together. */
   agentRateLimit: RateBudget;
   taskQueue: string;
+  /** An absolute directory, or `s3://bucket[/prefix]` as given. */
   exportDir: string;
+  /** EXPORT_S3_FORCE_PATH_STYLE: path-style addressing for MinIO and most self-hosted S3 servers. */
+  exportS3ForcePathStyle: boolean;
   maxConcurrentActivities: number;
   maxConcurrentWorkflowTasks: number;
   maxCachedWorkflows: number;
@@ -103,7 +112,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     analyticsRateLimit: e.DOCS_API_ANALYTICS_RATE_LIMIT,
     agentRateLimit: e.DOCS_API_AGENT_RATE_LIMIT,
     taskQueue: e.TEMPORAL_TASK_QUEUE,
-    exportDir: path.resolve(e.EXPORT_DIR),
+    exportDir: isS3Uri(e.EXPORT_DIR) ? e.EXPORT_DIR : path.resolve(e.EXPORT_DIR),
+    exportS3ForcePathStyle: e.EXPORT_S3_FORCE_PATH_STYLE,
     maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),

@@ -62,6 +62,7 @@ export function activityDepsFromConfig(config: WorkerConfig) {
   return {
     docsApi: new DocsApiClient({ baseUrl: config.docsApiBaseUrl, apiKey: config.docsApiKey }),
     exportDir: config.exportDir,
+    exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
     retryUnknownOutcome: config.retryUnknownOutcome,
     budgets: {
       analytics: config.analyticsRateLimit,

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
@@ -8,17 +7,25 @@ import {
   type VisitorTotals,
 } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
-import { finishExportDirectory } from '../exports/export-files';
-import { exportDirectory, exportFileName } from '../exports/layout';
+import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
+import { finishExportFolder } from '../exports/export-files';
+import { exportFileName, exportFolderKey } from '../exports/layout';
 import { mergeStagedPages } from '../exports/merge';
-import { ExportStaging, pruneStaleStaging, StagingMissingError } from '../exports/staging';
+import { openExportDestination } from '../exports/open-destination';
+import type { S3DestinationOptions } from '../exports/s3-destination';
+import { ExportStaging } from '../exports/staging';
 import { toApplicationFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
 
 export interface VisitorsExportActivityDeps {
   docsApi: DocsApiClient;
-  /** Root of exports and of their staging area: one volume shared by every worker host (see docs). */
+  /**
+   * EXPORT_DIR: root of exports and of their staging area, a local directory (one volume shared by every worker
+   * host) or `s3://bucket[/prefix]` (see docs/visitors-export.md).
+   */
   exportDir: string;
+  /** For `s3://`: addressing, and client settings beyond the standard AWS environment (tests name a server). */
+  exportS3?: S3DestinationOptions;
 }
 
 export interface PageRequest {
@@ -72,7 +79,9 @@ export interface MergeResult {
 /** Staging areas untouched this long belong to exports that were terminated: the next cleanup removes them. */
 const STALE_STAGING_MS = 7 * 24 * 3_600_000;
 
-export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsExportActivityDeps) {
+export function createVisitorsExportActivities({ docsApi, exportDir, exportS3 }: VisitorsExportActivityDeps) {
+  const destination = openExportDestination(exportDir, exportS3);
+  const stagingOf = (exportKey: string): ExportStaging => new ExportStaging(destination, exportKey);
   return {
     /** Fetches one offset page and stages its rows (idempotent: a retry rewrites the same file). */
     async fetchVisitorsPage(request: PageRequest): Promise<PageSummary> {
@@ -98,9 +107,11 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
         throw toApplicationFailure(error);
       }
       try {
-        await new ExportStaging(exportDir, request.exportKey).writePage(request.offset, page.visitors);
+        await exportFailures(() =>
+          stagingOf(request.exportKey).writePage(request.offset, page.visitors, signal),
+        );
       } catch (error) {
-        if (error instanceof StagingMissingError) throw stagingMissing(error.message);
+        if (signal.aborted) throw new CancelledFailure('page cancelled while its rows were being staged');
         throw error;
       }
       return {
@@ -117,83 +128,107 @@ export function createVisitorsExportActivities({ docsApi, exportDir }: VisitorsE
      * same merge; `removeVisitorsExportStaging` removes it afterwards.
      */
     async mergeVisitorsExport(request: MergeRequest): Promise<MergeResult> {
-      const staging = new ExportStaging(exportDir, request.exportKey);
-      const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
-      const missing = await staging.missingPages(offsets);
-      if (missing.length > 0) {
-        throw stagingMissing(
-          `${missing.length} staged page(s) not found under ${staging.directory} (offsets ${missing.slice(0, 5).join(', ')}): ` +
-            'EXPORT_DIR must be one volume shared by every worker host that runs this task queue',
-        );
-      }
-      const directory = exportDirectory(
-        exportDir,
-        request.projectId,
-        request.dateFrom,
-        request.dateTo,
-        request.timeZone,
-      );
-      const file = exportFileName(request.format);
-      const merged = await mergeStagedPages({
-        staging,
-        offsets,
-        format: request.format,
-        target: path.join(directory, file),
-        onPage: (page) => Context.current().heartbeat({ page }),
-      });
-
-      const warnings: string[] = [];
-      if (merged.stagedRows !== request.expectedRows) {
-        warnings.push(
-          `row count mismatch: pages reported ${request.expectedRows} rows, staged files hold ${merged.stagedRows}`,
-        );
-      }
-      if (merged.duplicateCount > 0) {
-        warnings.push(
-          `${merged.duplicateCount} row(s) repeated a path already seen (first occurrence kept): ${merged.duplicatePaths.join(', ')}`,
-        );
-      }
-      const manifest: VisitorsExportManifest = {
-        projectId: request.projectId,
-        range: {
-          dateFrom: request.dateFrom,
-          dateTo: request.dateTo,
-          dateToExclusive: true,
-          ...(request.timeZone === undefined ? {} : { timeZone: request.timeZone }),
-          ...(request.requestRange === undefined ? {} : { requested: request.requestRange }),
-        },
-        file,
-        format: request.format,
-        rows: merged.rows,
-        pages: request.pages,
-        sha256: merged.sha256,
-        totals: request.totals,
-        warnings: [...request.warnings, ...warnings],
-        generatedAt: new Date().toISOString(),
-        workflowId: request.workflowId,
-        runId: request.runId,
-      };
-      const files = await finishExportDirectory(directory, manifest);
-      return {
-        files: [files.exportFile, files.totalsFile, files.manifestFile],
-        rows: merged.rows,
-        sha256: merged.sha256,
-        duplicateCount: merged.duplicateCount,
-        warnings,
-      };
+      return exportFailures(() => merge(request));
     },
 
-    /** Creates the export's staging area before its first page (idempotent). */
+    /**
+     * Probes the destination (a bucket: head-bucket, then a probe object written and removed), then creates the
+     * export's staging area; runs before the first page and its budget permit (idempotent).
+     */
     async prepareVisitorsExportStaging(exportKey: string): Promise<void> {
-      await new ExportStaging(exportDir, exportKey).prepare();
+      await exportFailures(async () => {
+        await destination.probe();
+        await stagingOf(exportKey).prepare();
+      });
     },
 
     /** Removes an export's staging area (idempotent), and any staging area abandoned long ago. */
     async removeVisitorsExportStaging(exportKey: string): Promise<void> {
-      await new ExportStaging(exportDir, exportKey).remove();
-      await pruneStaleStaging(exportDir, STALE_STAGING_MS);
+      await exportFailures(async () => {
+        await stagingOf(exportKey).remove();
+        await destination.pruneStaleStaging(STALE_STAGING_MS);
+      });
     },
   };
+
+  async function merge(request: MergeRequest): Promise<MergeResult> {
+    const staging = stagingOf(request.exportKey);
+    const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
+    const missing = await staging.missingPages(offsets);
+    if (missing.length > 0) {
+      throw stagingMissing(
+        `${missing.length} staged page(s) not found under ${staging.directory} (offsets ${missing.slice(0, 5).join(', ')}): ` +
+          'every worker host that runs this task queue must see the same EXPORT_DIR (one shared volume, or one bucket)',
+      );
+    }
+    const folder = exportFolderKey(request.projectId, request.dateFrom, request.dateTo, request.timeZone);
+    const file = exportFileName(request.format);
+    const merged = await mergeStagedPages({
+      staging,
+      offsets,
+      format: request.format,
+      target: `${folder}/${file}`,
+      onPage: (page) => Context.current().heartbeat({ page }),
+    });
+
+    const warnings: string[] = [];
+    if (merged.stagedRows !== request.expectedRows) {
+      warnings.push(
+        `row count mismatch: pages reported ${request.expectedRows} rows, staged files hold ${merged.stagedRows}`,
+      );
+    }
+    if (merged.duplicateCount > 0) {
+      warnings.push(
+        `${merged.duplicateCount} row(s) repeated a path already seen (first occurrence kept): ${merged.duplicatePaths.join(', ')}`,
+      );
+    }
+    const manifest: VisitorsExportManifest = {
+      projectId: request.projectId,
+      range: {
+        dateFrom: request.dateFrom,
+        dateTo: request.dateTo,
+        dateToExclusive: true,
+        ...(request.timeZone === undefined ? {} : { timeZone: request.timeZone }),
+        ...(request.requestRange === undefined ? {} : { requested: request.requestRange }),
+      },
+      file,
+      format: request.format,
+      rows: merged.rows,
+      pages: request.pages,
+      sha256: merged.sha256,
+      files: [{ name: file, rows: merged.rows, bytes: merged.bytes, sha256: merged.sha256 }],
+      totals: request.totals,
+      warnings: [...request.warnings, ...warnings],
+      generatedAt: new Date().toISOString(),
+      workflowId: request.workflowId,
+      runId: request.runId,
+    };
+    const files = await finishExportFolder(destination, folder, manifest);
+    return {
+      files: [files.exportFile, files.totalsFile, files.manifestFile],
+      rows: merged.rows,
+      sha256: merged.sha256,
+      duplicateCount: merged.duplicateCount,
+      warnings,
+    };
+  }
+}
+
+/** Maps the destination's expected failures to typed, non-retryable ones; anything else is retried. */
+async function exportFailures<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof StagingMissingError) throw stagingMissing(error.message);
+    if (error instanceof DestinationUnavailableError) {
+      throw ApplicationFailure.create({
+        type: VisitorsExportFailureType.destinationUnavailable,
+        nonRetryable: true,
+        message: error.message,
+      });
+    }
+    throw error;
+  }
 }
 
 /** Non-retryable: another attempt on the same misconfigured hosts, or after cleanup, cannot find it either. */

@@ -20,4 +20,10 @@ export const VisitorsExportFailureType = {
   pageFailed: 'VisitorsExportPageFailed',
   /** A page or the merge could not find the export's staging area: EXPORT_DIR is not shared by every host. */
   stagingMissing: 'ExportStagingMissing',
+  /**
+   * EXPORT_DIR cannot take the export (a missing bucket, credentials refused, no permission, a directory that
+   * cannot be written): found before any page is fetched or any budget spent. Non-retryable; the message names
+   * the destination, never a credential.
+   */
+  destinationUnavailable: 'ExportDestinationUnavailable',
 } as const;

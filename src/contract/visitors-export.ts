@@ -49,6 +49,13 @@ export interface VisitorsExportResult {
   nightly?: NightlyReport;
 }
 
+export interface VisitorsExportFileEntry {
+  name: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
 /** Content of `manifest.json`, written last beside the export file. */
 export interface VisitorsExportManifest {
   projectId: string;
@@ -67,6 +74,8 @@ export interface VisitorsExportManifest {
   pages: number;
   /** sha256 (hex) of the export file's bytes. */
   sha256: string;
+  /** Every file of the export but the manifest itself: its records (rows; totals.json holds one), bytes, sha256. */
+  files: VisitorsExportFileEntry[];
   totals: VisitorTotals;
   warnings: string[];
   generatedAt: string;

@@ -1,28 +1,46 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { EXPORT_FORMATS, type ExportFormat, type VisitorsExportManifest } from '../contract/visitors-export';
-import { writeFileAtomic } from './atomic-file';
+import type { ExportDestination } from './destination';
 import { exportFileName, MANIFEST_FILE, TOTALS_FILE } from './layout';
 
 /**
- * Completes an export directory whose export file is already in place: removes the file of another format left
- * by an earlier run of the range, then writes totals.json and, last, manifest.json (each atomically): a reader
- * that checks the export file against the manifest's sha256 sees either the old or the new export, whole.
+ * Completes an export folder whose export file is already in place: removes the file of another format left
+ * by an earlier run of the range, then writes totals.json and, last, manifest.json (each whole): a reader that
+ * finds the manifest finds the whole export, and its sha256 tells which export file it describes.
  */
-export async function finishExportDirectory(
-  directory: string,
+export async function finishExportFolder(
+  destination: ExportDestination,
+  folder: string,
   manifest: VisitorsExportManifest,
 ): Promise<{ exportFile: string; totalsFile: string; manifestFile: string }> {
-  await removeOtherFormats(directory, manifest.format);
-  const totalsFile = path.join(directory, TOTALS_FILE);
-  await writeFileAtomic(totalsFile, `${JSON.stringify(manifest.totals, null, 2)}\n`);
-  const manifestFile = path.join(directory, MANIFEST_FILE);
-  await writeFileAtomic(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-  return { exportFile: path.join(directory, manifest.file), totalsFile, manifestFile };
+  await removeOtherFormats(destination, folder, manifest.format);
+  const totals = `${JSON.stringify(manifest.totals, null, 2)}\n`;
+  await destination.writeFinal(`${folder}/${TOTALS_FILE}`, totals);
+  const complete: VisitorsExportManifest = {
+    ...manifest,
+    files: [
+      ...manifest.files,
+      { name: TOTALS_FILE, rows: 1, bytes: Buffer.byteLength(totals), sha256: sha256(totals) },
+    ],
+  };
+  await destination.writeFinal(`${folder}/${MANIFEST_FILE}`, `${JSON.stringify(complete, null, 2)}\n`);
+  return {
+    exportFile: destination.location(`${folder}/${manifest.file}`),
+    totalsFile: destination.location(`${folder}/${TOTALS_FILE}`),
+    manifestFile: destination.location(`${folder}/${MANIFEST_FILE}`),
+  };
 }
 
-async function removeOtherFormats(directory: string, keep: ExportFormat): Promise<void> {
+async function removeOtherFormats(
+  destination: ExportDestination,
+  folder: string,
+  keep: ExportFormat,
+): Promise<void> {
   for (const format of EXPORT_FORMATS) {
-    if (format !== keep) await fs.rm(path.join(directory, exportFileName(format)), { force: true });
+    if (format !== keep) await destination.removeFinal(`${folder}/${exportFileName(format)}`);
   }
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }

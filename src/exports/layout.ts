@@ -10,7 +10,20 @@ export function fileSafe(value: string): string {
   return value.replace(/[^A-Za-z0-9._+-]/g, '-');
 }
 
-/** `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`). */
+/**
+ * `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`): the
+ * export's folder relative to the destination, '/'-separated on disk and in a bucket alike.
+ */
+export function exportFolderKey(
+  projectId: string,
+  dateFrom: string,
+  dateTo: string,
+  timeZone?: string,
+): string {
+  return `${fileSafe(projectId)}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${fileSafe(zoneSuffix(timeZone))}`;
+}
+
+/** The export's folder under a local EXPORT_DIR. */
 export function exportDirectory(
   exportDir: string,
   projectId: string,
@@ -18,11 +31,7 @@ export function exportDirectory(
   dateTo: string,
   timeZone?: string,
 ): string {
-  return path.join(
-    exportDir,
-    fileSafe(projectId),
-    `${fileSafe(dateFrom)}_${fileSafe(dateTo)}${fileSafe(zoneSuffix(timeZone))}`,
-  );
+  return path.join(exportDir, exportFolderKey(projectId, dateFrom, dateTo, timeZone));
 }
 
 export function exportFileName(format: ExportFormat): string {
@@ -32,15 +41,27 @@ export function exportFileName(format: ExportFormat): string {
 export const TOTALS_FILE = 'totals.json';
 export const MANIFEST_FILE = 'manifest.json';
 
-/** Staged pages live under EXPORT_DIR so that a shared EXPORT_DIR serves every worker host. */
+/** Staged pages live under the destination so that every worker host sees them (a shared volume or a bucket). */
+export const STAGING_FOLDER = '.staging';
+
+/** `.staging/<exportKey made safe>`: one export attempt's staged pages. */
+export function stagingFolderKey(exportKey: string): string {
+  return `${STAGING_FOLDER}/${fileSafe(exportKey)}`;
+}
+
+/** Zero-padded, so that names sort in offset order. */
+export function stagedPageName(offset: number): string {
+  return `page-${String(offset).padStart(12, '0')}.ndjson`;
+}
+
 export function stagingRoot(exportDir: string): string {
-  return path.join(exportDir, '.staging');
+  return path.join(exportDir, STAGING_FOLDER);
 }
 
 export function stagingDirectory(exportDir: string, exportKey: string): string {
-  return path.join(stagingRoot(exportDir), fileSafe(exportKey));
+  return path.join(exportDir, stagingFolderKey(exportKey));
 }
 
 export function stagedPagePath(exportDir: string, exportKey: string, offset: number): string {
-  return path.join(stagingDirectory(exportDir, exportKey), `page-${String(offset).padStart(12, '0')}.ndjson`);
+  return path.join(stagingDirectory(exportDir, exportKey), stagedPageName(offset));
 }

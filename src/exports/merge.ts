@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { ExportFormat } from '../contract/visitors-export';
-import { openAtomicFile } from './atomic-file';
+import type { ExportDestination } from './destination';
 import { encoderFor } from './formats';
-import type { ExportStaging } from './staging';
+import { rowsOf, type ExportStaging } from './staging';
 
 export interface MergeOptions {
   staging: ExportStaging;
   /** The offsets of the export's pages, in order. */
   offsets: readonly number[];
   format: ExportFormat;
-  /** The export file; replaced atomically once complete. */
+  /** Where the export file goes: the staging area's destination unless given. */
+  destination?: ExportDestination;
+  /** The export file's key (relative to the destination); replaced whole once complete. */
   target: string;
   /** Called before each page (the activity heartbeats here). */
   onPage?: (index: number) => void;
@@ -20,6 +23,7 @@ export interface MergeOutcome {
   rows: number;
   /** Rows read from the staged pages, duplicates included. */
   stagedRows: number;
+  bytes: number;
   sha256: string;
   duplicateCount: number;
   /** The first few duplicated paths, for the warning. */
@@ -27,6 +31,11 @@ export interface MergeOutcome {
 }
 
 const MAX_REPORTED_DUPLICATES = 20;
+/**
+ * Pages opened ahead of the one being written: over object storage each page is a request, and a few in flight
+ * hide their latency. Each holds at most one staged page (at most 250 rows), so memory stays bounded.
+ */
+const PAGES_AHEAD = 8;
 
 /**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
@@ -34,7 +43,8 @@ const MAX_REPORTED_DUPLICATES = 20;
  */
 export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutcome> {
   const encoder = encoderFor(options.format);
-  const file = await openAtomicFile(options.target);
+  const destination = options.destination ?? options.staging.destination;
+  const file = await destination.openFinal(options.target);
   const hash = createHash('sha256');
   const write = async (chunk: string): Promise<void> => {
     if (chunk === '') return;
@@ -46,12 +56,25 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
   let duplicateCount = 0;
   let stagedRows = 0;
   let rows = 0;
+  const opened: Promise<Readable>[] = [];
+  const openAhead = (next: number): void => {
+    while (opened.length < PAGES_AHEAD && next + opened.length < options.offsets.length) {
+      const offset = options.offsets[next + opened.length] ?? 0;
+      const page = options.staging.openPage(offset);
+      page.catch(() => undefined); // reported when its turn comes
+      opened.push(page);
+    }
+  };
+  let bytes: number;
   try {
     await write(encoder.start());
-    for (const [index, offset] of options.offsets.entries()) {
+    for (let index = 0; index < options.offsets.length; index += 1) {
       options.onPage?.(index);
+      openAhead(index);
+      const page = opened.shift();
+      if (!page) throw new Error(`page ${index} was not opened`);
       let chunk = '';
-      for await (const row of options.staging.readPage(offset)) {
+      for await (const row of rowsOf(await page)) {
         stagedRows += 1;
         if (seen.has(row.path)) {
           duplicateCount += 1;
@@ -65,10 +88,11 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
       await write(chunk);
     }
     await write(encoder.end());
-    await file.commit();
+    bytes = await file.commit();
   } catch (error) {
     await file.abort();
+    for (const page of opened) void page.then((stream) => stream.destroy()).catch(() => undefined);
     throw error;
   }
-  return { rows, stagedRows, sha256: hash.digest('hex'), duplicateCount, duplicatePaths };
+  return { rows, stagedRows, bytes, sha256: hash.digest('hex'), duplicateCount, duplicatePaths };
 }

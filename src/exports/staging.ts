@@ -1,76 +1,72 @@
-import { createReadStream } from 'node:fs';
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import type { VisitorRow } from '../contract/visitors-export';
-import { writeFileAtomic } from './atomic-file';
-import { stagedPagePath, stagingDirectory, stagingRoot } from './layout';
+import type { ExportDestination } from './destination';
+import { LocalDestination } from './local-destination';
+import { stagedPageName, stagingFolderKey } from './layout';
 
-/** The staging directory is gone (the export was cleaned up) or was never on this host's EXPORT_DIR. */
-export class StagingMissingError extends Error {
-  override readonly name = 'StagingMissingError';
-}
+export { StagingMissingError } from './destination';
 
 /**
- * The staging area of one export: one NDJSON file per offset page. Each page is written atomically, so a
- * retried or duplicated page activity rewrites the same whole file and a reader never sees half a page.
+ * The staging area of one export: one NDJSON object per offset page under `.staging/<export>/`. Each page is
+ * written whole, so a retried or duplicated page activity rewrites the same object and a reader never sees half
+ * a page.
  */
 export class ExportStaging {
-  constructor(
-    private readonly exportDir: string,
-    private readonly exportKey: string,
-  ) {}
+  readonly destination: ExportDestination;
 
-  /** Creates the directory; pages are only written into an existing one (see writePage). */
-  async prepare(): Promise<void> {
-    await fs.mkdir(this.directory, { recursive: true });
+  constructor(
+    destination: ExportDestination | string,
+    private readonly exportKey: string,
+  ) {
+    this.destination = typeof destination === 'string' ? new LocalDestination(destination) : destination;
   }
 
-  /**
-   * Never creates the directory: a page that finishes after its export was cleaned up (a cancelled page past
-   * the end, say) fails instead of leaving a stray file, and so does a host that does not share EXPORT_DIR.
-   */
-  async writePage(offset: number, rows: readonly VisitorRow[]): Promise<void> {
+  private get folder(): string {
+    return stagingFolderKey(this.exportKey);
+  }
+
+  /** Makes the area ready; pages are only written into a prepared one (see writePage). */
+  async prepare(): Promise<void> {
+    await this.destination.prepareStaging(this.folder);
+  }
+
+  /** StagingMissingError when the area is not prepared: cleaned up already, or another destination. */
+  async writePage(offset: number, rows: readonly VisitorRow[], signal?: AbortSignal): Promise<void> {
     const lines = rows.map((row) => `${JSON.stringify(row)}\n`).join('');
-    try {
-      await writeFileAtomic(stagedPagePath(this.exportDir, this.exportKey, offset), lines, {
-        createDirectory: false,
-      });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      throw new StagingMissingError(
-        `staging directory ${this.directory} does not exist: the export was cleaned up, or EXPORT_DIR is not ` +
-          'one volume shared by every worker host',
-      );
-    }
+    await this.destination.stage(this.folder, stagedPageName(offset), lines, signal);
   }
 
   async *readPage(offset: number): AsyncGenerator<VisitorRow> {
-    const input = createReadStream(stagedPagePath(this.exportDir, this.exportKey, offset), 'utf8');
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-      if (line !== '') yield JSON.parse(line) as VisitorRow;
-    }
+    yield* rowsOf(await this.openPage(offset));
   }
 
-  /** Offsets among `offsets` that have no staged file (written on another host's disk, or removed). */
+  /** Starts reading a page (the merge opens a few ahead of the one it writes). */
+  openPage(offset: number): Promise<Readable> {
+    return this.destination.readStaged(`${this.folder}/${stagedPageName(offset)}`);
+  }
+
+  /** Offsets among `offsets` that have no staged page (written elsewhere, or removed). */
   async missingPages(offsets: readonly number[]): Promise<number[]> {
-    const missing: number[] = [];
-    for (const offset of offsets) {
-      try {
-        await fs.access(stagedPagePath(this.exportDir, this.exportKey, offset));
-      } catch {
-        missing.push(offset);
-      }
-    }
-    return missing;
+    const staged = await this.destination.listStaged(this.folder);
+    return offsets.filter((offset) => !staged.has(stagedPageName(offset)));
   }
 
+  /** Where the area is, as a path or an s3:// URI. */
   get directory(): string {
-    return stagingDirectory(this.exportDir, this.exportKey);
+    return this.destination.location(this.folder);
   }
 
   async remove(): Promise<void> {
-    await fs.rm(this.directory, { recursive: true, force: true });
+    await this.destination.removeStaging(this.folder);
+  }
+}
+
+/** The rows of a staged page, parsed line by line. */
+export async function* rowsOf(input: Readable): AsyncGenerator<VisitorRow> {
+  input.setEncoding('utf8');
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    if (line !== '') yield JSON.parse(line) as VisitorRow;
   }
 }
 
@@ -78,22 +74,11 @@ export class ExportStaging {
  * Removes staging areas untouched for `olderThanMs`: those of exports that were terminated or timed out and so
  * never cleaned up after themselves. Returns the names removed.
  */
-export async function pruneStaleStaging(
-  exportDir: string,
+export function pruneStaleStaging(
+  destination: ExportDestination | string,
   olderThanMs: number,
   now = Date.now(),
 ): Promise<string[]> {
-  const root = stagingRoot(exportDir);
-  const entries = await fs.readdir(root, { withFileTypes: true }).catch(() => []);
-  const removed: string[] = [];
-  for (const entry of entries) {
-    if (!entry.isDirectory()) continue;
-    const dir = path.join(root, entry.name);
-    const stat = await fs.stat(dir).catch(() => undefined);
-    if (stat && now - stat.mtimeMs > olderThanMs) {
-      await fs.rm(dir, { recursive: true, force: true });
-      removed.push(entry.name);
-    }
-  }
-  return removed;
+  const target = typeof destination === 'string' ? new LocalDestination(destination) : destination;
+  return target.pruneStaleStaging(olderThanMs, now);
 }

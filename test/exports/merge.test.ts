@@ -26,7 +26,7 @@ describe('mergeStagedPages', () => {
       2: [row('/b', 9), row('/d', 4), row('/d', 8)],
       4: [row('/e', 5)],
     });
-    const target = path.join(dir, 'out', 'visitors.ndjson');
+    const target = 'out/visitors.ndjson';
     const pagesSeen: number[] = [];
     const outcome = await mergeStagedPages({
       staging,
@@ -36,7 +36,7 @@ describe('mergeStagedPages', () => {
       onPage: (index) => pagesSeen.push(index),
     });
 
-    const written = await fs.readFile(target, 'utf8');
+    const written = await fs.readFile(path.join(dir, target), 'utf8');
     const rows = written
       .trim()
       .split('\n')
@@ -45,6 +45,7 @@ describe('mergeStagedPages', () => {
     assert.deepEqual(outcome, {
       rows: 4,
       stagedRows: 6,
+      bytes: Buffer.byteLength(written),
       sha256: createHash('sha256').update(written).digest('hex'),
       duplicateCount: 2,
       duplicatePaths: ['/b', '/d'],
@@ -58,28 +59,28 @@ describe('mergeStagedPages', () => {
       1: [row('/b', 2)],
       2: [row('/past-the-end', 3)],
     });
-    const target = path.join(dir, 'visitors.csv');
+    const target = 'visitors.csv';
     const outcome = await mergeStagedPages({ staging, offsets: [0, 1], format: 'csv', target });
-    assert.equal(await fs.readFile(target, 'utf8'), 'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n');
+    assert.equal(await fs.readFile(path.join(dir, target), 'utf8'), 'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n');
     assert.equal(outcome.rows, 2);
   });
 
   test('an export with no rows is a valid empty file', async () => {
     const { staging, dir } = await staged({ 0: [] });
-    const target = path.join(dir, 'visitors.json');
+    const target = 'visitors.json';
     const outcome = await mergeStagedPages({ staging, offsets: [0], format: 'json', target });
-    assert.deepEqual(JSON.parse(await fs.readFile(target, 'utf8')), []);
+    assert.deepEqual(JSON.parse(await fs.readFile(path.join(dir, target), 'utf8')), []);
     assert.equal(outcome.rows, 0);
   });
 
   test('a missing page fails the merge and leaves the previous export file as it was', async () => {
     const { staging, dir } = await staged({ 0: [row('/a', 1)] });
-    const target = path.join(dir, 'visitors.csv');
-    await fs.writeFile(target, 'previous export\n');
+    const target = 'visitors.csv';
+    await fs.writeFile(path.join(dir, target), 'previous export\n');
     await assert.rejects(mergeStagedPages({ staging, offsets: [0, 1], format: 'csv', target }), {
-      code: 'ENOENT',
+      name: 'StagingMissingError',
     });
-    assert.equal(await fs.readFile(target, 'utf8'), 'previous export\n');
+    assert.equal(await fs.readFile(path.join(dir, target), 'utf8'), 'previous export\n');
     assert.deepEqual(
       (await fs.readdir(dir)).filter((name) => name.endsWith('.tmp')),
       [],
@@ -93,7 +94,7 @@ describe('mergeStagedPages', () => {
       staging,
       offsets: [0, 1],
       format: 'ndjson',
-      target: path.join(dir, 'v'),
+      target: 'v',
     });
     assert.equal(outcome.duplicateCount, 30);
     assert.equal(outcome.duplicatePaths.length, 20);

@@ -1,0 +1,132 @@
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { openAtomicFile, writeFileAtomic } from './atomic-file';
+import {
+  DestinationUnavailableError,
+  StagingMissingError,
+  type ExportDestination,
+  type FinalObjectWriter,
+} from './destination';
+import { STAGING_FOLDER } from './layout';
+
+/**
+ * A local directory (EXPORT_DIR a path): every file is written under a temporary name, fsynced and renamed, so a
+ * reader never sees a part. Several worker hosts need it to be one shared volume (NFS, EFS).
+ */
+export class LocalDestination implements ExportDestination {
+  readonly root: string;
+
+  constructor(directory: string) {
+    this.root = path.resolve(directory);
+  }
+
+  location(key: string): string {
+    return path.join(this.root, key);
+  }
+
+  async probe(): Promise<void> {
+    try {
+      await fs.mkdir(this.root, { recursive: true });
+      await fs.access(this.root, fs.constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (
+        code === 'EACCES' ||
+        code === 'EPERM' ||
+        code === 'EROFS' ||
+        code === 'ENOTDIR' ||
+        code === 'EEXIST'
+      ) {
+        throw new DestinationUnavailableError(`export directory ${this.root} cannot be written (${code})`);
+      }
+      throw error;
+    }
+  }
+
+  async prepareStaging(folder: string): Promise<void> {
+    await fs.mkdir(this.location(folder), { recursive: true });
+  }
+
+  async stage(folder: string, name: string, content: string): Promise<void> {
+    try {
+      // Never creates the directory: a page that finishes after its export was cleaned up (a cancelled page past
+      // the end, say) fails instead of leaving a stray file, and so does a host that does not share EXPORT_DIR.
+      await writeFileAtomic(path.join(this.location(folder), name), content, { createDirectory: false });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      throw new StagingMissingError(
+        `staging directory ${this.location(folder)} does not exist: the export was cleaned up, or EXPORT_DIR is ` +
+          'not one volume shared by every worker host',
+      );
+    }
+  }
+
+  async readStaged(key: string): Promise<Readable> {
+    const file = this.location(key);
+    const stream = createReadStream(file);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.once('open', () => resolve());
+        stream.once('error', reject);
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new StagingMissingError(`staged page ${file} not found`);
+      }
+      throw error;
+    }
+    return stream;
+  }
+
+  async listStaged(folder: string): Promise<Set<string>> {
+    const names = await fs.readdir(this.location(folder)).catch(() => []);
+    return new Set(names);
+  }
+
+  async removeStaging(folder: string): Promise<void> {
+    await fs.rm(this.location(folder), { recursive: true, force: true });
+  }
+
+  async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
+    const root = this.location(STAGING_FOLDER);
+    const entries = await fs.readdir(root, { withFileTypes: true }).catch(() => []);
+    const removed: string[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const dir = path.join(root, entry.name);
+      const stat = await fs.stat(dir).catch(() => undefined);
+      if (stat && now - stat.mtimeMs > olderThanMs) {
+        await fs.rm(dir, { recursive: true, force: true });
+        removed.push(entry.name);
+      }
+    }
+    return removed;
+  }
+
+  async openFinal(key: string): Promise<FinalObjectWriter> {
+    const file = await openAtomicFile(this.location(key));
+    let bytes = 0;
+    return {
+      async write(chunk) {
+        bytes += Buffer.byteLength(chunk);
+        await file.write(chunk);
+      },
+      async commit() {
+        await file.commit();
+        return bytes;
+      },
+      abort: () => file.abort(),
+    };
+  }
+
+  async writeFinal(key: string, content: string): Promise<number> {
+    await writeFileAtomic(this.location(key), content);
+    return Buffer.byteLength(content);
+  }
+
+  async removeFinal(key: string): Promise<void> {
+    await fs.rm(this.location(key), { force: true });
+  }
+}

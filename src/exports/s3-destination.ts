@@ -1,0 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import {
+  DestinationUnavailableError,
+  StagingMissingError,
+  type ExportDestination,
+  type FinalObjectWriter,
+} from './destination';
+import { STAGING_FOLDER } from './layout';
+import { isNotFound, refusedDestination } from './s3-errors';
+import { openMultipartWriter } from './s3-multipart';
+import { s3Uri, type S3Location } from './s3-uri';
+
+export interface S3DestinationOptions {
+  /** EXPORT_S3_FORCE_PATH_STYLE: `http://host/bucket/key` addressing (MinIO, most self-hosted servers). */
+  forcePathStyle?: boolean;
+  /**
+   * Beyond what the SDK reads from the standard AWS environment and files (region, credentials, profile, web
+   * identity, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL): tests and benchmarks name their server here.
+   */
+  clientConfig?: S3ClientConfig;
+}
+
+/** Written by prepareStaging: a page is staged only beside it (see stage). */
+const PREPARED_MARKER = '.prepared';
+/** Every put carries a checksum the server verifies before it stores the object. */
+const CHECKSUM = 'CRC32';
+
+/**
+ * An S3 bucket and prefix (EXPORT_DIR `s3://bucket[/prefix]`). PutObject and a completed multipart upload make
+ * an object visible whole or not at all, so no reader sees a part at a final key, and a retry rewrites the key.
+ */
+export class S3Destination implements ExportDestination {
+  readonly root: string;
+  readonly client: S3Client;
+
+  constructor(
+    private readonly where: S3Location,
+    options: S3DestinationOptions = {},
+  ) {
+    this.root = s3Uri(where);
+    this.client = new S3Client({
+      forcePathStyle: options.forcePathStyle ?? false,
+      // A dead connection fails the request (and the SDK retries it) instead of hanging the activity.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 120_000 },
+      ...options.clientConfig,
+    });
+  }
+
+  location(key: string): string {
+    return s3Uri(this.where, key);
+  }
+
+  private key(key: string): string {
+    return this.where.prefix === '' ? key : `${this.where.prefix}/${key}`;
+  }
+
+  /** Head-bucket, then a probe object written and removed under the staging folder. */
+  async probe(): Promise<void> {
+    await this.refusing(
+      'HeadBucket',
+      () => this.client.send(new HeadBucketCommand({ Bucket: this.where.bucket })),
+      {
+        notFoundIsBucket: true,
+      },
+    );
+    const probe = this.key(`${STAGING_FOLDER}/.probe-${randomBytes(6).toString('hex')}`);
+    await this.refusing('PutObject (probe write)', () =>
+      this.client.send(
+        new PutObjectCommand({
+          Bucket: this.where.bucket,
+          Key: probe,
+          Body: '',
+          ChecksumAlgorithm: CHECKSUM,
+        }),
+      ),
+    );
+    await this.refusing('DeleteObject (probe delete)', () =>
+      this.client.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: probe })),
+    );
+  }
+
+  async prepareStaging(folder: string): Promise<void> {
+    await this.put(`${folder}/${PREPARED_MARKER}`, '');
+  }
+
+  async stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void> {
+    // Like a local page that never creates its directory: a page finishing after its export was cleaned up
+    // fails here instead of leaving a stray object.
+    try {
+      await this.client.send(
+        new HeadObjectCommand({ Bucket: this.where.bucket, Key: this.key(`${folder}/${PREPARED_MARKER}`) }),
+        signal ? { abortSignal: signal } : {},
+      );
+    } catch (error) {
+      if (!isNotFound(error)) throw this.refused(error, 'HeadObject');
+      throw new StagingMissingError(
+        `staging folder ${this.location(folder)} is not prepared: the export was cleaned up, or this worker's ` +
+          'EXPORT_DIR is not the destination that prepared it',
+      );
+    }
+    await this.put(`${folder}/${name}`, content, signal);
+  }
+
+  async readStaged(key: string): Promise<Readable> {
+    try {
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }),
+      );
+      if (!(answer.Body instanceof Readable))
+        throw new Error(`GetObject ${this.location(key)}: no body stream`);
+      return answer.Body;
+    } catch (error) {
+      if (isNotFound(error)) throw new StagingMissingError(`staged page ${this.location(key)} not found`);
+      throw this.refused(error, 'GetObject');
+    }
+  }
+
+  async listStaged(folder: string): Promise<Set<string>> {
+    const names = new Set<string>();
+    const prefix = `${this.key(folder)}/`;
+    for await (const { Key } of this.objects(prefix)) names.add(Key.slice(prefix.length));
+    names.delete(PREPARED_MARKER);
+    return names;
+  }
+
+  async removeStaging(folder: string): Promise<void> {
+    // The marker first: a page still in flight then fails rather than staging into a folder being removed.
+    await this.removeFinal(`${folder}/${PREPARED_MARKER}`);
+    const keys: string[] = [];
+    for await (const { Key } of this.objects(`${this.key(folder)}/`)) {
+      keys.push(Key);
+      if (keys.length === 1000) await this.deleteKeys(keys.splice(0));
+    }
+    if (keys.length > 0) await this.deleteKeys(keys);
+  }
+
+  /** Staging folders whose marker (rewritten by every run of the export) is older than the limit. */
+  async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
+    const removed: string[] = [];
+    const root = `${this.key(STAGING_FOLDER)}/`;
+    const folders: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.list({ Prefix: root, Delimiter: '/', ContinuationToken: token });
+      for (const common of page.CommonPrefixes ?? []) {
+        if (common.Prefix) folders.push(common.Prefix.slice(root.length, -1));
+      }
+      token = page.NextContinuationToken;
+    } while (token);
+    for (const name of folders) {
+      const folder = `${STAGING_FOLDER}/${name}`;
+      const touched = await this.lastTouched(folder);
+      if (touched !== undefined && now - touched > olderThanMs) {
+        await this.removeStaging(folder);
+        removed.push(name);
+      }
+    }
+    return removed;
+  }
+
+  openFinal(key: string): Promise<FinalObjectWriter> {
+    const writer = openMultipartWriter({
+      client: this.client,
+      bucket: this.where.bucket,
+      key: this.key(key),
+      contentType: contentTypeOf(key),
+      checksumAlgorithm: CHECKSUM,
+      refused: (error) => this.refused(error, 'multipart upload'),
+    });
+    return Promise.resolve(writer);
+  }
+
+  async writeFinal(key: string, content: string): Promise<number> {
+    await this.put(key, content);
+    return Buffer.byteLength(content);
+  }
+
+  async removeFinal(key: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }));
+    } catch (error) {
+      if (!isNotFound(error)) throw this.refused(error, 'DeleteObject');
+    }
+  }
+
+  private async put(key: string, content: string, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.where.bucket,
+          Key: this.key(key),
+          Body: content,
+          ContentType: contentTypeOf(key),
+          ChecksumAlgorithm: CHECKSUM,
+        }),
+        signal ? { abortSignal: signal } : {},
+      );
+    } catch (error) {
+      throw this.refused(error, 'PutObject');
+    }
+  }
+
+  private async deleteKeys(keys: string[]): Promise<void> {
+    try {
+      const answer = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.where.bucket,
+          Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+          ChecksumAlgorithm: CHECKSUM,
+        }),
+      );
+      const failed = answer.Errors ?? [];
+      if (failed.length > 0) {
+        throw new Error(
+          `DeleteObjects left ${failed.length} object(s) under ${this.root} (${failed[0]?.Code ?? '?'})`,
+        );
+      }
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw this.refused(error, 'DeleteObjects');
+    }
+  }
+
+  private async lastTouched(folder: string): Promise<number | undefined> {
+    try {
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.where.bucket, Key: this.key(`${folder}/${PREPARED_MARKER}`) }),
+      );
+      return head.LastModified?.getTime();
+    } catch (error) {
+      if (!isNotFound(error)) throw this.refused(error, 'HeadObject');
+    }
+    // No marker (a removal cut short): the newest object says when the folder was last written.
+    let newest: number | undefined;
+    for await (const { LastModified } of this.objects(`${this.key(folder)}/`)) {
+      const at = LastModified?.getTime();
+      if (at !== undefined && (newest === undefined || at > newest)) newest = at;
+    }
+    return newest;
+  }
+
+  private async *objects(prefix: string): AsyncGenerator<{ Key: string; LastModified?: Date }> {
+    let token: string | undefined;
+    do {
+      const page = await this.list({ Prefix: prefix, ContinuationToken: token });
+      for (const object of page.Contents ?? []) {
+        if (object.Key !== undefined) {
+          yield { Key: object.Key, ...(object.LastModified ? { LastModified: object.LastModified } : {}) };
+        }
+      }
+      token = page.NextContinuationToken;
+    } while (token);
+  }
+
+  private async list(input: { Prefix: string; Delimiter?: string; ContinuationToken: string | undefined }) {
+    try {
+      return await this.client.send(new ListObjectsV2Command({ Bucket: this.where.bucket, ...input }));
+    } catch (error) {
+      throw this.refused(error, 'ListObjectsV2');
+    }
+  }
+
+  /** A refusal another attempt cannot fix becomes DestinationUnavailableError; anything else is left as is. */
+  private refused(error: unknown, operation: string): unknown {
+    if (error instanceof DestinationUnavailableError || error instanceof StagingMissingError) return error;
+    return refusedDestination(error, this.root, operation) ?? error;
+  }
+
+  private async refusing(
+    operation: string,
+    send: () => Promise<unknown>,
+    options: { notFoundIsBucket?: boolean } = {},
+  ): Promise<void> {
+    try {
+      await send();
+    } catch (error) {
+      throw refusedDestination(error, this.root, operation, options) ?? error;
+    }
+  }
+}
+
+function contentTypeOf(key: string): string {
+  if (key.endsWith('.csv')) return 'text/csv; charset=utf-8';
+  if (key.endsWith('.ndjson')) return 'application/x-ndjson';
+  if (key.endsWith('.json')) return 'application/json';
+  return 'application/octet-stream';
+}
