@@ -22,6 +22,8 @@ export interface TestWorker {
 export interface TestWorkerOptions {
   /** Where the documentation service (normally the simulator) listens, and its key. */
   service: { url: string; apiKey: string };
+  /** The task queue it polls (default the contract's); a second worker of a test may take its own. */
+  taskQueue?: string;
   /** Where exports are written; a fresh temporary directory when absent. */
   exportDir?: string;
   extraDeps?: Partial<ActivityDeps>;
@@ -66,7 +68,7 @@ export async function startTestWorker(
   });
   const worker = await createWorker({
     connection: env.nativeConnection,
-    taskQueue: DEFAULT_TASK_QUEUE,
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
     workflowBundle: await workflowBundle(),
     ...(options.tuning ? { tuning: options.tuning } : {}),

@@ -9,6 +9,7 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
+  S3ServiceException,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import {
@@ -66,15 +67,20 @@ export class S3Destination implements ExportDestination {
     return this.where.prefix === '' ? key : `${this.where.prefix}/${key}`;
   }
 
-  /** Head-bucket, then a probe object written and removed under the staging folder. */
+  /**
+   * Head-bucket, then a probe object written and removed under the staging folder. A HEAD's 403 has no error
+   * code, so on one the probe write still runs: its refusal tells wrong credentials from a missing permission.
+   */
   async probe(): Promise<void> {
-    await this.refusing(
-      'HeadBucket',
-      () => this.client.send(new HeadBucketCommand({ Bucket: this.where.bucket })),
-      {
-        notFoundIsBucket: true,
-      },
-    );
+    let headRefusal: Error | undefined;
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.where.bucket }));
+    } catch (error) {
+      const refusal = refusedDestination(error, this.root, 'HeadBucket', { notFoundIsBucket: true });
+      if (!refusal) throw error;
+      if (!(error instanceof S3ServiceException) || error.$metadata.httpStatusCode !== 403) throw refusal;
+      headRefusal = refusal;
+    }
     const probe = this.key(`${STAGING_FOLDER}/.probe-${randomBytes(6).toString('hex')}`);
     await this.refusing('PutObject (probe write)', () =>
       this.client.send(
@@ -89,6 +95,7 @@ export class S3Destination implements ExportDestination {
     await this.refusing('DeleteObject (probe delete)', () =>
       this.client.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: probe })),
     );
+    if (headRefusal) throw headRefusal;
   }
 
   async prepareStaging(folder: string): Promise<void> {

@@ -63,8 +63,10 @@ export function openMultipartWriter(options: MultipartWriterOptions): FinalObjec
       return bytes;
     },
     async abort() {
-      await upload.abort().catch(() => undefined);
-      body.destroy();
+      // A body that fails makes the upload abort its multipart upload on the server (its parts removed) before
+      // `done` settles; Upload.abort() would settle `done` at once and abort the server's upload only later.
+      body.destroy(new Error('export file aborted'));
+      await done.catch(() => undefined);
     },
   };
 }

@@ -247,7 +247,10 @@ describe('mergeVisitorsExport', () => {
       assert.ok(error instanceof ApplicationFailure);
       assert.equal(error.type, 'ExportStagingMissing');
       assert.equal(error.nonRetryable, true);
-      assert.match(error.message, /offsets 10.*must see the same EXPORT_DIR \(one shared volume, or one bucket\)/);
+      assert.match(
+        error.message,
+        /offsets 10.*must see the same EXPORT_DIR \(one shared volume, or one bucket\)/,
+      );
       return true;
     });
     await assert.rejects(fs.access(path.join(exportDir, 'acme')), 'nothing is written');

@@ -61,7 +61,10 @@ describe('mergeStagedPages', () => {
     });
     const target = 'visitors.csv';
     const outcome = await mergeStagedPages({ staging, offsets: [0, 1], format: 'csv', target });
-    assert.equal(await fs.readFile(path.join(dir, target), 'utf8'), 'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n');
+    assert.equal(
+      await fs.readFile(path.join(dir, target), 'utf8'),
+      'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n',
+    );
     assert.equal(outcome.rows, 2);
   });
 

@@ -1,0 +1,299 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+} from '@aws-sdk/client-s3';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
+import type { VisitorsExportInput, VisitorsExportManifest } from '../../src/contract/visitors-export';
+import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
+import { S3Destination } from '../../src/exports/s3-destination';
+import { visitorsExport } from '../../src/workflows';
+import { startStack } from '../../dev/stack';
+import { startTestWorker } from '../../dev/worker';
+import type { S3Keys } from '../helpers/moto';
+import { useS3Stack, type S3TestServer } from '../helpers/s3';
+
+// One moto (IAM checks on for the bad destinations) behind a fault proxy, one dev server and simulator, one worker exporting to the bucket.
+const { s3, stack } = useS3Stack((server) =>
+  startStack({
+    name: 'export-s3',
+    simulator: { analytics: { paths: 1_000 } },
+    worker: () => ({ extraDeps: s3Deps(server, 'nightly') }),
+  }),
+);
+
+function s3Deps(
+  server: S3TestServer,
+  prefix: string,
+  keys: S3Keys = server.moto.writer,
+  bucket = server.bucket,
+) {
+  return {
+    exportDir: `s3://${bucket}/${prefix}`,
+    exportS3: {
+      forcePathStyle: true,
+      clientConfig: { endpoint: server.url, region: 'us-east-1', credentials: keys },
+    },
+  };
+}
+
+const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
+
+function run(input: VisitorsExportInput, taskQueue = DEFAULT_TASK_QUEUE) {
+  return stack().client.workflow.execute(visitorsExport, {
+    taskQueue,
+    workflowId: visitorsExportWorkflowId(input.projectId, input.dateFrom ?? '', input.dateTo ?? ''),
+    args: [input],
+  });
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  const answer = await s3().client.send(new ListObjectsV2Command({ Bucket: s3().bucket, Prefix: prefix }));
+  return (answer.Contents ?? []).map((object) => object.Key ?? '').sort();
+}
+
+async function objectText(key: string): Promise<string> {
+  const answer = await s3().client.send(new GetObjectCommand({ Bucket: s3().bucket, Key: key }));
+  return (await answer.Body?.transformToString('utf8')) ?? '';
+}
+
+/** The export as a reader finds it: the manifest, and each file it lists checked against its bytes and hash. */
+async function readExport(folder: string) {
+  const manifest = JSON.parse(await objectText(`${folder}/manifest.json`)) as VisitorsExportManifest;
+  for (const entry of manifest.files) {
+    const text = await objectText(`${folder}/${entry.name}`);
+    assert.equal(Buffer.byteLength(text), entry.bytes, `${entry.name}: bytes`);
+    assert.equal(createHash('sha256').update(text).digest('hex'), entry.sha256, `${entry.name}: sha256`);
+  }
+  const csv = await objectText(`${folder}/${manifest.file}`);
+  const paths = csv.trim().split('\n').slice(1);
+  return { manifest, paths };
+}
+
+/** Writes (PUT, and the POST of DeleteObjects) the proxy saw under a key prefix. */
+function writesUnder(prefix: string) {
+  return s3()
+    .proxy.requests()
+    .filter(
+      (r) => (r.method === 'PUT' || r.method === 'POST') && r.path.startsWith(`/${s3().bucket}/${prefix}`),
+    );
+}
+
+describe('visitorsExport to S3-compatible object storage', () => {
+  test('writes the export under the prefix with the local layout, manifest last, checksums, no staged page left', async () => {
+    const result = await run({ projectId: 'acme', ...RANGE, pageSize: 50, concurrency: 4 });
+    const folder = 'nightly/acme/2026-11-01_2026-11-02';
+    assert.deepEqual(result.files, [
+      `s3://exports/${folder}/visitors.csv`,
+      `s3://exports/${folder}/totals.json`,
+      `s3://exports/${folder}/manifest.json`,
+    ]);
+    assert.equal(result.rows, 1_000);
+    assert.equal(result.pages, 20);
+    assert.deepEqual(await keysUnder('nightly/'), [
+      `${folder}/manifest.json`,
+      `${folder}/totals.json`,
+      `${folder}/visitors.csv`,
+    ]);
+    const { manifest, paths } = await readExport(folder);
+    assert.equal(new Set(paths).size, 1_000);
+    assert.deepEqual(
+      manifest.files.map((f) => [f.name, f.rows]),
+      [
+        ['visitors.csv', 1_000],
+        ['totals.json', 1],
+      ],
+    );
+
+    const writes = writesUnder('nightly/');
+    // Every put (probe, marker, pages, the export file, totals, manifest) carries a checksum.
+    for (const write of writes) {
+      assert.ok(
+        write.checksumHeaders['x-amz-checksum-crc32'] ?? write.checksumHeaders['x-amz-trailer'],
+        `${write.method} ${write.path} carries a CRC32 checksum`,
+      );
+    }
+    const finalWrites = writes.filter((w) => w.method === 'PUT' && w.path.startsWith(`/exports/${folder}/`));
+    assert.deepEqual(
+      finalWrites.map((w) => w.path.slice(`/exports/${folder}/`.length)),
+      ['visitors.csv', 'totals.json', 'manifest.json'],
+    );
+    // Pages past the end (the window opens to `concurrency` when the budget allows) are staged and removed too.
+    const staged = writes
+      .map((w) => /\.staging\/.+\/page-(\d+)\.ndjson$/.exec(w.path)?.[1])
+      .filter((offset) => offset !== undefined && Number(offset) < 1_000);
+    assert.equal(staged.length, 20, 'one put per page');
+  });
+
+  test('S3 faults (500, 503 SlowDown, a reset mid-upload) on pages and merge: the export is whole', async () => {
+    const { proxy } = s3();
+    const onPut = (pattern: RegExp) => (r: { method: string; path: string }) =>
+      r.method === 'PUT' && pattern.test(r.path);
+    const prefix = 'faults/shaky';
+    proxy.add({ kind: 'status', status: 500, match: onPut(/shaky.*page-000000000100\.ndjson$/) });
+    // Three in a row outlast the SDK's own three attempts: the page activity fails and the workflow retries it.
+    proxy.add({ kind: 'status', status: 503, times: 3, match: onPut(/shaky.*page-000000000200\.ndjson$/) });
+    proxy.add({ kind: 'reset', match: onPut(/shaky.*page-000000000300\.ndjson$/) });
+    proxy.add({ kind: 'reset', match: onPut(/shaky\/.*\/visitors\.csv$/) });
+    proxy.add({ kind: 'status', status: 503, times: 3, match: onPut(/shaky\/.*\/manifest\.json$/) });
+
+    const worker = await startTestWorker(stack().env, {
+      service: stack().sim,
+      taskQueue: 'export-s3-faults',
+      extraDeps: s3Deps(s3(), prefix),
+    });
+    try {
+      const result = await run(
+        { projectId: 'shaky', ...RANGE, pageSize: 50, concurrency: 4 },
+        'export-s3-faults',
+      );
+      assert.equal(result.rows, 1_000);
+    } finally {
+      await worker.stop();
+    }
+    const faults = proxy.requests().filter((r) => r.fault !== undefined && r.path.includes('/faults/'));
+    assert.equal(faults.length, 9, 'every injected fault was hit');
+    const folder = `${prefix}/shaky/2026-11-01_2026-11-02`;
+    const { paths } = await readExport(folder);
+    assert.equal(paths.length, 1_000, 'no missing row');
+    assert.equal(new Set(paths).size, 1_000, 'no duplicate row');
+    assert.deepEqual(await keysUnder(`${prefix}/`), [
+      `${folder}/manifest.json`,
+      `${folder}/totals.json`,
+      `${folder}/visitors.csv`,
+    ]);
+  });
+
+  test('the merge streams into a multipart upload: a reset part is sent again, an aborted one leaves nothing', async () => {
+    const { proxy, moto } = s3();
+    const destination = new S3Destination(
+      { bucket: moto.bucket, prefix: 'multipart' },
+      s3Deps(s3(), 'multipart').exportS3,
+    );
+    const line = `${'x'.repeat(1023)}\n`;
+    proxy.add({
+      kind: 'reset',
+      afterBytes: 1 << 20,
+      match: (r) => r.method === 'PUT' && r.query.get('partNumber') === '2',
+    });
+    const writer = await destination.openFinal('big.csv');
+    for (let i = 0; i < 11 * 1024; i += 1) await writer.write(line);
+    assert.equal(await writer.commit(), 11 * 1024 * 1024);
+    const head = await s3().client.send(
+      new HeadObjectCommand({ Bucket: moto.bucket, Key: 'multipart/big.csv', PartNumber: 1 }),
+    );
+    assert.equal(head.PartsCount, 3);
+    const parts = proxy.requests().filter((r) => r.query.has('partNumber') && r.path.endsWith('/big.csv'));
+    assert.ok(
+      parts.every((r) => r.checksumHeaders['x-amz-checksum-crc32']),
+      'every part carries its checksum',
+    );
+    assert.equal(parts.filter((r) => r.fault === 'reset').length, 1);
+    const body = await s3().client.send(
+      new GetObjectCommand({ Bucket: moto.bucket, Key: 'multipart/big.csv' }),
+    );
+    assert.equal((await body.Body?.transformToByteArray())?.length, 11 * 1024 * 1024);
+
+    const aborted = await destination.openFinal('aborted.csv');
+    for (let i = 0; i < 6 * 1024; i += 1) await aborted.write(line);
+    await aborted.abort();
+    assert.deepEqual(await keysUnder('multipart/aborted'), [], 'no object at the key');
+    const uploads = await s3().client.send(
+      new ListMultipartUploadsCommand({ Bucket: moto.bucket, Prefix: 'multipart/' }),
+    );
+    assert.deepEqual(uploads.Uploads ?? [], [], 'no upload left behind');
+    destination.client.destroy();
+  });
+});
+
+describe('a destination that cannot take the export', () => {
+  before(() => s3().moto.checkAuth(true));
+  after(() => s3().moto.checkAuth(false));
+  const cases = (server: S3TestServer) => ({
+    'a missing bucket': s3Deps(server, 'x', server.moto.writer, 'no-such-bucket'),
+    'an unknown access key': s3Deps(server, 'x', {
+      accessKeyId: 'AKIAUNKNOWN0000000000',
+      secretAccessKey: 'wJalrXUtnFEMIK7MDENGbPxRfiCYunknown0000',
+    }),
+    'a wrong secret key': s3Deps(server, 'x', {
+      ...server.moto.writer,
+      secretAccessKey: 'wrong-secret-key-value',
+    }),
+    'credentials without permission to write': s3Deps(server, 'x', server.moto.reader),
+  });
+
+  test('fails the probe at once, non-retryable, naming the bucket and never the credentials', async () => {
+    const reasons: Record<string, string> = {
+      'a missing bucket': 'HeadBucket: the bucket does not exist',
+      'an unknown access key': 'PutObject \\(probe write\\): the access key id is not known',
+      'a wrong secret key': 'PutObject \\(probe write\\): the request signature does not match',
+      'credentials without permission to write': 'PutObject \\(probe write\\): access denied',
+    };
+    for (const [name, deps] of Object.entries(cases(s3()))) {
+      const reason = reasons[name] ?? '';
+      const activities = createVisitorsExportActivities({ docsApi: stack().worker.docsApi, ...deps });
+      const error = await new MockActivityEnvironment()
+        .run(activities.prepareVisitorsExportStaging, 'probe')
+        .then(() => undefined)
+        .catch((e: unknown) => e);
+      assert.ok(error instanceof ApplicationFailure, `${name}: ${String(error)}`);
+      assert.equal(error.type, 'ExportDestinationUnavailable', name);
+      assert.equal(error.nonRetryable, true, name);
+      const bucket = deps.exportDir.split('/')[2] ?? '';
+      assert.match(error.message, new RegExp(`^export destination s3://${bucket}/x refused ${reason}`), name);
+      const { accessKeyId, secretAccessKey } = deps.exportS3.clientConfig.credentials;
+      assert.ok(!error.message.includes(accessKeyId) && !error.message.includes(secretAccessKey), name);
+    }
+  });
+
+  test('an export with wrong credentials fails before any page or budget permit, with the typed failure', async () => {
+    const deps = cases(s3())['a wrong secret key'];
+    const worker = await startTestWorker(stack().env, {
+      service: stack().sim,
+      taskQueue: 'export-s3-denied',
+      extraDeps: deps,
+    });
+    const input = { projectId: 'denied', ...RANGE };
+    const started = Date.now();
+    try {
+      await assert.rejects(run(input, 'export-s3-denied'), (error: unknown) => {
+        assert.ok(error instanceof WorkflowFailedError);
+        assert.ok(error.cause instanceof ActivityFailure);
+        const cause = error.cause.cause;
+        assert.ok(cause instanceof ApplicationFailure);
+        assert.equal(cause.type, 'ExportDestinationUnavailable');
+        assert.match(
+          cause.message,
+          /s3:\/\/exports\/x refused PutObject \(probe write\): the request signature/,
+        );
+        return true;
+      });
+    } finally {
+      await worker.stop();
+    }
+    assert.ok(Date.now() - started < 15_000, 'failed at once, without retries');
+    assert.equal(
+      stack()
+        .sim.requests()
+        .filter((r) => r.projectId === 'denied').length,
+      0,
+      'no page fetched',
+    );
+    const handle = stack().client.workflow.getHandle(
+      visitorsExportWorkflowId('denied', RANGE.dateFrom, RANGE.dateTo),
+    );
+    const history = JSON.stringify(await handle.fetchHistory());
+    assert.ok(!/fetchVisitorsPage|requestBudgetPermit|docsBudgetLimiter/.test(history), 'no page, no permit');
+    const { accessKeyId, secretAccessKey } = deps.exportS3.clientConfig.credentials;
+    assert.ok(
+      !history.includes(accessKeyId) && !history.includes(secretAccessKey),
+      'no credential in history',
+    );
+  });
+});
