@@ -92,7 +92,7 @@ describe('mergeStagedPages', () => {
 
   test('lists at most 20 duplicated paths but counts them all', async () => {
     const rows = Array.from({ length: 30 }, (_, i) => row(`/p${i}`, i));
-    const { staging, dir } = await staged({ 0: rows, 1: rows });
+    const { staging } = await staged({ 0: rows, 1: rows });
     const outcome = await mergeStagedPages({
       staging,
       offsets: [0, 1],
