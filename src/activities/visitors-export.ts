@@ -128,7 +128,8 @@ export function createVisitorsExportActivities({ docsApi, exportDir, exportS3 }:
      * same merge; `removeVisitorsExportStaging` removes it afterwards.
      */
     async mergeVisitorsExport(request: MergeRequest): Promise<MergeResult> {
-      return exportFailures(() => merge(request));
+      // Beats on a timer too, not only per page: uploading the last parts may outlast a page's beat.
+      return exportFailures(() => whileHeartbeating(() => merge(request)));
     },
 
     /**

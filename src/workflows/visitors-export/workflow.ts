@@ -26,6 +26,7 @@ import {
 import {
   fetchVisitorsPage,
   mergeVisitorsExport,
+  mergeVisitorsExportTakenOverSooner,
   prepareVisitorsExportStaging,
   removeVisitorsExportStaging,
 } from './activity-proxies';
@@ -54,6 +55,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   // and a fixed fan-out.
   const withinBudget = patched(BUDGETS_PATCH);
   const adaptive = withinBudget && patched(ADAPTIVE_WINDOW_PATCH);
+  const merge = patched(MERGE_HEARTBEAT_PATCH) ? mergeVisitorsExportTakenOverSooner : mergeVisitorsExport;
   // A scheduled run without dates catches up on every day after the watermark; runs recorded before the
   // watermark exported the one day before their nominal time themselves.
   const nominalTime = isDateless(rawInput) ? scheduledNominalTime() : undefined;
@@ -135,7 +137,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   const warnings = [...state.warnings, ...totalsWarnings(state, totals)];
   const info = workflowInfo();
   const merged = await removingStagingOnFailure(state.exportKey, () =>
-    mergeVisitorsExport({
+    merge({
       exportKey: state.exportKey,
       projectId,
       dateFrom: state.dateFrom,
@@ -179,6 +181,8 @@ function isDateless(input: VisitorsExportInput): boolean {
 
 /** The window opens to `concurrency` while the budget has room; permits come in batches ahead of the pages. */
 const ADAPTIVE_WINDOW_PATCH = 'adaptive-page-window';
+/** The merge's heartbeat timeout is 15 s (it beats every 5 s while it uploads) instead of a minute. */
+const MERGE_HEARTBEAT_PATCH = 'merge-heartbeat-15s';
 
 function deadlineMs(input: VisitorsExportInput): number {
   return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;
