@@ -68,8 +68,12 @@ describe('Dockerfile and docker-compose.yml', () => {
     const exportDir = steps.find(([i, args]) => i === 'ENV' && /^EXPORT_DIR[= ]/.test(args));
     const compose = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
     const mount = /^\s*-\s*exports:(\/\S+)\s*$/m.exec(compose)?.[1];
-    assert.equal(mount, '/exports', 'compose mounts the exports volume at /exports');
-    assert.match(compose, /^\s*EXPORT_DIR: \/exports$/m, 'and points EXPORT_DIR at it');
+    assert.equal(mount, '/exports', 'compose mounts the exports volume at /exports (EXPORT_DIR=/exports)');
+    assert.match(
+      compose,
+      /^\s*EXPORT_DIR: \$\{EXPORT_DIR:-s3:\/\/exports\}$/m,
+      'the MinIO bucket by default',
+    );
     assert.equal(exportDir, undefined, 'the image leaves EXPORT_DIR to compose');
     const runs = steps
       .slice(0, userAt)
@@ -107,6 +111,38 @@ describe('Dockerfile and docker-compose.yml', () => {
       );
       assert.equal(demo.ok, true, demo.output);
       assert.match(demo.output, /DOCS_API_BASE_URL: http:\/\/simulator:4010/);
+    },
+  );
+
+  test(
+    'compose exports to its MinIO bucket by default, and to AWS S3 with the documented overrides',
+    { skip: composeSkipped() },
+    async () => {
+      const base = { DOCS_API_KEY: 'ci_placeholder', DOCS_API_BASE_URL: 'https://docs.example.test' };
+      const minio = await composeConfig(base);
+      assert.equal(minio.ok, true, minio.output);
+      assert.match(minio.output, /^ {2}minio:$/m);
+      assert.match(minio.output, /^ {2}minio-setup:$/m);
+      const compose = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+      assert.match(compose, /mc mb --ignore-existing local\/exports/, 'the one-shot creates the bucket');
+      assert.match(compose, /mc ilm rule add --prefix \.staging\/ --expire-days 7 local\/exports/);
+      assert.match(minio.output, /EXPORT_DIR: s3:\/\/exports\n/);
+      assert.match(minio.output, /AWS_ENDPOINT_URL_S3: http:\/\/minio:9000\n/);
+      assert.match(minio.output, /EXPORT_S3_FORCE_PATH_STYLE: "true"/);
+
+      const aws = await composeConfig({
+        ...base,
+        EXPORT_DIR: 's3://my-bucket/docs-exports',
+        AWS_REGION: 'eu-west-1',
+        AWS_ENDPOINT_URL_S3: '',
+        EXPORT_S3_FORCE_PATH_STYLE: 'false',
+        AWS_ACCESS_KEY_ID: '',
+        AWS_SECRET_ACCESS_KEY: '',
+      });
+      assert.equal(aws.ok, true, aws.output);
+      assert.match(aws.output, /EXPORT_DIR: s3:\/\/my-bucket\/docs-exports/);
+      assert.match(aws.output, /AWS_ENDPOINT_URL_S3: ''/, 'empty: the SDK uses AWS S3');
+      assert.match(aws.output, /AWS_ACCESS_KEY_ID: ''/, 'empty: the role of the instance or task');
     },
   );
 });
