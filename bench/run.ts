@@ -37,6 +37,13 @@ import {
 } from './history-events';
 import { machine, recordSection } from './lib/report';
 import {
+  FULL_OBJECT_STORAGE,
+  objectStorage,
+  objectStorageTables,
+  QUICK_OBJECT_STORAGE,
+  type ObjectStorageResult,
+} from './object-storage';
+import {
   FULL_POLLING,
   pollingEfficiency,
   pollingTable,
@@ -66,6 +73,7 @@ export const BENCH_NAMES = [
   'history',
   'followups',
   'scale',
+  'storage',
 ] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
@@ -79,6 +87,7 @@ export const TITLES: Record<BenchName, string> = {
   history: 'History per polled job',
   followups: 'Follow-up latency under load',
   scale: 'Agent jobs at scale',
+  storage: 'Exports to object storage',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -92,6 +101,7 @@ export interface BenchResults {
   history?: HistoryEventsRow[];
   followups?: ConcurrentJobsRow[];
   scale?: ConcurrentJobsRow[];
+  storage?: ObjectStorageResult;
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -233,6 +243,12 @@ async function scaleSection(quick: boolean, results: BenchResults): Promise<stri
   ].join('\n\n');
 }
 
+async function storageSection(quick: boolean, results: BenchResults): Promise<string> {
+  const result = await objectStorage(quick ? QUICK_OBJECT_STORAGE : FULL_OBJECT_STORAGE);
+  results.storage = result;
+  return objectStorageTables(result);
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
@@ -243,6 +259,7 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   history: historySection,
   followups: followUpsSection,
   scale: scaleSection,
+  storage: storageSection,
 };
 
 export interface RunOptions {

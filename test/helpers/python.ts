@@ -1,8 +1,2 @@
-/**
- * The Python interpreter that has the test tools of `.ci/python-test-requirements.txt` (moto's S3 server, the
- * Temporal Python SDK): `.ci/run` installs them into a virtual environment and exports TEST_PYTHON; on a developer's
- * machine with them installed, python3 from PATH.
- */
-export function testPython(): string {
-  return process.env.TEST_PYTHON ?? 'python3';
-}
+// The interpreter lives in dev/ so that benchmarks (which never import test/) start moto with it too.
+export { testPython } from '../../dev/python';

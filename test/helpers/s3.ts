@@ -1,7 +1,7 @@
 import { after, before } from 'node:test';
 import { S3Client } from '@aws-sdk/client-s3';
-import { startMoto, type MotoServer, type S3Keys } from './moto';
-import { startS3FaultProxy, type S3FaultProxy } from './s3-fault-proxy';
+import { startMoto, type MotoServer, type S3Keys } from '../../dev/moto';
+import { startS3FaultProxy, type S3FaultProxy } from '../../dev/s3-fault-proxy';
 
 /** moto with a fault proxy in front: what the tests' workers talk to (`url`), and a client for the checks. */
 export interface S3TestServer {

@@ -16,7 +16,7 @@ import { S3Destination } from '../../src/exports/s3-destination';
 import { visitorsExport } from '../../src/workflows';
 import { startStack } from '../../dev/stack';
 import { startTestWorker } from '../../dev/worker';
-import type { S3Keys } from '../helpers/moto';
+import type { S3Keys } from '../../dev/moto';
 import { useS3Stack, type S3TestServer } from '../helpers/s3';
 
 // One moto (IAM checks on for the bad destinations) behind a fault proxy, one dev server and simulator, one worker exporting to the bucket.

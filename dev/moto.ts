@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, isListening } from './ports';
+import { freePort } from './ports';
 import { testPython } from './python';
 
 export interface S3Keys {
@@ -30,6 +30,8 @@ export interface MotoServer {
 
 const ACCOUNTS_SCRIPT = path.join(__dirname, 'moto_accounts.py');
 
+/** `python -m moto.server`: the tests' and benchmarks' S3-compatible server (PyPI moto[server], pinned in .ci). */
+
 /**
  * moto's standalone S3-compatible server as a real process on a free port (`<python> -m moto.server`), with
  * its bucket, a writer and a reader: the code under test speaks HTTP to it through the real SDK.
@@ -50,7 +52,8 @@ export async function startMoto(bucket = 'exports'): Promise<MotoServer> {
   };
   try {
     const deadline = Date.now() + 60_000;
-    while (!(await isListening(port))) {
+    // Werkzeug logs "Running on http://127.0.0.1:<port>" once it listens.
+    while (!output.includes(`:${port}`)) {
       if (child.exitCode !== null) throw new Error(`moto exited (${child.exitCode}):\n${output}`);
       if (Date.now() > deadline) throw new Error(`moto did not listen on ${port} within 60 s:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 100));

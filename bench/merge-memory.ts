@@ -1,0 +1,103 @@
+// A child process of the object-storage benchmark: stages `paths` rows as pages of 250 at the destination, then
+// runs the merge activity itself and reports the RSS it grew by. Run with --expose-gc, its one argument JSON.
+import { MockActivityEnvironment } from '@temporalio/testing';
+import {
+  createVisitorsExportActivities,
+  type MergeRequest,
+  type MergeResult,
+} from '../src/activities/visitors-export';
+import { DocsApiClient } from '../src/docs-api/client';
+import { ExportStaging } from '../src/exports/staging';
+import { openExportDestination } from '../src/exports/open-destination';
+import type { S3DestinationOptions } from '../src/exports/s3-destination';
+import { memoryOf } from './lib/process-stats';
+
+export interface MergeMemoryInput {
+  exportDir: string;
+  exportS3?: S3DestinationOptions;
+  paths: number;
+}
+
+export interface MergeMemoryOutput {
+  rows: number;
+  baselineMiB: number;
+  peakMiB: number;
+  stageSeconds: number;
+  mergeSeconds: number;
+}
+
+const PAGE_SIZE = 250;
+const STAGING_CONCURRENCY = 16;
+const EXPORT_KEY = 'bench/merge-memory';
+
+async function main(): Promise<void> {
+  const input = JSON.parse(process.argv[2] ?? '{}') as MergeMemoryInput;
+  const destination = openExportDestination(input.exportDir, input.exportS3);
+  const staging = new ExportStaging(destination, EXPORT_KEY);
+  const pages = Math.ceil(input.paths / PAGE_SIZE);
+  const stageStarted = performance.now();
+  await staging.prepare();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: STAGING_CONCURRENCY }, async () => {
+      for (let page = next++; page < pages; page = next++) {
+        const rows = Array.from({ length: Math.min(PAGE_SIZE, input.paths - page * PAGE_SIZE) }, (_, i) => {
+          const n = page * PAGE_SIZE + i;
+          return { path: `/docs/section-${n % 97}/page-${n}`, human: n % 13, ai: n % 7, total: n % 17 };
+        });
+        await staging.writePage(page * PAGE_SIZE, rows);
+      }
+    }),
+  );
+  const stageSeconds = (performance.now() - stageStarted) / 1000;
+
+  const activities = createVisitorsExportActivities({
+    // The merge sends nothing to the service; the client is never used.
+    docsApi: new DocsApiClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'bench_unused' }),
+    exportDir: input.exportDir,
+    ...(input.exportS3 ? { exportS3: input.exportS3 } : {}),
+  });
+  globalThis.gc?.();
+  const baselineMiB = memoryOf(process.pid).rssMiB;
+  let peakMiB = baselineMiB;
+  const sampler = setInterval(() => (peakMiB = Math.max(peakMiB, memoryOf(process.pid).rssMiB)), 50);
+  const mergeStarted = performance.now();
+  const request: MergeRequest = {
+    exportKey: EXPORT_KEY,
+    projectId: 'bench-merge',
+    dateFrom: '2026-11-01',
+    dateTo: '2026-11-02',
+    pageSize: PAGE_SIZE,
+    pages,
+    expectedRows: input.paths,
+    totals: { human: 1, ai: 1, total: 1 },
+    format: 'csv',
+    warnings: [],
+    workflowId: 'bench',
+    runId: 'bench',
+  };
+  const merged: MergeResult = await new MockActivityEnvironment().run(
+    (r: MergeRequest) => activities.mergeVisitorsExport(r),
+    request,
+  );
+  const mergeSeconds = (performance.now() - mergeStarted) / 1000;
+  clearInterval(sampler);
+  peakMiB = Math.max(peakMiB, memoryOf(process.pid).rssMiB);
+  await staging.remove();
+  const output: MergeMemoryOutput = {
+    rows: merged.rows,
+    baselineMiB,
+    peakMiB,
+    stageSeconds,
+    mergeSeconds,
+  };
+  process.stdout.write(`${JSON.stringify(output)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,222 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../src/contract/names';
+import { visitorsExport } from '../src/workflows';
+import { startMoto, type MotoServer } from '../dev/moto';
+import { startProcessStack, type ProcessStack } from '../dev/stack';
+import { startWorkerProcess, type WorkerProcess } from '../dev/worker-process';
+import { workflowBundlePath } from '../dev/workflow-bundle';
+import { markdownTable } from './lib/report';
+import { median, spread } from './lib/stats';
+import type { MergeMemoryInput, MergeMemoryOutput } from './merge-memory';
+import { countCsvRows } from './plain-export';
+
+export interface ObjectStorageOptions {
+  paths: number;
+  latencyMs: number;
+  concurrency: number;
+  repeats: number;
+  /** Paths of the merge whose memory is measured. */
+  mergePaths: number;
+}
+
+export const FULL_OBJECT_STORAGE: ObjectStorageOptions = {
+  paths: 100_000,
+  latencyMs: 50,
+  concurrency: 8,
+  repeats: 3,
+  mergePaths: 1_000_000,
+};
+export const QUICK_OBJECT_STORAGE: ObjectStorageOptions = {
+  paths: 5_000,
+  latencyMs: 50,
+  concurrency: 8,
+  repeats: 1,
+  mergePaths: 50_000,
+};
+
+export const TARGET_RATIO = 1.2;
+export const TARGET_RSS_GROWTH_MIB = 100;
+const PAGE_SIZE = 250;
+const S3_QUEUE = 'bench-object-storage';
+const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
+
+export interface ObjectStorageResult {
+  options: ObjectStorageOptions;
+  localSeconds: number[];
+  s3Seconds: number[];
+  rows: { local: number[]; s3: number[] };
+  merge: { local: MergeMemoryOutput; s3: MergeMemoryOutput };
+}
+
+const moto = { bucket: 'exports', prefix: 'bench' };
+
+function s3Env(server: MotoServer): Record<string, string> {
+  return {
+    EXPORT_DIR: `s3://${server.bucket}/${moto.prefix}`,
+    EXPORT_S3_FORCE_PATH_STYLE: 'true',
+    AWS_ENDPOINT_URL_S3: server.url,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: server.writer.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: server.writer.secretAccessKey,
+  };
+}
+
+/**
+ * The same export (CSV, pages of 250, latency on every page) by a worker exporting to a local directory and
+ * by one exporting to moto's S3 server, interleaved in every repeat on one dev server and simulator; then the
+ * merge of `mergePaths` staged rows in a process of its own, to each destination, with its RSS growth.
+ */
+export async function objectStorage(options: ObjectStorageOptions): Promise<ObjectStorageResult> {
+  const server = await startMoto(moto.bucket);
+  let stack: ProcessStack | undefined;
+  let s3Worker: WorkerProcess | undefined;
+  const client = new S3Client({
+    endpoint: server.url,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: server.writer,
+  });
+  try {
+    stack = await startProcessStack({ name: 'bench-object-storage' });
+    s3Worker = startWorkerProcess({
+      temporalAddress: stack.env.address,
+      service: stack.sim,
+      env: {
+        TEMPORAL_TASK_QUEUE: S3_QUEUE,
+        WORKER_WORKFLOW_BUNDLE: await workflowBundlePath(),
+        ...s3Env(server),
+      },
+    });
+    await s3Worker.ready;
+    stack.sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: options.latencyMs });
+    const result: ObjectStorageResult = {
+      options,
+      localSeconds: [],
+      s3Seconds: [],
+      rows: { local: [], s3: [] },
+      merge: { local: undefined as never, s3: undefined as never },
+    };
+    for (let repeat = 0; repeat < options.repeats; repeat += 1) {
+      for (const where of ['local', 's3'] as const) {
+        const projectId = `bench-storage-${where}-${repeat}`;
+        stack.sim.configureProject(projectId, { visitorPaths: options.paths });
+        const started = performance.now();
+        const exported = await stack.client.workflow.execute(visitorsExport, {
+          taskQueue: where === 'local' ? DEFAULT_TASK_QUEUE : S3_QUEUE,
+          workflowId: visitorsExportWorkflowId(projectId, RANGE.dateFrom, RANGE.dateTo),
+          args: [
+            { projectId, ...RANGE, pageSize: PAGE_SIZE, concurrency: options.concurrency, format: 'csv' },
+          ],
+        });
+        (where === 'local' ? result.localSeconds : result.s3Seconds).push(
+          (performance.now() - started) / 1000,
+        );
+        const file = exported.files[0] ?? '';
+        const text =
+          where === 'local'
+            ? await fs.readFile(file, 'utf8')
+            : await (
+                await client.send(
+                  new GetObjectCommand({
+                    Bucket: server.bucket,
+                    Key: file.slice(`s3://${server.bucket}/`.length),
+                  }),
+                )
+              ).Body?.transformToString('utf8');
+        result.rows[where].push(countCsvRows(text ?? ''));
+      }
+    }
+    await s3Worker.kill('SIGTERM');
+    s3Worker = undefined;
+    const localDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-merge-'));
+    try {
+      result.merge.local = await mergeMemory({ exportDir: localDir, paths: options.mergePaths });
+    } finally {
+      await fs.rm(localDir, { recursive: true, force: true });
+    }
+    result.merge.s3 = await mergeMemory({
+      exportDir: `s3://${server.bucket}/merge`,
+      exportS3: {
+        forcePathStyle: true,
+        clientConfig: { endpoint: server.url, region: 'us-east-1', credentials: server.writer },
+      },
+      paths: options.mergePaths,
+    });
+    return result;
+  } finally {
+    client.destroy();
+    await s3Worker?.kill('SIGTERM');
+    await stack?.stop();
+    await server.stop();
+  }
+}
+
+async function mergeMemory(input: MergeMemoryInput): Promise<MergeMemoryOutput> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', path.join(__dirname, 'merge-memory.ts'), JSON.stringify(input)],
+    { maxBuffer: 1 << 20, timeout: 30 * 60_000 },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as MergeMemoryOutput;
+}
+
+const ratios = (values: number[], base: number[]) =>
+  values.map((value, i) => value / (base[i] ?? Number.NaN));
+
+export function objectStorageTables(result: ObjectStorageResult): string {
+  const { options } = result;
+  const exportTable = markdownTable(
+    ['destination', 'wall (s)', 'vs local directory', 'rows written'],
+    [
+      [
+        'local directory (`EXPORT_DIR=/tmp/…`)',
+        spread(result.localSeconds, 2),
+        '1.00',
+        median(result.rows.local),
+      ],
+      [
+        'object storage (`EXPORT_DIR=s3://exports/bench`, moto)',
+        spread(result.s3Seconds, 2),
+        spread(ratios(result.s3Seconds, result.localSeconds), 2),
+        median(result.rows.s3),
+      ],
+    ],
+  );
+  const ratio = median(ratios(result.s3Seconds, result.localSeconds));
+  const mergeRow = (name: string, m: MergeMemoryOutput) => [
+    name,
+    m.rows.toLocaleString('en'),
+    m.stageSeconds.toFixed(1),
+    m.mergeSeconds.toFixed(1),
+    m.baselineMiB.toFixed(0),
+    m.peakMiB.toFixed(0),
+    (m.peakMiB - m.baselineMiB).toFixed(0),
+  ];
+  const mergeTable = markdownTable(
+    ['destination', 'rows', 'staging (s)', 'merge (s)', 'RSS before (MiB)', 'RSS peak (MiB)', 'growth (MiB)'],
+    [mergeRow('local directory', result.merge.local), mergeRow('object storage (moto)', result.merge.s3)],
+  );
+  const growth = result.merge.s3.peakMiB - result.merge.s3.baselineMiB;
+  return [
+    `${options.paths.toLocaleString('en')} paths in pages of ${PAGE_SIZE}, ${options.latencyMs} ms simulated latency ` +
+      `on every page, \`concurrency: ${options.concurrency}\`, CSV: per repeat, interleaved, one export by a worker ` +
+      `process exporting to a local directory and one by a worker process exporting to moto's S3 server ` +
+      `(\`python -m moto.server\`, on the same machine), both on one dev server and simulator. ` +
+      `${options.repeats} repeat(s): median (min-max); the ratio is per repeat, then the median.`,
+    exportTable,
+    `Target: object storage within ${TARGET_RATIO} x the local directory at concurrency ${options.concurrency}: ` +
+      `**${ratio <= TARGET_RATIO ? 'met' : 'missed'}** (median ${ratio.toFixed(2)} x).`,
+    `The merge of ${options.mergePaths.toLocaleString('en')} staged paths (${Math.ceil(options.mergePaths / PAGE_SIZE).toLocaleString('en')} ` +
+      `pages), the \`mergeVisitorsExport\` activity run in a process of its own (\`bench/merge-memory.ts\`): RSS after ` +
+      `staging and a GC, and its peak (sampled every 50 ms) while the merge streams the pages into the export file ` +
+      `(a multipart upload of 5 MiB parts, two in flight, for S3).`,
+    mergeTable,
+    `Target: the merge's RSS grows by less than ${TARGET_RSS_GROWTH_MIB} MB: ` +
+      `**${growth < TARGET_RSS_GROWTH_MIB ? 'met' : 'missed'}** (${growth.toFixed(0)} MiB).`,
+  ].join('\n\n');
+}
