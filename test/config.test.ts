@@ -104,6 +104,33 @@ describe('loadWorkerConfig', () => {
     }
   });
 
+  test('EXPORT_DIR s3://bucket[/prefix] is kept as given; EXPORT_S3_FORCE_PATH_STYLE defaults to false', () => {
+    const local = loadWorkerConfig(valid);
+    assert.equal(local.exportS3ForcePathStyle, false);
+    const s3 = loadWorkerConfig({
+      ...valid,
+      EXPORT_DIR: 's3://acme-analytics/docs/exports',
+      EXPORT_S3_FORCE_PATH_STYLE: 'true',
+    });
+    assert.equal(s3.exportDir, 's3://acme-analytics/docs/exports');
+    assert.equal(s3.exportS3ForcePathStyle, true);
+    for (const bad of ['s3://', 's3://Upper-Case', 's3://ab', 's3://bucket/../up', 's3://bucket/a//b']) {
+      assert.throws(
+        () => loadWorkerConfig({ ...valid, EXPORT_DIR: bad }),
+        (error: Error) =>
+          error instanceof ConfigError &&
+          /EXPORT_DIR: must be s3:\/\/bucket\[\/prefix\] with a bucket name of 3-63 lowercase letters/.test(
+            error.message,
+          ),
+        bad,
+      );
+    }
+    assert.throws(
+      () => loadWorkerConfig({ ...valid, EXPORT_S3_FORCE_PATH_STYLE: 'sometimes' }),
+      /EXPORT_S3_FORCE_PATH_STYLE: must be true or false/,
+    );
+  });
+
   test('rejects a non-http base URL', () => {
     assert.throws(
       () => loadWorkerConfig({ ...valid, DOCS_API_BASE_URL: 'ftp://docs.example.test' }),

@@ -1,4 +1,4 @@
-import { WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
 import { startVisitorsExport } from '../client/visitors-export';
 import { watchExportProgress } from './export-progress';
 import { EXPORT_FORMATS, type ExportFormat } from '../contract/visitors-export';
@@ -64,11 +64,11 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;
-    print(
-      json,
-      { error: error.cause?.message ?? error.message },
-      `export failed: ${error.cause?.message ?? error.message}`,
-    );
+    // An activity's own failure (a destination that refused the export, say) says more than "Activity task failed".
+    const cause =
+      error.cause instanceof ActivityFailure && error.cause.cause ? error.cause.cause : error.cause;
+    const message = cause?.message ?? error.message;
+    print(json, { error: message }, `export failed: ${message}`);
     return ExitCode.failed;
   } finally {
     stopWatching();

@@ -12,6 +12,7 @@ import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@tempo
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportInput, VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
+import { exportRun } from '../../src/cli/visitors-export-commands';
 import { S3Destination } from '../../src/exports/s3-destination';
 import { visitorsExport } from '../../src/workflows';
 import { startStack } from '../../dev/stack';
@@ -27,6 +28,19 @@ const { s3, stack } = useS3Stack((server) =>
     worker: () => ({ extraDeps: s3Deps(server, 'nightly') }),
   }),
 );
+
+/** `docs-agent export run` in this process against the test's dev server, with what it printed. */
+async function cliExportRun(taskQueue: string, ...argv: string[]): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  const write = process.stdout.write;
+  process.stdout.write = (chunk: string | Uint8Array) => ((stdout += String(chunk)), true);
+  try {
+    const code = await exportRun(argv, { client: () => Promise.resolve(stack().client), taskQueue });
+    return { code, stdout };
+  } finally {
+    process.stdout.write = write;
+  }
+}
 
 function s3Deps(
   server: S3TestServer,
@@ -129,6 +143,20 @@ describe('visitorsExport to S3-compatible object storage', () => {
       .map((w) => /\.staging\/.+\/page-(\d+)\.ndjson$/.exec(w.path)?.[1])
       .filter((offset) => offset !== undefined && Number(offset) < 1_000);
     assert.equal(staged.length, 20, 'one put per page');
+  });
+
+  test('docs-agent export run prints the s3:// URIs of the files', async () => {
+    const range = ['--from', '2026-11-03', '--to', '2026-11-04'];
+    const { code, stdout } = await cliExportRun(DEFAULT_TASK_QUEUE, '--project', 'cli', ...range);
+    assert.equal(code, 0, stdout);
+    const folder = 's3://exports/nightly/cli/2026-11-03_2026-11-04';
+    assert.match(
+      stdout,
+      new RegExp(
+        `^1000 rows in 4 pages\n${folder}/visitors.csv\n${folder}/totals.json\n${folder}/manifest.json$`,
+        'm',
+      ),
+    );
   });
 
   test('S3 faults (500, 503 SlowDown, a reset mid-upload) on pages and merge: the export is whole', async () => {
