@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { ExportFormat } from '../contract/visitors-export';
 import type { ExportDestination } from './destination';
 import { encoderFor } from './formats';
+import { SeenPaths } from './seen-paths';
 import { rowsOf, type ExportStaging } from './staging';
 
 export interface MergeOptions {
@@ -51,7 +52,8 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
     hash.update(chunk);
     await file.write(chunk);
   };
-  const seen = new Set<string>();
+  const seen = new SeenPaths();
+  const isDuplicate = duplicateCheck(options.staging, options.offsets, seen);
   const duplicatePaths: string[] = [];
   let duplicateCount = 0;
   let stagedRows = 0;
@@ -74,14 +76,16 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
       const page = opened.shift();
       if (!page) throw new Error(`page ${index} was not opened`);
       let chunk = '';
+      const onThisPage = new Set<string>();
       for await (const row of rowsOf(await page)) {
         stagedRows += 1;
-        if (seen.has(row.path)) {
+        if (await isDuplicate(row.path, index, onThisPage)) {
           duplicateCount += 1;
           if (duplicatePaths.length < MAX_REPORTED_DUPLICATES) duplicatePaths.push(row.path);
           continue;
         }
-        seen.add(row.path);
+        seen.add(row.path, index);
+        onThisPage.add(row.path);
         chunk += encoder.row(row, rows);
         rows += 1;
       }
@@ -95,4 +99,30 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
     throw error;
   }
   return { rows, stagedRows, bytes, sha256: hash.digest('hex'), duplicateCount, duplicatePaths };
+}
+
+/** Pages read again to confirm a duplicate: kept while the merge may ask again (one page often repeats another). */
+const CONFIRMED_PAGES = 8;
+
+/**
+ * Whether a path was written before: its fingerprint names candidate pages, and a candidate that holds the path
+ * (read again from staging; the page being merged from what it wrote so far) makes it a duplicate.
+ */
+function duplicateCheck(staging: ExportStaging, offsets: readonly number[], seen: SeenPaths) {
+  const pages = new Map<number, Set<string>>();
+  const pathsOf = async (index: number): Promise<Set<string>> => {
+    const cached = pages.get(index);
+    if (cached) return cached;
+    const paths = new Set<string>();
+    for await (const row of rowsOf(await staging.openPage(offsets[index] ?? 0))) paths.add(row.path);
+    if (pages.size >= CONFIRMED_PAGES) pages.delete(pages.keys().next().value ?? 0);
+    pages.set(index, paths);
+    return paths;
+  };
+  return async (path: string, current: number, onThisPage: ReadonlySet<string>): Promise<boolean> => {
+    for (const page of seen.candidates(path)) {
+      if (page === current ? onThisPage.has(path) : (await pathsOf(page)).has(path)) return true;
+    }
+    return false;
+  };
 }

@@ -104,20 +104,28 @@ export class S3Destination implements ExportDestination {
 
   async stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void> {
     // Like a local page that never creates its directory: a page finishing after its export was cleaned up
-    // fails here instead of leaving a stray object.
-    try {
-      await this.client.send(
+    // fails instead of leaving a stray object. The marker's check and the put go together (one round trip of
+    // latency, not two); a page put beside no marker is deleted again.
+    const options = signal ? { abortSignal: signal } : {};
+    const marker = this.client
+      .send(
         new HeadObjectCommand({ Bucket: this.where.bucket, Key: this.key(`${folder}/${PREPARED_MARKER}`) }),
-        signal ? { abortSignal: signal } : {},
+        options,
+      )
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (isNotFound(error)) return false;
+          throw this.refused(error, 'HeadObject');
+        },
       );
-    } catch (error) {
-      if (!isNotFound(error)) throw this.refused(error, 'HeadObject');
-      throw new StagingMissingError(
-        `staging folder ${this.location(folder)} is not prepared: the export was cleaned up, or this worker's ` +
-          'EXPORT_DIR is not the destination that prepared it',
-      );
-    }
-    await this.put(`${folder}/${name}`, content, signal);
+    const [prepared] = await Promise.all([marker, this.put(`${folder}/${name}`, content, signal)]);
+    if (prepared) return;
+    await this.removeFinal(`${folder}/${name}`);
+    throw new StagingMissingError(
+      `staging folder ${this.location(folder)} is not prepared: the export was cleaned up, or this worker's ` +
+        'EXPORT_DIR is not the destination that prepared it',
+    );
   }
 
   async readStaged(key: string): Promise<Readable> {
@@ -209,6 +217,7 @@ export class S3Destination implements ExportDestination {
           Bucket: this.where.bucket,
           Key: this.key(key),
           Body: content,
+          ContentLength: Buffer.byteLength(content),
           ContentType: contentTypeOf(key),
           ChecksumAlgorithm: CHECKSUM,
         }),

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   GetObjectCommand,
@@ -12,7 +14,6 @@ import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@tempo
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportInput, VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
-import { exportRun } from '../../src/cli/visitors-export-commands';
 import { S3Destination } from '../../src/exports/s3-destination';
 import { visitorsExport } from '../../src/workflows';
 import { startStack } from '../../dev/stack';
@@ -29,17 +30,23 @@ const { s3, stack } = useS3Stack((server) =>
   }),
 );
 
-/** `docs-agent export run` in this process against the test's dev server, with what it printed. */
-async function cliExportRun(taskQueue: string, ...argv: string[]): Promise<{ code: number; stdout: string }> {
-  let stdout = '';
-  const write = process.stdout.write;
-  process.stdout.write = (chunk: string | Uint8Array) => ((stdout += String(chunk)), true);
-  try {
-    const code = await exportRun(argv, { client: () => Promise.resolve(stack().client), taskQueue });
-    return { code, stdout };
-  } finally {
-    process.stdout.write = write;
-  }
+/** `docs-agent export run` as its own process against the test's dev server, with its exit code and output. */
+function cliExportRun(taskQueue: string, ...argv: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', STARTER, 'export', 'run', ...argv],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          TEMPORAL_ADDRESS: stack().env.address,
+          TEMPORAL_NAMESPACE: 'default',
+          TEMPORAL_TASK_QUEUE: taskQueue,
+        },
+      },
+      (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
+    );
+  });
 }
 
 function s3Deps(
@@ -57,6 +64,7 @@ function s3Deps(
   };
 }
 
+const STARTER = path.resolve(__dirname, '../../src/starter.ts');
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 function run(input: VisitorsExportInput, taskQueue = DEFAULT_TASK_QUEUE) {
