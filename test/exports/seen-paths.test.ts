@@ -8,7 +8,10 @@ test('SeenPaths names the page of every path added, and no page for almost every
   for (let i = 0; i < count; i += 1) seen.add(`/docs/section-${i % 97}/page-${i}`, Math.floor(i / 250));
   assert.equal(seen.size, count);
   for (let i = 0; i < count; i += 1) {
-    assert.ok(seen.candidates(`/docs/section-${i % 97}/page-${i}`).includes(Math.floor(i / 250)), `path ${i}`);
+    assert.ok(
+      seen.candidates(`/docs/section-${i % 97}/page-${i}`).includes(Math.floor(i / 250)),
+      `path ${i}`,
+    );
   }
   let falseCandidates = 0;
   for (let i = 0; i < count; i += 1) falseCandidates += seen.candidates(`/docs/other/page-${i}`).length;
