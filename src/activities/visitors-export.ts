@@ -136,11 +136,13 @@ export function createVisitorsExportActivities({ docsApi, exportDir, exportS3 }:
      * Probes the destination (a bucket: head-bucket, then a probe object written and removed), then creates the
      * export's staging area; runs before the first page and its budget permit (idempotent).
      */
-    async prepareVisitorsExportStaging(exportKey: string): Promise<void> {
+    async prepareVisitorsExportStaging(exportKey: string): Promise<string> {
       await exportFailures(async () => {
         await destination.probe();
         await stagingOf(exportKey).prepare();
       });
+      // getProgress names it: an absolute directory, or an s3:// URI.
+      return destination.root;
     },
 
     /** Removes an export's staging area (idempotent), and any staging area abandoned long ago. */

@@ -36,6 +36,7 @@ export function exportProgressLine(
     ...(progress.waitingForBudgetUntil === undefined
       ? []
       : [`waiting for budget until ${progress.waitingForBudgetUntil}`]),
+    ...(progress.destination === undefined ? [] : [`to ${progress.destination}`]),
   ].join(' · ');
 }
 

@@ -90,6 +90,8 @@ export interface ExportProgress {
   done: boolean;
   /** ISO time the analytics budget is expected to let the next page go; absent when no page waits. */
   waitingForBudgetUntil?: string;
+  /** Where the export goes (EXPORT_DIR of the worker that prepared it): a directory or `s3://bucket[/prefix]`. */
+  destination?: string;
 }
 
 /** An IANA zone name that this runtime's Intl knows (the workflow sandbox uses the same V8 data). */

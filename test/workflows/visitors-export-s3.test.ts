@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportInput, VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
@@ -118,6 +119,10 @@ describe('visitorsExport to S3-compatible object storage', () => {
     ]);
     assert.equal(result.rows, 1_000);
     assert.equal(result.pages, 20);
+    const progress = await stack()
+      .client.workflow.getHandle(visitorsExportWorkflowId('acme', RANGE.dateFrom, RANGE.dateTo))
+      .query(getProgressQuery);
+    assert.equal(progress.destination, 's3://exports/nightly', 'getProgress names the destination');
     assert.deepEqual(await keysUnder('nightly/'), [
       `${folder}/manifest.json`,
       `${folder}/totals.json`,

@@ -119,7 +119,9 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight: window.inFlight }),
   });
   const outcome = await removingStagingOnFailure(state.exportKey, async () => {
-    await prepareVisitorsExportStaging(state.exportKey);
+    // Runs recorded before it returned the destination got nothing: only the query's answer differs.
+    const destination: unknown = await prepareVisitorsExportStaging(state.exportKey);
+    if (typeof destination === 'string') progress.update({ destination });
     return window.run();
   });
 
