@@ -10,6 +10,7 @@ import { startMoto, type MotoServer } from '../dev/moto';
 import { startProcessStack, type ProcessStack } from '../dev/stack';
 import { startWorkerProcess, type WorkerProcess } from '../dev/worker-process';
 import { workflowBundlePath } from '../dev/workflow-bundle';
+import { cpuSecondsOf } from './lib/process-stats';
 import { markdownTable } from './lib/report';
 import { median, spread } from './lib/stats';
 import type { MergeMemoryInput, MergeMemoryOutput } from './merge-memory';
@@ -49,6 +50,8 @@ export interface ObjectStorageResult {
   options: ObjectStorageOptions;
   localSeconds: number[];
   s3Seconds: number[];
+  /** CPU seconds moto's process spent during each S3 export. */
+  motoCpuSeconds: number[];
   rows: { local: number[]; s3: number[] };
   merge: { local: MergeMemoryOutput; s3: MergeMemoryOutput };
 }
@@ -98,6 +101,7 @@ export async function objectStorage(options: ObjectStorageOptions): Promise<Obje
       options,
       localSeconds: [],
       s3Seconds: [],
+      motoCpuSeconds: [],
       rows: { local: [], s3: [] },
       merge: { local: undefined as never, s3: undefined as never },
     };
@@ -106,6 +110,7 @@ export async function objectStorage(options: ObjectStorageOptions): Promise<Obje
         const projectId = `bench-storage-${where}-${repeat}`;
         stack.sim.configureProject(projectId, { visitorPaths: options.paths });
         const started = performance.now();
+        const motoCpu = server.pid === undefined ? 0 : cpuSecondsOf(server.pid);
         const exported = await stack.client.workflow.execute(visitorsExport, {
           taskQueue: where === 'local' ? DEFAULT_TASK_QUEUE : S3_QUEUE,
           workflowId: visitorsExportWorkflowId(projectId, RANGE.dateFrom, RANGE.dateTo),
@@ -116,6 +121,9 @@ export async function objectStorage(options: ObjectStorageOptions): Promise<Obje
         (where === 'local' ? result.localSeconds : result.s3Seconds).push(
           (performance.now() - started) / 1000,
         );
+        if (where === 's3' && server.pid !== undefined) {
+          result.motoCpuSeconds.push(cpuSecondsOf(server.pid) - motoCpu);
+        }
         const file = exported.files[0] ?? '';
         const text =
           where === 'local'
@@ -209,6 +217,9 @@ export function objectStorageTables(result: ObjectStorageResult): string {
       `(\`python -m moto.server\`, on the same machine), both on one dev server and simulator. ` +
       `${options.repeats} repeat(s): median (min-max); the ratio is per repeat, then the median.`,
     exportTable,
+    `moto's own CPU time during an S3 export: ${spread(result.motoCpuSeconds, 2)} s (median (min-max)). It is a ` +
+      `Python server on the same 2 cores as the worker, the dev server and the simulator, so its requests (a ` +
+      `marker check and a put per page, a get per page in the merge) cost this machine CPU that a remote S3 does not.`,
     `Target: object storage within ${TARGET_RATIO} x the local directory at concurrency ${options.concurrency}: ` +
       `**${ratio <= TARGET_RATIO ? 'met' : 'missed'}** (median ${ratio.toFixed(2)} x).`,
     `The merge of ${options.mergePaths.toLocaleString('en')} staged paths (${Math.ceil(options.mergePaths / PAGE_SIZE).toLocaleString('en')} ` +

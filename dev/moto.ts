@@ -12,6 +12,8 @@ export interface S3Keys {
 
 export interface MotoServer {
   url: string;
+  /** The server's process (benchmarks read its CPU time). */
+  pid: number | undefined;
   bucket: string;
   /** May do anything in S3. */
   writer: S3Keys;
@@ -70,7 +72,8 @@ export async function startMoto(bucket = 'exports'): Promise<MotoServer> {
       });
       if (!answer.ok) throw new Error(`moto reset-auth: HTTP ${answer.status}`);
     };
-    return { url, bucket, writer: keys.writer, reader: keys.reader, checkAuth, output: () => output, stop };
+    const { writer, reader } = keys;
+    return { url, pid: child.pid, bucket, writer, reader, checkAuth, output: () => output, stop };
   } catch (error) {
     await stop();
     throw error;

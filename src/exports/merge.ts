@@ -36,7 +36,7 @@ const MAX_REPORTED_DUPLICATES = 20;
  * Pages opened ahead of the one being written: over object storage each page is a request, and a few in flight
  * hide their latency. Each holds at most one staged page (at most 250 rows), so memory stays bounded.
  */
-const PAGES_AHEAD = 8;
+const PAGES_AHEAD = 16;
 
 /**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
