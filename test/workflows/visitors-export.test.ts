@@ -175,6 +175,7 @@ describe('visitorsExport against the simulator', () => {
       rowsDone: 10_000,
       inFlight: 0,
       done: true,
+      destination: stack.exportDir,
     });
     const offsets = visitorRequests('big').map((r) => Number(r.query.offset));
     assert.equal(new Set(offsets.filter((o) => o < 10_000)).size, 40);
@@ -403,6 +404,7 @@ describe('visitorsExport against the simulator', () => {
       rowsDone: 5000,
       inFlight: 0,
       done: true,
+      destination: stack.exportDir,
     });
     assert.deepEqual(await stagingLeft(), []);
     for (const run of runs) {
