@@ -16,6 +16,7 @@ import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract
 import type { VisitorsExportInput, VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
 import { S3Destination } from '../../src/exports/s3-destination';
+import { ExportStaging } from '../../src/exports/staging';
 import { visitorsExport } from '../../src/workflows';
 import { startStack } from '../../dev/stack';
 import { startTestWorker } from '../../dev/worker';
@@ -251,6 +252,26 @@ describe('visitorsExport to S3-compatible object storage', () => {
     assert.deepEqual(uploads.Uploads ?? [], [], 'no upload left behind');
     destination.client.destroy();
   });
+});
+
+test('a page staged after its export was cleaned up fails and leaves no object behind', async () => {
+  const destination = new S3Destination(
+    { bucket: s3().bucket, prefix: 'late' },
+    s3Deps(s3(), 'late').exportS3,
+  );
+  try {
+    const staging = new ExportStaging(destination, 'visitors-export/late/k');
+    await staging.prepare();
+    await staging.writePage(0, [{ path: '/a', human: 1, ai: 0, total: 1 }]);
+    assert.deepEqual(await staging.missingPages([0, 250]), [250]);
+    await staging.remove();
+    await assert.rejects(staging.writePage(250, [{ path: '/b', human: 1, ai: 0, total: 1 }]), {
+      name: 'StagingMissingError',
+    });
+    assert.deepEqual(await keysUnder('late/'), []);
+  } finally {
+    destination.client.destroy();
+  }
 });
 
 describe('a destination that cannot take the export', () => {
