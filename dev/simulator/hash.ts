@@ -8,16 +8,8 @@ export function fnv1a(text: string): number {
   return hash >>> 0;
 }
 
-/** The murmur3 finaliser: spreads every input bit over the 32-bit result. */
-export function mix32(value: number): number {
-  let h = value >>> 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+/** The murmur3 finaliser, shared with the merge's path fingerprints. */
+export { mix32 } from '../../src/exports/mix32';
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
 export function seededRandom(seed: number): () => number {
