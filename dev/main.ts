@@ -2,8 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
-import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
+import { Client, Connection } from '@temporalio/client';
+import { ensureNexusEndpoint } from '../src/client/nexus-endpoint';
+import { DEFAULT_NEXUS_ENDPOINT, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
 import { MAX_PORT, portFromText } from '../src/contract/validation';
 import { startSimulator, type Simulator } from './simulator';
 import { main as runWorker } from '../src/worker';
@@ -17,6 +18,8 @@ const STATE_DIR = path.resolve('.temporal-dev');
 const TEMPORAL_PORT = devPort('DEV_TEMPORAL_PORT', 7233);
 const UI_PORT = devPort('DEV_UI_PORT', 8233);
 const SIMULATOR_PORT = devPort('DEV_SIMULATOR_PORT', 4010);
+/** The namespace where Nexus callers run (README: "Calling the worker through Nexus"). */
+const CALLERS_NAMESPACE = 'callers';
 
 /** A port from the environment (README: "npm run dev"), or the default; a bad value stops before anything starts. */
 function devPort(name: string, fallback: number): number {
@@ -49,6 +52,8 @@ async function startDevServer(): Promise<ChildProcess> {
     '--log-level',
     'error',
     ...SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
+    '--namespace',
+    CALLERS_NAMESPACE,
   ];
   const server = spawn(cli, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   const address = `127.0.0.1:${TEMPORAL_PORT}`;
@@ -87,6 +92,13 @@ async function main(): Promise<void> {
   }
 
   const queue = process.env.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+  if (useOwnServer) {
+    // The Nexus endpoint `docs-agent`, routing callers of any namespace (e.g. `callers`) to this worker.
+    const connection = await Connection.connect({ address: `127.0.0.1:${TEMPORAL_PORT}` });
+    const targetNamespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
+    await ensureNexusEndpoint(new Client({ connection }), { targetNamespace, taskQueue: queue });
+    await connection.close();
+  }
   console.log(
     [
       '',
@@ -94,6 +106,9 @@ async function main(): Promise<void> {
       useOwnServer ? `Temporal UI: http://localhost:${UI_PORT}` : '',
       `Service:    ${process.env.DOCS_API_BASE_URL}${simulator ? ' (simulator: jobs complete after 20 s)' : ''}`,
       `Task queue: ${queue}`,
+      useOwnServer
+        ? `Nexus:      endpoint ${DEFAULT_NEXUS_ENDPOINT} -> default/${queue}; callers run in namespace ${CALLERS_NAMESPACE}`
+        : '',
       '',
       'Try:',
       `  temporal workflow start --task-queue ${queue} --type agentJob --workflow-id agent-job/demo/first \\`,

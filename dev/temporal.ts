@@ -18,6 +18,8 @@ export interface DevServerOptions {
   dynamicConfig?: Record<string, string | number | boolean>;
   /** false: none of the contract's search attributes, as on an existing server before `docs-agent setup`. */
   searchAttributes?: boolean;
+  /** Namespaces created beside `default` (e.g. `callers`, where Nexus callers run). */
+  namespaces?: string[];
 }
 
 /** A real Temporal dev server (the official CLI) with the contract's search attributes registered (unless told not to). */
@@ -35,6 +37,7 @@ export async function startTemporal(options: DevServerOptions = {}): Promise<Tes
       extraArgs: [
         '--log-level',
         'error',
+        ...(options.namespaces ?? []).flatMap((namespace) => ['--namespace', namespace]),
         ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
         ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
           '--dynamic-config-value',

@@ -14,6 +14,7 @@ import { ConfigError } from './contract/errors';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
 import { dataConverterFromEnv } from './codec/data-converter';
+import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
 
 export { createActivities };
 
@@ -50,6 +51,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue,
     activities: options.activities,
+    // The Nexus service `docs-agent`: callers in other namespaces start the same workflows through an endpoint.
+    nexusServices: [createDocsAgentNexusHandler(options.taskQueue)],
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH }),

@@ -4,6 +4,7 @@ import {
   WorkflowUpdateStage,
   type Client,
   type WorkflowHandle,
+  type WorkflowStartOptions,
   type WorkflowUpdateHandle,
 } from '@temporalio/client';
 import { z } from 'zod';
@@ -50,6 +51,34 @@ export interface StartAgentJobOptions {
 }
 
 /**
+ * The start of an agentJob with id `agent-job/<projectId>/<key>`, input checked first (a bad field throws
+ * InputValidationError naming it). Shared by `startAgentJob` and the Nexus operation, so both start the same way.
+ */
+export function agentJobStartOptions(
+  input: AgentJobInput,
+  options: StartAgentJobOptions,
+): WorkflowStartOptions<typeof agentJob> & { workflowId: string } {
+  const key = parseOrThrow(idempotencyKeySchema, options.key, 'idempotency key');
+  parseOrThrow(agentJobInputSchema, input, 'agentJob input');
+  if (input.continuation !== undefined) {
+    throw new InputValidationError(
+      [{ field: 'continuation', rule: 'is set by the workflow itself' }],
+      'agentJob input',
+    );
+  }
+  return {
+    workflowId: agentJobWorkflowId(input.projectId, key),
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    staticSummary: summaryOf(input.jobId === undefined ? '' : `Job ${input.jobId}: `, input.prompt),
+    staticDetails: detailsOf(input.projectId, input.prompt),
+    typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
+  };
+}
+
+/**
  * Starts the agentJob workflow with id `agent-job/<projectId>/<key>`, or returns the workflow already started
  * with that id (running or closed): retrying a start never creates a second job. Input is checked first; a bad
  * field throws InputValidationError before Temporal is contacted.
@@ -59,29 +88,12 @@ export async function startAgentJob(
   input: AgentJobInput,
   options: StartAgentJobOptions,
 ): Promise<AgentJobHandle> {
-  const key = parseOrThrow(idempotencyKeySchema, options.key, 'idempotency key');
-  parseOrThrow(agentJobInputSchema, input, 'agentJob input');
-  if (input.continuation !== undefined) {
-    throw new InputValidationError(
-      [{ field: 'continuation', rule: 'is set by the workflow itself' }],
-      'agentJob input',
-    );
-  }
-  const workflowId = agentJobWorkflowId(input.projectId, key);
+  const start = agentJobStartOptions(input, options);
   try {
-    return await client.workflow.start<typeof agentJob>(WorkflowType.agentJob, {
-      workflowId,
-      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      staticSummary: summaryOf(input.jobId === undefined ? '' : `Job ${input.jobId}: `, input.prompt),
-      staticDetails: detailsOf(input.projectId, input.prompt),
-      typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
-    });
+    return await client.workflow.start<typeof agentJob>(WorkflowType.agentJob, start);
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      return client.workflow.getHandle<typeof agentJob>(workflowId);
+      return client.workflow.getHandle<typeof agentJob>(start.workflowId);
     }
     throw error;
   }

@@ -1,4 +1,9 @@
-import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  type Client,
+  type WorkflowHandle,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { getProgressQuery } from '../contract/messages';
 import {
   DEFAULT_TASK_QUEUE,
@@ -27,6 +32,26 @@ export type ManualVisitorsExportInput = Omit<
 };
 
 /**
+ * The start of an export of an explicit range, input checked first (a bad field throws InputValidationError
+ * naming it). Shared by `startVisitorsExport` and the Nexus operation, so both start the same way.
+ */
+export function visitorsExportStartOptions(
+  input: VisitorsExportInput,
+  options: { taskQueue?: string } = {},
+): WorkflowStartOptions<typeof visitorsExport> & { workflowId: string } {
+  validateManualInput(input);
+  return {
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    workflowId: visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo, input.timeZone),
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
+    staticSummary: `Visitors export ${input.projectId} ${input.dateFrom} → ${input.dateTo}${input.timeZone === undefined ? '' : ` (${input.timeZone})`}`,
+  };
+}
+
+/**
  * Starts an export of an explicit range with the deterministic id `visitors-export/<projectId>/<from>_<to>`
  * (`…_<zone>` when `timeZone` names a zone other than UTC: the dates are then days of that zone).
  * While that range is being exported, the running export is returned (its options win); once it has closed, a
@@ -38,22 +63,13 @@ export async function startVisitorsExport(
   input: ManualVisitorsExportInput,
   options: { taskQueue?: string } = {},
 ): Promise<VisitorsExportHandle> {
-  validateManualInput(input);
-  const workflowId = visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo, input.timeZone);
+  const start = visitorsExportStartOptions(input, options);
   try {
-    return await client.workflow.start<typeof visitorsExport>(WorkflowType.visitorsExport, {
-      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-      workflowId,
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      args: [input],
-      typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
-      staticSummary: `Visitors export ${input.projectId} ${input.dateFrom} → ${input.dateTo}${input.timeZone === undefined ? '' : ` (${input.timeZone})`}`,
-    });
+    return await client.workflow.start<typeof visitorsExport>(WorkflowType.visitorsExport, start);
   } catch (error) {
     // Raised by servers that do not support the conflict policy: the running export is the one to follow.
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      return client.workflow.getHandle<typeof visitorsExport>(workflowId);
+      return client.workflow.getHandle<typeof visitorsExport>(start.workflowId);
     }
     throw error;
   }
@@ -73,7 +89,7 @@ export async function getExportProgress(client: Client, workflowId: string): Pro
   return client.workflow.getHandle(workflowId).query(getProgressQuery);
 }
 
-function validateManualInput(input: ManualVisitorsExportInput): void {
+function validateManualInput(input: VisitorsExportInput): asserts input is ManualVisitorsExportInput {
   const issues: { field: string; rule: string }[] = [];
   for (const field of ['dateFrom', 'dateTo'] as const) {
     if (typeof input[field] !== 'string' || input[field] === '') {

@@ -9,6 +9,11 @@ export const WorkflowType = {
   visitorsExport: 'visitorsExport',
 } as const;
 
+/** The Nexus service the worker serves on its task queue, and its operations (each runs the workflow of its name). */
+export const NEXUS_SERVICE = 'docs-agent';
+/** The Nexus endpoint name the docs and `npm run dev` use; operators may choose another. */
+export const DEFAULT_NEXUS_ENDPOINT = 'docs-agent';
+
 /** Keyword search attributes kept current by the workflows (register them on the namespace). */
 export const DocsProjectIdKey = defineSearchAttributeKey('DocsProjectId', SearchAttributeType.KEYWORD);
 export const AgentJobIdKey = defineSearchAttributeKey('AgentJobId', SearchAttributeType.KEYWORD);

@@ -44,6 +44,7 @@ describe('client: visitors exports', () => {
       rowsDone: 600,
       inFlight: 0,
       done: true,
+      destination: stack.exportDir,
     });
   });
 

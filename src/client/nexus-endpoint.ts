@@ -1,0 +1,43 @@
+import type { Client } from '@temporalio/client';
+import { DEFAULT_NEXUS_ENDPOINT, DEFAULT_TASK_QUEUE } from '../contract/names';
+import { grpcStatusOf } from './connect';
+
+const GRPC_ALREADY_EXISTS = 6;
+
+export interface NexusEndpointOptions {
+  /** Endpoint name callers use (default `docs-agent`). */
+  endpoint?: string;
+  /** The namespace the worker polls (default: the client's). */
+  targetNamespace?: string;
+  /** The worker's task queue (default `docs-agent`). */
+  taskQueue?: string;
+}
+
+/**
+ * Creates the Nexus endpoint that routes callers of any namespace to this worker's task queue, as
+ * `temporal operator nexus endpoint create --name docs-agent --target-namespace <ns> --target-task-queue docs-agent`
+ * does; an endpoint of that name already there is left as it is. Returns whether it was created now.
+ */
+export async function ensureNexusEndpoint(
+  client: Client,
+  options: NexusEndpointOptions = {},
+): Promise<{ endpoint: string; created: boolean }> {
+  const endpoint = options.endpoint ?? DEFAULT_NEXUS_ENDPOINT;
+  try {
+    await client.connection.operatorService.createNexusEndpoint({
+      spec: {
+        name: endpoint,
+        target: {
+          worker: {
+            namespace: options.targetNamespace ?? client.options.namespace,
+            taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+          },
+        },
+      },
+    });
+    return { endpoint, created: true };
+  } catch (error) {
+    if (grpcStatusOf(error) === GRPC_ALREADY_EXISTS) return { endpoint, created: false };
+    throw error;
+  }
+}
