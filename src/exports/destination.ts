@@ -52,6 +52,11 @@ export class StagingMissingError extends Error {
   override readonly name = 'StagingMissingError';
 }
 
+/** Some objects of a removal are still there (the server refused part of a batch): another attempt retries. */
+export class StagingCleanupError extends Error {
+  override readonly name = 'StagingCleanupError';
+}
+
 /**
  * The destination cannot take the export: another attempt cannot fix it (a missing bucket, credentials refused,
  * no permission). The message names the destination and what failed, never a credential.

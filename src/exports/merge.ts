@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { InvariantError } from '../contract/errors';
 import type { ExportFormat } from '../contract/visitors-export';
 import type { ExportDestination } from './destination';
 import { encoderFor } from './formats';
@@ -74,7 +75,7 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
       options.onPage?.(index);
       openAhead(index);
       const page = opened.shift();
-      if (!page) throw new Error(`page ${index} was not opened`);
+      if (!page) throw new InvariantError(`page ${index} was not opened`);
       let chunk = '';
       const onThisPage = new Set<string>();
       for await (const row of rowsOf(await page)) {

@@ -1,3 +1,4 @@
+import { ConfigError } from '../contract/errors';
 import type { ExportDestination } from './destination';
 import { LocalDestination } from './local-destination';
 import { S3Destination, type S3DestinationOptions } from './s3-destination';
@@ -7,6 +8,6 @@ import { isS3Uri, parseS3Uri, S3_URI_RULE } from './s3-uri';
 export function openExportDestination(exportDir: string, s3: S3DestinationOptions = {}): ExportDestination {
   if (!isS3Uri(exportDir)) return new LocalDestination(exportDir);
   const where = parseS3Uri(exportDir);
-  if (!where) throw new Error(`EXPORT_DIR ${S3_URI_RULE} (got "${exportDir.slice(0, 80)}")`);
+  if (!where) throw new ConfigError(`EXPORT_DIR ${S3_URI_RULE} (got "${exportDir.slice(0, 80)}")`);
   return new S3Destination(where, s3);
 }

@@ -4,23 +4,24 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
-  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
-  S3ServiceException,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import {
   DestinationUnavailableError,
+  StagingCleanupError,
   StagingMissingError,
   type ExportDestination,
   type FinalObjectWriter,
 } from './destination';
+import { InvariantError } from '../contract/errors';
 import { STAGING_FOLDER } from './layout';
 import { isNotFound, refusedDestination } from './s3-errors';
 import { openMultipartWriter } from './s3-multipart';
+import { CHECKSUM, probeS3Destination } from './s3-probe';
 import { s3Uri, type S3Location } from './s3-uri';
 
 export interface S3DestinationOptions {
@@ -35,8 +36,6 @@ export interface S3DestinationOptions {
 
 /** Written by prepareStaging: a page is staged only beside it (see stage). */
 const PREPARED_MARKER = '.prepared';
-/** Every put carries a checksum the server verifies before it stores the object. */
-const CHECKSUM = 'CRC32';
 
 /**
  * An S3 bucket and prefix (EXPORT_DIR `s3://bucket[/prefix]`). PutObject and a completed multipart upload make
@@ -67,35 +66,13 @@ export class S3Destination implements ExportDestination {
     return this.where.prefix === '' ? key : `${this.where.prefix}/${key}`;
   }
 
-  /**
-   * Head-bucket, then a probe object written and removed under the staging folder. A HEAD's 403 has no error
-   * code, so on one the probe write still runs: its refusal tells wrong credentials from a missing permission.
-   */
-  async probe(): Promise<void> {
-    let headRefusal: Error | undefined;
-    try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.where.bucket }));
-    } catch (error) {
-      const refusal = refusedDestination(error, this.root, 'HeadBucket', { notFoundIsBucket: true });
-      if (!refusal) throw error;
-      if (!(error instanceof S3ServiceException) || error.$metadata.httpStatusCode !== 403) throw refusal;
-      headRefusal = refusal;
-    }
-    const probe = this.key(`${STAGING_FOLDER}/.probe-${randomBytes(6).toString('hex')}`);
-    await this.refusing('PutObject (probe write)', () =>
-      this.client.send(
-        new PutObjectCommand({
-          Bucket: this.where.bucket,
-          Key: probe,
-          Body: '',
-          ChecksumAlgorithm: CHECKSUM,
-        }),
-      ),
+  /** Fails with DestinationUnavailableError, naming the bucket, when this worker cannot write here. */
+  probe(): Promise<void> {
+    return probeS3Destination(
+      this.client,
+      this.where,
+      this.key(`${STAGING_FOLDER}/.probe-${randomBytes(6).toString('hex')}`),
     );
-    await this.refusing('DeleteObject (probe delete)', () =>
-      this.client.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: probe })),
-    );
-    if (headRefusal) throw headRefusal;
   }
 
   async prepareStaging(folder: string): Promise<void> {
@@ -134,7 +111,7 @@ export class S3Destination implements ExportDestination {
         new GetObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }),
       );
       if (!(answer.Body instanceof Readable))
-        throw new Error(`GetObject ${this.location(key)}: no body stream`);
+        throw new InvariantError(`GetObject ${this.location(key)}: no body stream`);
       return answer.Body;
     } catch (error) {
       if (isNotFound(error)) throw new StagingMissingError(`staged page ${this.location(key)} not found`);
@@ -239,7 +216,7 @@ export class S3Destination implements ExportDestination {
       );
       const failed = answer.Errors ?? [];
       if (failed.length > 0) {
-        throw new Error(
+        throw new StagingCleanupError(
           `DeleteObjects left ${failed.length} object(s) under ${this.root} (${failed[0]?.Code ?? '?'})`,
         );
       }
@@ -292,18 +269,6 @@ export class S3Destination implements ExportDestination {
   private refused(error: unknown, operation: string): unknown {
     if (error instanceof DestinationUnavailableError || error instanceof StagingMissingError) return error;
     return refusedDestination(error, this.root, operation) ?? error;
-  }
-
-  private async refusing(
-    operation: string,
-    send: () => Promise<unknown>,
-    options: { notFoundIsBucket?: boolean } = {},
-  ): Promise<void> {
-    try {
-      await send();
-    } catch (error) {
-      throw refusedDestination(error, this.root, operation, options) ?? error;
-    }
   }
 }
 
