@@ -20,6 +20,8 @@ export interface DevServerOptions {
   searchAttributes?: boolean;
   /** Namespaces created beside `default` (e.g. `callers`, where Nexus callers run). */
   namespaces?: string[];
+  /** The frontend's HTTP API (`--http-port`), where Nexus endpoints answer HTTP callers. */
+  httpPort?: number;
 }
 
 /** A real Temporal dev server (the official CLI) with the contract's search attributes registered (unless told not to). */
@@ -38,6 +40,7 @@ export async function startTemporal(options: DevServerOptions = {}): Promise<Tes
         '--log-level',
         'error',
         ...(options.namespaces ?? []).flatMap((namespace) => ['--namespace', namespace]),
+        ...(options.httpPort === undefined ? [] : ['--http-port', String(options.httpPort)]),
         ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
         ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
           '--dynamic-config-value',

@@ -16,15 +16,17 @@ export interface NexusEndpointOptions {
 /**
  * Creates the Nexus endpoint that routes callers of any namespace to this worker's task queue, as
  * `temporal operator nexus endpoint create --name docs-agent --target-namespace <ns> --target-task-queue docs-agent`
- * does; an endpoint of that name already there is left as it is. Returns whether it was created now.
+ * does; an endpoint of that name already there is left as it is. Returns its id (the Nexus HTTP API's path
+ * names it) and whether it was created now.
  */
 export async function ensureNexusEndpoint(
   client: Client,
   options: NexusEndpointOptions = {},
-): Promise<{ endpoint: string; created: boolean }> {
+): Promise<{ endpoint: string; id: string; created: boolean }> {
   const endpoint = options.endpoint ?? DEFAULT_NEXUS_ENDPOINT;
+  const operator = client.connection.operatorService;
   try {
-    await client.connection.operatorService.createNexusEndpoint({
+    const answer = await operator.createNexusEndpoint({
       spec: {
         name: endpoint,
         target: {
@@ -35,9 +37,10 @@ export async function ensureNexusEndpoint(
         },
       },
     });
-    return { endpoint, created: true };
+    return { endpoint, id: answer.endpoint?.id ?? '', created: true };
   } catch (error) {
-    if (grpcStatusOf(error) === GRPC_ALREADY_EXISTS) return { endpoint, created: false };
-    throw error;
+    if (grpcStatusOf(error) !== GRPC_ALREADY_EXISTS) throw error;
   }
+  const { endpoints } = await operator.listNexusEndpoints({ name: endpoint, pageSize: 1 });
+  return { endpoint, id: endpoints?.[0]?.id ?? '', created: false };
 }

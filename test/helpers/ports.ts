@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 
 /** A TCP port nothing listens on right now. */
@@ -19,4 +20,15 @@ export function isListening(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+/**
+ * freePort for options read before any hook runs (a stack's server flags): asks a short-lived node process, since
+ * a port can only be bound asynchronously in this one.
+ */
+export function freePortSync(): number {
+  const script =
+    "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => " +
+    '{ process.stdout.write(String(s.address().port)); s.close(); })';
+  return Number(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }));
 }

@@ -10,8 +10,9 @@ import { ensureNexusEndpoint } from '../../src/client/nexus-endpoint';
 import { WorkflowType, agentJobWorkflowId } from '../../src/contract/names';
 import { documentFeature, exportVisitors } from '../../examples/nexus-callers/caller-workflows';
 import { useStack } from '../helpers/stack';
+import { freePortSync } from '../helpers/ports';
 import { testPython } from '../helpers/python';
-import { projectWithJobs, requestsOf } from '../workflows/agent-job-harness';
+import { eventually, projectWithJobs, requestsOf } from '../workflows/agent-job-harness';
 
 // Callers in another namespace (`callers`) run the worker's workflows through the Nexus endpoint `docs-agent`,
 // on a real dev server: a Python workflow (official SDK) and a TypeScript one, the examples the README gives.
@@ -20,9 +21,10 @@ const CALLERS = 'callers';
 const EXAMPLES = path.resolve(__dirname, '../../examples/nexus-callers');
 const run = promisify(execFile);
 
+const HTTP_PORT = freePortSync();
 const stack = useStack({
   name: 'nexus',
-  temporal: { namespaces: [CALLERS] },
+  temporal: { namespaces: [CALLERS], httpPort: HTTP_PORT },
   simulator: { jobs: { durationMs: 1500 } },
 });
 
@@ -30,11 +32,13 @@ describe('Nexus service docs-agent, called from the namespace callers', () => {
   let callers: Client;
   let callerWorker: Worker;
   let callerRun: Promise<void>;
+  let endpointId: string;
   const taskQueue = 'ts-callers';
 
   before(async () => {
     const endpoint = await ensureNexusEndpoint(stack.client, { targetNamespace: 'default' });
     assert.equal(endpoint.created, true);
+    endpointId = endpoint.id;
     assert.equal((await ensureNexusEndpoint(stack.client)).created, false, 'a second setup changes nothing');
     callers = new Client({ connection: stack.client.connection, namespace: CALLERS });
     callerWorker = await Worker.create({
@@ -91,6 +95,32 @@ describe('Nexus service docs-agent, called from the namespace callers', () => {
     assert.deepEqual(await workflowsOf(stack.client, WorkflowType.visitorsExport, projectId), [
       `visitors-export/${projectId}/2026-11-01_2026-11-02`,
     ]);
+  });
+
+  test('a repeated Nexus request (same request id) starts one job', async () => {
+    const projectId = projectWithJobs(stack.sim, 'nexus-repeat', 1500);
+    const url = `http://127.0.0.1:${HTTP_PORT}/nexus/endpoints/${endpointId}/services/docs-agent/agentJob`;
+    const startOnce = async () => {
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Nexus-Request-Id': `repeat-${projectId}` },
+        body: JSON.stringify({ projectId, prompt: 'Started twice, run once' }),
+      });
+      assert.equal(answer.status, 201, await answer.clone().text());
+      const started = (await answer.json()) as { token?: string; operationToken?: string; state?: string };
+      assert.equal(started.state, 'running');
+      return started.token ?? started.operationToken;
+    };
+    const [first, second] = [await startOnce(), await startOnce()];
+    assert.ok(first, 'an operation token');
+    assert.equal(second, first, 'the same operation');
+    const jobs = await eventually(async () => {
+      const ids = await workflowsOf(stack.client, WorkflowType.agentJob, projectId);
+      return ids.length > 0 && ids;
+    }, 'the job in visibility');
+    assert.deepEqual(jobs, [agentJobWorkflowId(projectId, `nexus-repeat-${projectId}`)]);
+    await stack.client.workflow.getHandle(jobs[0] ?? '').result();
+    assert.equal(requestsOf(stack.sim, { projectId, route: 'createJob' }).length, 1, 'one job created');
   });
 
   test('bad input is a BAD_REQUEST naming the field, and nothing starts', async () => {
