@@ -9,6 +9,7 @@ import type { RateBudget } from '../src/contract/budget';
 import { DEFAULT_TASK_QUEUE } from '../src/contract/names';
 import { ApiKey } from '../src/docs-api/api-key';
 import { DocsApiClient } from '../src/docs-api/client';
+import type { Tracing } from '../src/tracing/setup';
 import { createWorker } from '../src/worker';
 import { workflowBundle } from './workflow-bundle';
 
@@ -35,6 +36,8 @@ export interface TestWorkerOptions {
   tuning?: Parameters<typeof createWorker>[0]['tuning'];
   /** Payload encryption, as the worker's PAYLOAD_CODEC_KEYS would configure it. */
   dataConverter?: DataConverter;
+  /** OpenTelemetry, as startTracing configures it from OTEL_*: interceptors, sink, HTTP request spans. */
+  tracing?: Tracing;
   /**
    * Wraps the real activities, e.g. to hold one until the test lets it go: a workflow task kept open that long
    * is what a loaded worker produces by chance, here on cue.
@@ -53,6 +56,7 @@ export async function startTestWorker(
     baseUrl: options.service.url,
     apiKey: options.service.apiKey,
     timeouts: { connectMs: 2000, headersMs: 5000, bodyMs: 5000 },
+    ...(options.tracing ? { interceptors: options.tracing.docsApiInterceptors } : {}),
   });
   const ownsExportDir = options.exportDir === undefined;
   const exportDir = options.exportDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'docs-exports-')));
@@ -73,6 +77,7 @@ export async function startTestWorker(
     workflowBundle: await workflowBundle(),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
   });
   const running = worker.run();
   return {

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { WORKFLOWS_PATH } from '../src/worker';
+import { WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES } from '../src/worker';
 
 const ROOT = path.resolve(__dirname, '..');
 /** What a bundle depends on: the sources it may import, the SDK's and webpack's versions, and how it is built. */
@@ -42,7 +42,7 @@ async function cachedOrBuilt(): Promise<string> {
     await fs.utimes(file, now, now);
     return file;
   } catch {
-    const code = await bundleQuietly(WORKFLOWS_PATH);
+    const code = await bundleQuietly(WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES);
     await fs.mkdir(CACHE_DIR, { recursive: true });
     // Written whole, then renamed: a process reading the cache never sees half a bundle.
     const partial = `${file}.${crypto.randomUUID()}.partial`;
@@ -92,9 +92,16 @@ async function filesUnder(entry: string): Promise<string[]> {
   return nested.flat();
 }
 
-/** The bundle's code of the workflows at `workflowsPath`; webpack reports only errors. */
-export async function bundleQuietly(workflowsPath: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+/** The bundle's code of the workflows at `workflowsPath` (with those interceptors); webpack reports only errors. */
+export async function bundleQuietly(
+  workflowsPath: string,
+  workflowInterceptorModules: string[] = [],
+): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules,
+    logger: quietLogger,
+  });
   return code;
 }
 

@@ -15,11 +15,14 @@ import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
 import { dataConverterFromEnv } from './codec/data-converter';
 import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
+import { DROPPED_WORKFLOW_SPANS, startTracing, type Tracing } from './tracing/setup';
 
 export { createActivities };
 
 /** Source of the workflow code: a prebuilt bundle in production, the TypeScript sources in development. */
 export const WORKFLOWS_PATH = require.resolve('./workflows');
+/** Workflow interceptors baked into every bundle: tracing, active only in runs whose start carried a trace. */
+export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/tracing-interceptors')];
 export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle.js');
 /** WORKER_WORKFLOW_BUNDLE value that bundles the sources at start even when a prebuilt bundle exists. */
 export const BUNDLE_AT_START = 'off';
@@ -34,6 +37,8 @@ export interface CreateWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Payload encryption (see dataConverterFromEnv); Temporal's default JSON when absent. */
   dataConverter?: DataConverter;
+  /** OpenTelemetry (startTracing); off when absent. */
+  tracing?: Tracing;
   tuning?: Pick<
     WorkerOptions,
     | 'maxConcurrentActivityTaskExecutions'
@@ -57,13 +62,20 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH }),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    // A prebuilt bundle has its workflow interceptors baked in; workflowModules serves bundling at start.
+    interceptors: { ...options.tracing?.worker.interceptors, workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+    sinks: options.tracing?.worker.sinks ?? DROPPED_WORKFLOW_SPANS,
     ...options.tuning,
   });
 }
 
-export function activityDepsFromConfig(config: WorkerConfig) {
+export function activityDepsFromConfig(config: WorkerConfig, tracing?: Tracing) {
   return {
-    docsApi: new DocsApiClient({ baseUrl: config.docsApiBaseUrl, apiKey: config.docsApiKey }),
+    docsApi: new DocsApiClient({
+      baseUrl: config.docsApiBaseUrl,
+      apiKey: config.docsApiKey,
+      ...(tracing ? { interceptors: tracing.docsApiInterceptors } : {}),
+    }),
     exportDir: config.exportDir,
     exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
     retryUnknownOutcome: config.retryUnknownOutcome,
@@ -99,7 +111,8 @@ export async function main(): Promise<void> {
   });
   const { connectionOptions, namespace } = loadClientConnectConfig();
   const connection = await NativeConnection.connect(connectionOptions);
-  const deps = activityDepsFromConfig(config);
+  const tracing = await startTracing('docs-agent-worker');
+  const deps = activityDepsFromConfig(config, tracing);
   const bundle = productionBundle(config);
   const worker = await createWorker({
     connection,
@@ -108,6 +121,7 @@ export async function main(): Promise<void> {
     activities: createActivities(deps),
     ...(bundle ? { workflowBundle: bundle } : {}),
     ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { tracing } : {}),
     tuning: {
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks,
@@ -121,12 +135,14 @@ export async function main(): Promise<void> {
     docsApiBaseUrl: config.docsApiBaseUrl,
     workflowBundle: bundle ? 'prebuilt' : 'bundled at start',
     payloadEncryption: dataConverter ? 'AES-256-GCM' : 'off',
+    tracing: tracing ? 'OpenTelemetry (OTEL_* environment)' : 'off',
   });
   try {
     await worker.run();
   } finally {
     await deps.docsApi.close();
     await connection.close();
+    await tracing?.shutdown();
   }
 }
 

@@ -62,6 +62,7 @@ export async function handleRequest(
     query: Object.fromEntries(url.searchParams),
     ...(match.kind === 'route' ? { projectId: match.projectId } : {}),
     ...(match.kind === 'route' && match.jobId !== undefined ? { jobId: match.jobId } : {}),
+    ...(typeof req.headers.traceparent === 'string' ? { traceparent: req.headers.traceparent } : {}),
     authOk: false,
   });
   const respondRaw = (reply: RawReply): void => {

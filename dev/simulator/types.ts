@@ -146,6 +146,8 @@ export interface RequestLogEntry {
   projectId?: string | undefined;
   jobId?: string | undefined;
   prompt?: string | undefined;
+  /** The W3C trace context the request carried (`traceparent` header), as a traced worker sends it. */
+  traceparent?: string | undefined;
   /** The status sent; 0 while the answer is still pending (e.g. during injected latency). */
   status: number | 'reset' | 'hang';
   fault?: FaultKind | undefined;

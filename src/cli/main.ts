@@ -42,6 +42,7 @@ import {
 import { ENCRYPTED_ENCODING } from '../codec/aes-gcm-codec';
 import { PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';
 import { InputValidationError } from '../contract/validation';
+import { startTracing } from '../tracing/setup';
 
 interface Command {
   summary: string;
@@ -155,13 +156,23 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(helpText(`${PROGRAM} ${name} [options]`, command.spec));
     return ExitCode.ok;
   }
-  const ctx: CommandContext = { client: connectClient, taskQueue: taskQueueFromEnv() };
+  // A job or an export started here is one trace: this command's span is its root (when OTEL_* asks for traces).
+  const tracing = TRACE_ROOTS.has(name) ? await startTracing('docs-agent-cli') : undefined;
+  const ctx: CommandContext = {
+    client: () => connectClient(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+    taskQueue: taskQueueFromEnv(),
+  };
   try {
-    return await command.run(rest, ctx);
+    const run = () => command.run(rest, ctx);
+    return await (tracing ? tracing.inRootSpan(`${PROGRAM} ${name}`, run) : run());
   } catch (error) {
     return reportError(name, error);
+  } finally {
+    await tracing?.shutdown();
   }
 }
+
+const TRACE_ROOTS = new Set(['job start', 'export run']);
 
 function reportError(name: string, error: unknown): number {
   const { code, text } = describeFailure(`${PROGRAM} ${name}`, error);

@@ -1,4 +1,4 @@
-import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError, type WorkflowClientInterceptor } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { DEFAULT_TASK_QUEUE } from '../contract/names';
 import { dataConverterFromEnv } from '../codec/data-converter';
@@ -23,7 +23,9 @@ export class TemporalUnreachableError extends Error {
  * and payload encryption when PAYLOAD_CODEC_KEYS is set. Throws TemporalUnreachableError when the server does
  * not answer within `connectTimeoutMs` (default 10 s); a bad configuration, or a server that refuses the connection (authentication), throws as is.
  */
-export async function connectClient(options: { connectTimeoutMs?: number } = {}): Promise<Client> {
+export async function connectClient(
+  options: { connectTimeoutMs?: number; interceptors?: WorkflowClientInterceptor[] } = {},
+): Promise<Client> {
   const dataConverter = dataConverterFromEnv();
   const { connectionOptions, namespace } = loadClientConnectConfig();
   // lazy() checks the options; ensureConnected() only waits for the server, so its failures are about reaching it.
@@ -43,6 +45,7 @@ export async function connectClient(options: { connectTimeoutMs?: number } = {})
     connection,
     namespace: namespace ?? 'default',
     ...(dataConverter ? { dataConverter } : {}),
+    ...(options.interceptors ? { interceptors: { workflow: options.interceptors } } : {}),
   });
 }
 

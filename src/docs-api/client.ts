@@ -20,6 +20,8 @@ export interface DocsApiClientOptions {
   userAgent?: string;
   /** Injected dispatcher (tests); the client then does not own or close it. */
   dispatcher?: Dispatcher;
+  /** undici interceptors every request goes through, e.g. tracing's (src/tracing/docs-api-spans.ts). */
+  interceptors?: Dispatcher.DispatcherComposeInterceptor[];
   /**
    * The longest wait a Retry-After may ask for; a longer (or bogus) one is clamped to it with a warning, so that
    * a broken header cannot stall a job or an export. Default: one hour, the window of the service's budgets.
@@ -59,7 +61,7 @@ export class DocsApiClient {
     this.#userAgent = options.userAgent ?? 'docs-agent-worker';
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher =
+    const dispatcher =
       options.dispatcher ??
       new Agent({
         connections: options.connections ?? 64,
@@ -69,6 +71,8 @@ export class DocsApiClient {
         headersTimeout: options.timeouts?.headersMs ?? 30_000,
         bodyTimeout: options.timeouts?.bodyMs ?? 30_000,
       });
+    const interceptors = options.interceptors ?? [];
+    this.#dispatcher = interceptors.length > 0 ? dispatcher.compose(...interceptors) : dispatcher;
   }
 
   /** POST /v2/agent/{projectId}/job. Not idempotent: a failure with safeToRetry false may have created a job. */
