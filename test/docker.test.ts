@@ -115,6 +115,27 @@ describe('Dockerfile and docker-compose.yml', () => {
   );
 
   test(
+    'compose runs Jaeger (OTLP in, UI published) and the worker exports its traces to it',
+    { skip: composeSkipped() },
+    async () => {
+      const base = { DOCS_API_KEY: 'ci_placeholder', DOCS_API_BASE_URL: 'https://docs.example.test' };
+      const traced = await composeConfig(base);
+      assert.equal(traced.ok, true, traced.output);
+      assert.match(traced.output, /^ {2}jaeger:$/m);
+      assert.match(traced.output, /image: jaegertracing\/all-in-one:1\.76\.0/);
+      assert.match(traced.output, /COLLECTOR_OTLP_ENABLED: "true"/);
+      assert.match(traced.output, /127\.0\.0\.1:16686:16686/, 'the UI on a published port');
+      assert.match(traced.output, /127\.0\.0\.1:4318:4318/, 'OTLP/HTTP in, for the CLI on the host');
+      assert.match(traced.output, /OTEL_EXPORTER_OTLP_ENDPOINT: http:\/\/jaeger:4318\n/);
+      assert.match(traced.output, /OTEL_EXPORTER_OTLP_PROTOCOL: http\/protobuf\n/);
+      // Set and empty: no endpoint, so the worker loads no tracing at all.
+      const off = await composeConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: '' });
+      assert.equal(off.ok, true, off.output);
+      assert.match(off.output, /OTEL_EXPORTER_OTLP_ENDPOINT: (''|"")\n/);
+    },
+  );
+
+  test(
     'compose exports to its MinIO bucket by default, and to AWS S3 with the documented overrides',
     { skip: composeSkipped() },
     async () => {
