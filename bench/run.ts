@@ -36,6 +36,7 @@ import {
   type HistoryEventsRow,
 } from './history-events';
 import { machine, recordSection } from './lib/report';
+import { TRACED_FOLLOW_UPS_TITLE, tracedFollowUps } from './tracing';
 import {
   FULL_OBJECT_STORAGE,
   objectStorage,
@@ -216,8 +217,10 @@ async function historySection(quick: boolean, results: BenchResults): Promise<st
   ].join('\n\n');
 }
 
-async function followUpsSection(quick: boolean, results: BenchResults): Promise<string> {
-  const options = quick ? QUICK_FOLLOW_UP_LOAD : FOLLOW_UP_LOAD;
+async function followUpsSection(quick: boolean, results: BenchResults, tracing = false): Promise<string> {
+  const base = quick ? QUICK_FOLLOW_UP_LOAD : FOLLOW_UP_LOAD;
+  if (tracing) return tracedFollowUps(base, results);
+  const options = base;
   const rows = await concurrentJobs(options);
   results.followups = rows;
   return [
@@ -264,6 +267,8 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
 
 export interface RunOptions {
   quick: boolean;
+  /** `--tracing`: the follow-up benchmark with tracing off and on, alternating, in one run. */
+  tracing?: boolean;
   only?: readonly BenchName[];
   /** Replace each benchmark's section of docs/benchmarks.md (full runs). */
   record: boolean;
@@ -274,23 +279,28 @@ export async function runBenchmarks(options: RunOptions): Promise<BenchResults> 
   const results: BenchResults = { markdown: {}, seconds: {} };
   const print = options.print ?? ((text: string) => console.log(text));
   for (const name of options.only ?? BENCH_NAMES) {
-    const command = `npm run bench -- ${options.quick ? '--quick ' : ''}--only ${name}`;
+    const traced = options.tracing === true && name === 'followups';
+    const command = `npm run bench -- ${options.quick ? '--quick ' : ''}--only ${name}${traced ? ' --tracing' : ''}`;
     const started = performance.now();
-    const body = await SECTIONS[name](options.quick, results);
+    const body = traced
+      ? await followUpsSection(options.quick, results, true)
+      : await SECTIONS[name](options.quick, results);
     const seconds = (performance.now() - started) / 1000;
     results.seconds[name] = seconds;
     const section = `- Command: \`${command}\` (${seconds.toFixed(0)} s)\n${machine()}\n\n${body}`;
     results.markdown[name] = section;
-    print(`\n## ${TITLES[name]}\n\n${section}\n`);
-    if (options.record) await recordSection(TITLES[name], section);
+    const title = traced ? TRACED_FOLLOW_UPS_TITLE : TITLES[name];
+    print(`\n## ${title}\n\n${section}\n`);
+    if (options.record) await recordSection(title, section);
   }
   return results;
 }
 
-export function parseArgs(argv: readonly string[]): { quick: boolean; only: BenchName[] } {
+export function parseArgs(argv: readonly string[]): { quick: boolean; only: BenchName[]; tracing?: true } {
   const quick = argv.includes('--quick');
+  const tracing = argv.includes('--tracing') ? { tracing: true as const } : {};
   const onlyAt = argv.indexOf('--only');
-  if (onlyAt < 0) return { quick, only: [...BENCH_NAMES] };
+  if (onlyAt < 0) return { quick, only: [...BENCH_NAMES], ...tracing };
   const names = (argv[onlyAt + 1] ?? '').split(',').filter((n) => n !== '');
   const unknown = names.filter((n) => !(BENCH_NAMES as readonly string[]).includes(n));
   if (names.length === 0 || unknown.length > 0) {
@@ -298,14 +308,14 @@ export function parseArgs(argv: readonly string[]): { quick: boolean; only: Benc
       `--only: unknown benchmark "${unknown.join(',')}" (one or more of ${BENCH_NAMES.join(',')})`,
     );
   }
-  return { quick, only: names as BenchName[] };
+  return { quick, only: names as BenchName[], ...tracing };
 }
 
 /** `npm run bench [-- --quick] [-- --only export,jobs]`: prints each section; full runs record them in docs. */
 async function main(): Promise<void> {
-  const { quick, only } = parseArgs(process.argv.slice(2));
+  const { quick, only, tracing } = parseArgs(process.argv.slice(2));
   const started = performance.now();
-  await runBenchmarks({ quick, only, record: !quick });
+  await runBenchmarks({ quick, only, record: !quick, ...(tracing ? { tracing } : {}) });
   console.log(`\nBenchmarks done in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 }
 

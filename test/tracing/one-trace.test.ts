@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { startStack, type TestStack } from '../../dev/stack';
 import { startTracing, type Tracing } from '../../src/tracing/setup';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../dev/otlp-receiver';
 import { eventually, requestsOf, uniqueProject } from '../workflows/agent-job-harness';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -14,7 +14,9 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   /** The base URL for OTEL_EXPORTER_OTLP_ENDPOINT (the exporter appends /v1/traces). */
   url: string;
+  /** The spans received (empty with keepSpans false). */
   spans: ReceivedSpan[];
+  spanCount(): number;
   close(): Promise<void>;
 }
 
@@ -45,10 +47,11 @@ interface ExportRequest {
 
 /**
  * An OTLP/HTTP trace receiver that takes `http/json` (OTEL_EXPORTER_OTLP_PROTOCOL=http/json) and records every
- * span, as a collector or Jaeger would receive them. Any other content type is refused with 415.
+ * span (or only counts them: benchmarks), as a collector or Jaeger would receive them. Any other content type is refused with 415.
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(options: { keepSpans?: boolean } = {}): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  let count = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -61,7 +64,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         res.writeHead(415).end();
         return;
       }
-      spans.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest));
+      const received = spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest);
+      count += received.length;
+      if (options.keepSpans !== false) spans.push(...received);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -70,6 +75,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    spanCount: () => count,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
