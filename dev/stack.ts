@@ -1,3 +1,4 @@
+import { tracingRequested } from '../src/tracing/setup';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,7 +63,11 @@ export async function startProcessStack(options: ProcessStackOptions): Promise<P
     // A prebuilt bundle, as production loads it, unless the caller's workerEnv chose another (or 'off').
     const bundleEnv =
       options.workerEnv?.WORKER_WORKFLOW_BUNDLE === undefined
-        ? { WORKER_WORKFLOW_BUNDLE: await workflowBundlePath() }
+        ? {
+            WORKER_WORKFLOW_BUNDLE: await workflowBundlePath({
+              traced: tracingRequested(options.workerEnv ?? {}),
+            }),
+          }
         : {};
     workers = Array.from({ length: Math.max(1, options.workers ?? 1) }, () =>
       startWorkerProcess({

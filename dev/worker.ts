@@ -74,7 +74,7 @@ export async function startTestWorker(
     connection: env.nativeConnection,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle({ traced: options.tracing !== undefined }),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),

@@ -12,7 +12,8 @@ const KEPT_BUNDLES = 5;
 /** A .partial file this old was left by a process that died while writing it. */
 const ABANDONED_PARTIAL_MS = 3_600_000;
 
-let built: Promise<string> | undefined;
+/** Per kind: the default bundle, and the traced one (with the tracing workflow interceptors). */
+const built = new Map<boolean, Promise<string>>();
 
 /**
  * The workflow bundle of the sources as they are now, built once and then reused by every test file and every
@@ -21,28 +22,38 @@ let built: Promise<string> | undefined;
  * after a hash of its inputs, so an edit under src/ builds a new one and a stale bundle is never used.
  * Computed once per process: a process never switches bundles when the sources change under it.
  */
-export function workflowBundlePath(): Promise<string> {
-  built ??= cachedOrBuilt();
-  return built;
+export function workflowBundlePath(options: { traced?: boolean } = {}): Promise<string> {
+  const traced = options.traced ?? false;
+  let file = built.get(traced);
+  if (!file) {
+    file = cachedOrBuilt(traced);
+    built.set(traced, file);
+  }
+  return file;
 }
 
-let bundle: Promise<WorkflowBundle> | undefined;
+const bundles = new Map<boolean, Promise<WorkflowBundle>>();
 
 /** The cached bundle's code, read once per process (in-process workers and replay tests). */
-export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= workflowBundlePath().then(async (file) => ({ code: await fs.readFile(file, 'utf8') }));
+export function workflowBundle(options: { traced?: boolean } = {}): Promise<WorkflowBundle> {
+  const traced = options.traced ?? false;
+  let bundle = bundles.get(traced);
+  if (!bundle) {
+    bundle = workflowBundlePath({ traced }).then(async (file) => ({ code: await fs.readFile(file, 'utf8') }));
+    bundles.set(traced, bundle);
+  }
   return bundle;
 }
 
-async function cachedOrBuilt(): Promise<string> {
-  const file = path.join(CACHE_DIR, `${await contentKey(ROOT, INPUTS)}.js`);
+async function cachedOrBuilt(traced: boolean): Promise<string> {
+  const file = path.join(CACHE_DIR, `${await contentKey(ROOT, INPUTS)}${traced ? '-traced' : ''}.js`);
   try {
     // Touched on use, so that pruning removes the bundles no one has used for longest.
     const now = new Date();
     await fs.utimes(file, now, now);
     return file;
   } catch {
-    const code = await bundleQuietly(WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES);
+    const code = await bundleQuietly(WORKFLOWS_PATH, traced ? WORKFLOW_INTERCEPTOR_MODULES : []);
     await fs.mkdir(CACHE_DIR, { recursive: true });
     // Written whole, then renamed: a process reading the cache never sees half a bundle.
     const partial = `${file}.${crypto.randomUUID()}.partial`;

@@ -21,9 +21,15 @@ export { createActivities };
 
 /** Source of the workflow code: a prebuilt bundle in production, the TypeScript sources in development. */
 export const WORKFLOWS_PATH = require.resolve('./workflows');
-/** Workflow interceptors baked into every bundle: tracing, active only in runs whose start carried a trace. */
+/**
+ * Workflow interceptors of a traced worker (OTEL_* set), active only in runs whose start carried a trace. They
+ * live in a bundle of their own: OpenTelemetry's modules would be evaluated in every cached workflow's sandbox,
+ * so the untraced bundle, the default, stays the SDK floor plus this project's workflow code.
+ */
 export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/tracing-interceptors')];
 export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle.js');
+/** The prebuilt bundle with the tracing interceptors, loaded when tracing is on. */
+export const TRACED_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle-traced.js');
 /** WORKER_WORKFLOW_BUNDLE value that bundles the sources at start even when a prebuilt bundle exists. */
 export const BUNDLE_AT_START = 'off';
 const RUNNING_FROM_SOURCES = __filename.endsWith('.ts');
@@ -62,9 +68,16 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH }),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
-    // A prebuilt bundle has its workflow interceptors baked in; workflowModules serves bundling at start.
-    interceptors: { ...options.tracing?.worker.interceptors, workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
-    sinks: options.tracing?.worker.sinks ?? DROPPED_WORKFLOW_SPANS,
+    // Traced: the traced bundle has the workflow interceptors baked in; workflowModules serves bundling at start.
+    ...(options.tracing
+      ? {
+          interceptors: {
+            ...options.tracing.worker.interceptors,
+            workflowModules: WORKFLOW_INTERCEPTOR_MODULES,
+          },
+          sinks: options.tracing.worker.sinks,
+        }
+      : { sinks: DROPPED_WORKFLOW_SPANS }),
     ...options.tuning,
   });
 }
@@ -87,11 +100,14 @@ export function activityDepsFromConfig(config: WorkerConfig, tracing?: Tracing) 
   };
 }
 
-function productionBundle(config: WorkerConfig): WorkerOptions['workflowBundle'] | undefined {
+function productionBundle(
+  config: WorkerConfig,
+  traced: boolean,
+): WorkerOptions['workflowBundle'] | undefined {
   if (config.workflowBundlePath === BUNDLE_AT_START) return undefined;
   // Run from the TypeScript sources (tsx), a dist/ bundle may be older than the code beside it: bundle instead.
   if (config.workflowBundlePath === undefined && RUNNING_FROM_SOURCES) return undefined;
-  const codePath = config.workflowBundlePath ?? DEFAULT_BUNDLE_PATH;
+  const codePath = config.workflowBundlePath ?? (traced ? TRACED_BUNDLE_PATH : DEFAULT_BUNDLE_PATH);
   if (fs.existsSync(codePath)) return { codePath };
   if (config.workflowBundlePath) throw new ConfigError(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);
   return undefined;
@@ -113,7 +129,7 @@ export async function main(): Promise<void> {
   const connection = await NativeConnection.connect(connectionOptions);
   const tracing = await startTracing('docs-agent-worker');
   const deps = activityDepsFromConfig(config, tracing);
-  const bundle = productionBundle(config);
+  const bundle = productionBundle(config, tracing !== undefined);
   const worker = await createWorker({
     connection,
     namespace: namespace ?? 'default',
