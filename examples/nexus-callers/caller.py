@@ -13,6 +13,8 @@ docs-agent worker's namespace and task queue: see the README, "Calling the worke
 import argparse
 import asyncio
 import json
+import os
+import sys
 import uuid
 from datetime import timedelta
 from typing import Any, Optional
@@ -60,3 +62,7 @@ async def main() -> None:
 
 if __name__ == "__main__":
     asyncio.run(main())
+    # Done: leave without the interpreter's shutdown, which the SDK's native runtime threads have been seen to
+    # abort after the work was done ("Fatal Python error: PyGILState_Release", exit code 134).
+    sys.stdout.flush()
+    os._exit(0)
