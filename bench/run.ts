@@ -38,6 +38,13 @@ import {
 import { machine, recordSection } from './lib/report';
 import { TRACED_FOLLOW_UPS_TITLE, tracedFollowUps } from './tracing';
 import {
+  FULL_TRACED_EXPORT,
+  QUICK_TRACED_EXPORT,
+  tracedExport,
+  tracedExportTable,
+  type TracedExportResult,
+} from './tracing-export';
+import {
   FULL_OBJECT_STORAGE,
   objectStorage,
   objectStorageTables,
@@ -75,6 +82,7 @@ export const BENCH_NAMES = [
   'followups',
   'scale',
   'storage',
+  'tracing',
 ] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
@@ -89,6 +97,7 @@ export const TITLES: Record<BenchName, string> = {
   followups: 'Follow-up latency under load',
   scale: 'Agent jobs at scale',
   storage: 'Exports to object storage',
+  tracing: 'Export speed, tracing off and on',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -103,6 +112,7 @@ export interface BenchResults {
   followups?: ConcurrentJobsRow[];
   scale?: ConcurrentJobsRow[];
   storage?: ObjectStorageResult;
+  tracing?: TracedExportResult;
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -252,6 +262,12 @@ async function storageSection(quick: boolean, results: BenchResults): Promise<st
   return objectStorageTables(result);
 }
 
+async function tracingSection(quick: boolean, results: BenchResults): Promise<string> {
+  const result = await tracedExport(quick ? QUICK_TRACED_EXPORT : FULL_TRACED_EXPORT);
+  results.tracing = result;
+  return tracedExportTable(result);
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
@@ -263,6 +279,7 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   followups: followUpsSection,
   scale: scaleSection,
   storage: storageSection,
+  tracing: tracingSection,
 };
 
 export interface RunOptions {
