@@ -4,7 +4,9 @@ import {
   budgetLimiterWorkflowId,
   releaseBudgetPermitSignal,
   requestBudgetPermitSignal,
+  returnBudgetPermitsSignal,
   type BudgetKind,
+  type PermitReturn,
   type PermitRequest,
   type RateBudget,
 } from '../contract/budget';
@@ -27,6 +29,8 @@ export interface PermitRelease {
   projectId: string;
   permitId: string;
 }
+
+export type PermitReturnAsk = PermitReturn & { kind: BudgetKind; projectId: string };
 
 /**
  * The worker's side of the budgets: it knows the configured budget and the organization, so workflow code never
@@ -52,6 +56,12 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
         signal: requestBudgetPermitSignal,
         signalArgs: [{ ...request, requesterId, budget }],
       });
+    },
+
+    /** Permits granted and never spent go back to the budget (a repeat is ignored). */
+    async returnBudgetPermits({ kind, projectId, ...permitReturn }: PermitReturnAsk): Promise<void> {
+      const handle = Context.current().client.workflow.getHandle(limiterId(kind, projectId));
+      await handle.signal(returnBudgetPermitsSignal, permitReturn);
     },
 
     /** An exclusive permit's request is done: the next one may go. */

@@ -80,8 +80,8 @@ export interface PermitRequest {
   count?: number;
 }
 
-/** The most permits one ask may take: an export keeps a stock of up to eight windows of `concurrency` pages. */
-export const MAX_PERMITS_PER_ASK = 64;
+/** The most permits one ask may take: an export's block of pages (about two seconds of them) and the next. */
+export const MAX_PERMITS_PER_ASK = 256;
 
 /** Sent to a requester whose permit must wait: the limiter's estimate, for progress and the UI. */
 export interface PermitTicket {
@@ -125,6 +125,16 @@ export const requestBudgetPermitSignal = defineSignal<[PermitRequest]>('requestB
 export const budgetPermitQueuedSignal = defineSignal<[PermitTicket]>('budgetPermitQueued');
 /** An exclusive permit's request is done (sent or failed): the next one may go. */
 export const releaseBudgetPermitSignal = defineSignal<[{ permitId: string }]>('releaseBudgetPermit');
+/**
+ * Permits granted and never spent (no request was sent with them, and none will be): their places in the window
+ * are free again. `returnId` makes a repeated signal count once.
+ */
+export interface PermitReturn {
+  returnId: string;
+  /** Per grant: its time (its place in the window) and how many of its permits come back. */
+  grants: { grantedAt: number; count: number }[];
+}
+export const returnBudgetPermitsSignal = defineSignal<[PermitReturn]>('returnBudgetPermits');
 /** Sent by the limiter to the requester. */
 export const budgetPermitGrantedSignal = defineSignal<[PermitGrant]>('budgetPermitGranted');
 export const getBudgetStateQuery = defineQuery<BudgetLimiterState>('getBudgetState');

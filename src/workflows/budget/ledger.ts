@@ -3,16 +3,20 @@ import {
   type BudgetLimiterState,
   type BudgetRefusal,
   type PermitRequest,
+  type PermitReturn,
   type PermitTicket,
   type RateBudget,
 } from '../../contract/budget';
+import { pauseAfterRefusal } from './ledger-pause';
 import { emptyLedger, type LedgerSnapshot } from './ledger-snapshot';
 
 const RECENT_PERMITS = 256;
 
+/** The most a window is padded (0.14 % of an hour): a permit may be held 4.75 s, an export's block of pages. */
+export const MAX_PADDING_MS = 5_000;
+
 /** An exclusive permit not released in this time (its holder died) lets the next one go. */
 const EXCLUSIVE_HOLD_MS = 90_000;
-const FIRST_BACKOFF_MS = 2_000;
 
 /**
  * The budget's book: a sliding log of grants (at most `requests` in any window, so a fixed-window service never
@@ -22,9 +26,12 @@ const FIRST_BACKOFF_MS = 2_000;
  */
 export class BudgetLedger {
   #s: LedgerSnapshot;
+  readonly #maxPaddingMs: number;
 
-  constructor(budget: RateBudget, snapshot?: LedgerSnapshot) {
+  /** `maxPaddingMs`: the cap of the window's padding (see #paddedWindow); limiter runs before 5 s had 1 s. */
+  constructor(budget: RateBudget, snapshot?: LedgerSnapshot, { maxPaddingMs = MAX_PADDING_MS } = {}) {
     this.#s = snapshot ?? emptyLedger(budget);
+    this.#maxPaddingMs = maxPaddingMs;
   }
 
   snapshot(): LedgerSnapshot {
@@ -76,25 +83,7 @@ export class BudgetLedger {
 
   /** The service refused a request spent on a permit: pause every user of the budget. */
   refuse(refusal: BudgetRefusal, now: number): void {
-    const s = this.#s;
-    s.refusals += 1;
-    const sentBeforePause = refusal.grantedAt < s.pauseStartedAt;
-    // A request already in flight when the pause began adds nothing the pause does not know.
-    if (sentBeforePause && refusal.retryAfterMs === undefined && s.pausedUntil > now) return;
-    let pauseMs: number;
-    if (refusal.retryAfterMs !== undefined) {
-      pauseMs = refusal.retryAfterMs;
-    } else {
-      if (now - s.lastRefusalAt > s.budget.windowMs + s.streak * FIRST_BACKOFF_MS) s.streak = 0;
-      if (!sentBeforePause) s.streak += 1;
-      pauseMs = Math.min(s.budget.windowMs, FIRST_BACKOFF_MS * 2 ** Math.max(0, s.streak - 1));
-    }
-    s.lastRefusalAt = now;
-    if (now + pauseMs > s.pausedUntil) {
-      if (s.pausedUntil <= now) s.pauseStartedAt = now;
-      s.pausedUntil = now + pauseMs;
-    }
-    s.cautiousUntil = Math.max(s.cautiousUntil, s.pausedUntil + s.budget.windowMs);
+    pauseAfterRefusal(this.#s, refusal, now);
   }
 
   /**
@@ -118,11 +107,33 @@ export class BudgetLedger {
 
   /** The grant (of `count` permits) could not be delivered (the requester has ended): its places are free again. */
   forget(permitId: string, grantedAt: number, count = 1): void {
-    for (let i = 0; i < count; i++) {
-      const at = this.#s.grants.indexOf(grantedAt);
-      if (at >= 0) this.#s.grants.splice(at, 1);
-    }
+    this.#unlog(grantedAt, count);
     if (this.#s.exclusive?.permitId === permitId) this.#s.exclusive = null;
+  }
+
+  /** Permits granted and never spent come back (once per `returnId`): their places in the window are free. */
+  giveBack({ returnId, grants }: PermitReturn): void {
+    if (this.#s.recent.includes(returnId)) return;
+    this.#remember(returnId);
+    for (const { grantedAt, count } of grants) {
+      this.#s.granted -= this.#unlog(grantedAt, Math.min(count, MAX_PERMITS_PER_ASK));
+    }
+  }
+
+  /** Removes up to `count` grants made at `grantedAt` from the window; returns how many it found. */
+  #unlog(grantedAt: number, count: number): number {
+    let removed = 0;
+    for (; removed < count; removed++) {
+      const at = this.#s.grants.indexOf(grantedAt);
+      if (at < 0) break;
+      this.#s.grants.splice(at, 1);
+    }
+    return removed;
+  }
+
+  #remember(id: string): void {
+    this.#s.recent.push(id);
+    if (this.#s.recent.length > RECENT_PERMITS) this.#s.recent.shift();
   }
 
   /** The next permit to grant now, if the budget, a pause or an exclusive holder allows one. */
@@ -148,8 +159,7 @@ export class BudgetLedger {
       if (queue.length === 0) s.queues = s.queues.filter(([, q]) => q.length > 0);
       s.grants.push(now);
       s.granted += 1;
-      s.recent.push(head.permitId);
-      if (s.recent.length > RECENT_PERMITS) s.recent.shift();
+      this.#remember(head.permitId);
       if (head.count !== undefined) this.#active(head.requesterId, now);
       if (s.backlog === true) {
         s.shortAt = now;
@@ -193,7 +203,7 @@ export class BudgetLedger {
 
   /**
    * How long after its grant a permit may still be spent: the window's padding less 250 ms for the request to
-   * land (750 ms of 1 s for an hour's window), at least half the padding.
+   * land (4.75 s of 5 s for an hour's window), at least half the padding.
    */
   get spendWithinMs(): number {
     const padding = this.#paddedWindow() - this.#s.budget.windowMs;
@@ -265,12 +275,13 @@ export class BudgetLedger {
   }
 
   /**
-   * A grant becomes a request a little later (scheduling, the network): the window is padded by 2% (at most
-   * 1 s) so that two grants a window apart never land in one window of the service.
+   * A grant becomes a request a little later (scheduling, the network, a permit held for a block of pages): the
+   * window is padded by 2% (at most MAX_PADDING_MS) so that two grants a window apart never land in one window
+   * of the service.
    */
   #paddedWindow(): number {
     const { windowMs } = this.#s.budget;
-    return windowMs + Math.min(1_000, Math.ceil(windowMs * 0.02));
+    return windowMs + Math.min(this.#maxPaddingMs, Math.ceil(windowMs * 0.02));
   }
 
   #prune(now: number): void {

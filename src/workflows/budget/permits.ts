@@ -21,10 +21,11 @@ import {
 type BudgetActivities = ReturnType<typeof createBudgetActivities>;
 
 /** Asking is cheap and safe to repeat (the limiter ignores a repeated permit id): retried until it gets through. */
-const { requestBudgetPermit, releaseBudgetPermit } = proxyLocalActivities<BudgetActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { requestBudgetPermit, releaseBudgetPermit, returnBudgetPermits } =
+  proxyLocalActivities<BudgetActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  });
 
 /**
  * The same ask as a regular activity: it costs three events instead of one marker, but the workflow task does
@@ -139,6 +140,12 @@ export class BudgetPermits {
       nonRetryable: true,
       message: `no ${this.kind} budget for project ${ask.projectId} before the deadline ${new Date(ask.deadlineAt).toISOString()}`,
     });
+  }
+
+  /** Permits granted and never spent (none will be): the budget may grant their places again. */
+  async giveBack(projectId: string, grants: { grantedAt: number; count: number }[]): Promise<void> {
+    if (grants.length === 0) return;
+    await returnBudgetPermits({ kind: this.kind, projectId, returnId: uuid4(), grants });
   }
 
   /** After an exclusive permit's request: lets the next one of the budget go. */

@@ -199,4 +199,36 @@ describe('BudgetLedger', () => {
     assert.equal(quiet.grant(T0)?.permitId, plain.permitId);
     assert.equal(quiet.grantExtras(plain, T0), 0);
   });
+
+  test('permits given back free their places in the window, once per return', () => {
+    const big = { requests: 100, windowMs: 10_000 };
+    const ledger = new BudgetLedger(big);
+    const batch = ask('a', { count: 40, budget: big });
+    ledger.enqueue(batch, T0);
+    ledger.grant(T0);
+    assert.equal(ledger.grantExtras(batch, T0), 39);
+    assert.equal(ledger.view(T0).grantedInWindow, 40);
+    const giveBack = { returnId: 'r1', grants: [{ grantedAt: T0, count: 25 }] };
+    ledger.giveBack(giveBack);
+    assert.equal(ledger.view(T0).grantedInWindow, 15);
+    assert.equal(ledger.view(T0).granted, 15);
+    ledger.giveBack(giveBack);
+    assert.equal(ledger.view(T0).grantedInWindow, 15, 'a repeated return counts once');
+    ledger.giveBack({ returnId: 'r2', grants: [{ grantedAt: T0 + 5, count: 3 }] });
+    assert.equal(ledger.view(T0).grantedInWindow, 15, 'nothing was granted then: nothing to free');
+  });
+
+  test('an hour is padded by 5 s: a permit may be held 4.75 s; limiter runs before the change keep 1 s', () => {
+    const hour = { requests: 2, windowMs: 3_600_000 };
+    const ledger = new BudgetLedger(hour);
+    assert.equal(ledger.spendWithinMs, 4_750);
+    for (let i = 0; i < 3; i++) ledger.enqueue(ask('a', { budget: hour }), T0);
+    assert.equal(drain(ledger, T0).length, 2);
+    assert.equal(ledger.wakeAt(T0), T0 + 3_605_000);
+    const before = new BudgetLedger(hour, undefined, { maxPaddingMs: 1_000 });
+    assert.equal(before.spendWithinMs, 750);
+    for (let i = 0; i < 3; i++) before.enqueue(ask('a', { budget: hour }), T0);
+    drain(before, T0);
+    assert.equal(before.wakeAt(T0), T0 + 3_601_000);
+  });
 });
