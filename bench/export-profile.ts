@@ -14,18 +14,24 @@ export interface ExportProfile {
   mergeMs: number;
   /** Merge completed to the workflow closed (staging removal, last workflow task). */
   finishMs: number;
-  /** Per page, median: scheduled to started (waiting for a worker slot / poll). */
+  /** Activities that fetched pages: one per page, or one per block of pages while the budget has room. */
+  pageActivities: number;
+  /** Of those, blocks of pages (fetchVisitorsPageBlock). */
+  blocks: number;
+  /** Per page activity, median: scheduled to started (waiting for a worker slot / poll). */
   pageQueueMs: number;
-  /** Per page, median: started to completed (the HTTP request, the staging write, the report). */
+  /** Per page activity, median: started to completed (the HTTP requests, the staging writes, the report). */
   pageRunMs: number;
-  /** Per page, median: completed to the next page scheduled on its slot (a workflow task round trip). */
+  /** Per page activity, median: completed to the next one scheduled (a workflow task round trip). */
   pageTurnaroundMs: number;
+  /** Of pagesMs, the time no page activity was scheduled or running: the workflow's own turns, permits. */
+  pagesIdleMs: number;
   runs: number;
 }
 
 export function exportProfile(events: HistoryEvent[], runs: number): ExportProfile {
   const scheduled = new Map<string, { type: string; at: number }>();
-  const pages: { scheduledAt: number; startedAt: number; completedAt: number }[] = [];
+  const pages: { scheduledAt: number; startedAt: number; completedAt: number; block: boolean }[] = [];
   const started = new Map<string, number>();
   let merge = { scheduledAt: Number.NaN, completedAt: Number.NaN };
   // Event ids restart in every run; a run's activities all end within it (the window drains before it
@@ -41,8 +47,9 @@ export function exportProfile(events: HistoryEvent[], runs: number): ExportProfi
     if (done) {
       const key = String(done.scheduledEventId);
       const of = scheduled.get(key);
-      if (of?.type === 'fetchVisitorsPage') {
-        pages.push({ scheduledAt: of.at, startedAt: started.get(key) ?? Number.NaN, completedAt: at });
+      if (of?.type === 'fetchVisitorsPage' || of?.type === 'fetchVisitorsPageBlock') {
+        const block = of.type === 'fetchVisitorsPageBlock';
+        pages.push({ scheduledAt: of.at, startedAt: started.get(key) ?? Number.NaN, completedAt: at, block });
       } else if (of?.type === 'mergeVisitorsExport') {
         merge = { scheduledAt: of.at, completedAt: at };
       }
@@ -55,14 +62,30 @@ export function exportProfile(events: HistoryEvent[], runs: number): ExportProfi
   const turnarounds = pageCompleted
     .map((completedAt) => (pageScheduled.find((s) => s >= completedAt) ?? Number.NaN) - completedAt)
     .filter((ms) => Number.isFinite(ms));
+  const pagesMs = (pageCompleted.at(-1) ?? Number.NaN) - (pageScheduled[0] ?? Number.NaN);
   return {
     startMs: (pageScheduled[0] ?? Number.NaN) - firstAt,
-    pagesMs: (pageCompleted.at(-1) ?? Number.NaN) - (pageScheduled[0] ?? Number.NaN),
+    pagesMs,
     mergeMs: merge.completedAt - merge.scheduledAt,
     finishMs: closedAt - merge.completedAt,
+    pageActivities: pages.length,
+    blocks: pages.filter((p) => p.block).length,
+    pagesIdleMs: pagesMs - coveredMs(pages.map((p) => [p.scheduledAt, p.completedAt] as const)),
     pageQueueMs: median(pages.map((p) => p.startedAt - p.scheduledAt)),
     pageRunMs: median(pages.map((p) => p.completedAt - p.startedAt)),
     pageTurnaroundMs: median(turnarounds),
     runs,
   };
+}
+
+/** The length of the union of intervals. */
+function coveredMs(intervals: (readonly [number, number])[]): number {
+  let covered = 0;
+  let reach = Number.NEGATIVE_INFINITY;
+  for (const [from, to] of [...intervals].sort((a, b) => a[0] - b[0])) {
+    if (to <= reach) continue;
+    covered += to - Math.max(from, reach);
+    reach = to;
+  }
+  return covered;
 }

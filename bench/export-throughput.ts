@@ -196,7 +196,8 @@ export function exportTable(rows: ExportRow[]): string {
 
 /** Where the median run's time went, per concurrency. */
 export function exportProfileTable(rows: ExportRow[]): string {
-  const ms = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
+  const ms = (value: number | undefined) =>
+    value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(0);
   return markdownTable(
     [
       'concurrency',
@@ -204,10 +205,11 @@ export function exportProfileTable(rows: ExportRow[]): string {
       'pages (ms)',
       'merge (ms)',
       'merge to closed (ms)',
-      'per page: queued (ms)',
-      'per page: running (ms)',
-      'per page: completed to next scheduled (ms)',
-      'slot time per page (ms)',
+      'page activities (blocks)',
+      'per page activity: queued (ms)',
+      'per page activity: running (ms)',
+      'completed to next scheduled (ms)',
+      'no page activity open (ms)',
     ],
     rows.map((row) => [
       row.concurrency,
@@ -215,10 +217,11 @@ export function exportProfileTable(rows: ExportRow[]): string {
       ms(row.profile?.pagesMs),
       ms(row.profile?.mergeMs),
       ms(row.profile?.finishMs),
+      row.profile === undefined ? '-' : `${row.profile.pageActivities} (${row.profile.blocks})`,
       ms(row.profile?.pageQueueMs),
       ms(row.profile?.pageRunMs),
       ms(row.profile?.pageTurnaroundMs),
-      ms(row.profile === undefined ? undefined : (row.profile.pagesMs * row.concurrency) / row.pages),
+      ms(row.profile?.pagesIdleMs),
     ]),
   );
 }

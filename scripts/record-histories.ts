@@ -161,14 +161,29 @@ async function recordContinueAsNew(
 }
 
 /**
- * An export of 24 pages that continues as new once, with a 503 and a 429 on pages; both runs are kept, with the
- * analytics budget's limiter. The budget of the test worker is far above the need: the page window opens and
- * permits come in batches (patch adaptive-page-window). Saved as visitors-export-adaptive-*.json beside the
- * runs recorded before that patch (visitors-export-*.json: one permit per page, two pages at a time).
+ * An export of 300 pages that continues as new once, with a 503 and a 429 on pages of a block; both runs are
+ * kept, with the analytics budget's limiter. The budget of the test worker is far above the need: pages come in
+ * blocks, one activity each (patch export-page-blocks), and the limiter pads its window by 5 s
+ * (budget-padding-5s). After the 429 the budget binds (one permit per page) until the run continues as new.
+ * Saved as visitors-export-blocks-*.json and budget-limiter-analytics-padded.json beside the runs recorded before
+ * (visitors-export-adaptive-*.json: a page per activity, permits in batches; visitors-export-*.json: one permit
+ * per page, two pages at a time; budget-limiter-analytics.json: a 1 s padding).
  */
 async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
-  const projectId = 'replay-export-adaptive';
-  sim.configureProject(projectId, { visitorPaths: 1_200 });
+  const projectId = 'replay-export-blocks';
+  sim.configureProject(projectId, { visitorPaths: 3_000 });
+  sim.faults.add({ route: 'getVisitors', projectId, kind: 'latency', latencyMs: 10 });
+  const handle = await startVisitorsExport(client, {
+    projectId,
+    dateFrom: '2026-11-01',
+    dateTo: '2026-11-02',
+    pageSize: 10,
+    concurrency: 4,
+    continueAsNewAfterEvents: 100,
+  });
+  const firstRunId = (await handle.describe()).runId;
+  const pagesSent = () => sim.requests().filter((r) => r.projectId === projectId).length;
+  await waitFor('the first blocks', () => pagesSent() >= 40);
   sim.faults.add({ route: 'getVisitors', projectId, kind: 'status', status: 503, times: 1 });
   sim.faults.add({
     route: 'getVisitors',
@@ -177,21 +192,12 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
     retryAfter: { seconds: 1 },
     times: 1,
   });
-  const handle = await startVisitorsExport(client, {
-    projectId,
-    dateFrom: '2026-11-01',
-    dateTo: '2026-11-02',
-    pageSize: 50,
-    concurrency: 4,
-    continueAsNewAfterEvents: 100,
-  });
-  const firstRunId = (await handle.describe()).runId;
   const result = await handle.result();
-  if (result.rows !== 1_200) throw new Error(`the export wrote ${result.rows} rows, not 1200`);
-  const name = 'visitors-export-adaptive';
+  if (result.rows !== 3_000) throw new Error(`the export wrote ${result.rows} rows, not 3000`);
+  const name = 'visitors-export-blocks';
   await save(`${name}-continued-run`, client.workflow.getHandle(handle.workflowId, firstRunId), sim);
   await save(`${name}-last-run`, client.workflow.getHandle(handle.workflowId), sim);
-  await save('budget-limiter-analytics', await limiterOf(client, ANALYTICS), sim);
+  await save('budget-limiter-analytics-padded', await limiterOf(client, ANALYTICS), sim);
 }
 
 /**

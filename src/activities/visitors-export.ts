@@ -1,21 +1,20 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
-  VisitorsExportFailureType,
   type ExportFormat,
   type VisitorsExportManifest,
   type VisitorTotals,
 } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
-import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
 import { finishExportFolder } from '../exports/export-files';
 import { exportFileName, exportFolderKey } from '../exports/layout';
 import { mergeStagedPages } from '../exports/merge';
 import { openExportDestination } from '../exports/open-destination';
 import type { S3DestinationOptions } from '../exports/s3-destination';
 import { ExportStaging } from '../exports/staging';
-import { toApplicationFailure } from './failures';
+import { exportFailures, stagingMissing } from './export-failures';
 import { whileHeartbeating } from './heartbeat';
+import { createPageBlockActivities } from './visitors-page-block';
+import { visitorsPageSteps } from './visitors-page-steps';
 
 export interface VisitorsExportActivityDeps {
   docsApi: DocsApiClient;
@@ -82,44 +81,16 @@ const STALE_STAGING_MS = 7 * 24 * 3_600_000;
 export function createVisitorsExportActivities({ docsApi, exportDir, exportS3 }: VisitorsExportActivityDeps) {
   const destination = openExportDestination(exportDir, exportS3);
   const stagingOf = (exportKey: string): ExportStaging => new ExportStaging(destination, exportKey);
+  const pageSteps = visitorsPageSteps(docsApi, stagingOf);
   return {
+    ...createPageBlockActivities(pageSteps),
+
     /** Fetches one offset page and stages its rows (idempotent: a retry rewrites the same file). */
     async fetchVisitorsPage(request: PageRequest): Promise<PageSummary> {
       const signal = Context.current().cancellationSignal;
-      let page;
-      try {
-        // Heartbeats let a worker that dies mid-request be noticed after heartbeatTimeout, not startToClose.
-        page = await whileHeartbeating(() =>
-          docsApi.getVisitors(
-            request.projectId,
-            {
-              dateFrom: request.dateFrom,
-              dateTo: request.dateTo,
-              limit: request.limit,
-              offset: request.offset,
-            },
-            { signal },
-          ),
-        );
-      } catch (error) {
-        // Reported as cancelled (not failed) when the workflow cancelled the page: past the end, or shut down.
-        if (signal.aborted) throw new CancelledFailure('page cancelled while its request was in flight');
-        throw toApplicationFailure(error);
-      }
-      try {
-        await exportFailures(() =>
-          stagingOf(request.exportKey).writePage(request.offset, page.visitors, signal),
-        );
-      } catch (error) {
-        if (signal.aborted) throw new CancelledFailure('page cancelled while its rows were being staged');
-        throw error;
-      }
-      return {
-        offset: request.offset,
-        rows: page.visitors.length,
-        hasMore: page.hasMore,
-        totals: page.totals,
-      };
+      // Heartbeats let a worker that dies mid-request be noticed after heartbeatTimeout, not startToClose.
+      const page = await whileHeartbeating(() => pageSteps.request(request, signal));
+      return pageSteps.stage(request, page, signal);
     },
 
     /**
@@ -215,30 +186,4 @@ export function createVisitorsExportActivities({ docsApi, exportDir, exportS3 }:
       warnings,
     };
   }
-}
-
-/** Maps the destination's expected failures to typed, non-retryable ones; anything else is retried. */
-async function exportFailures<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof StagingMissingError) throw stagingMissing(error.message);
-    if (error instanceof DestinationUnavailableError) {
-      throw ApplicationFailure.create({
-        type: VisitorsExportFailureType.destinationUnavailable,
-        nonRetryable: true,
-        message: error.message,
-      });
-    }
-    throw error;
-  }
-}
-
-/** Non-retryable: another attempt on the same misconfigured hosts, or after cleanup, cannot find it either. */
-function stagingMissing(message: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: VisitorsExportFailureType.stagingMissing,
-    nonRetryable: true,
-    message,
-  });
 }

@@ -54,7 +54,7 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
     await file.write(chunk);
   };
   const seen = new SeenPaths();
-  const isDuplicate = duplicateCheck(options.staging, options.offsets, seen);
+  const isDuplicate = duplicateCheck(options.staging, options.offsets);
   const duplicatePaths: string[] = [];
   let duplicateCount = 0;
   let stagedRows = 0;
@@ -78,9 +78,10 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
       if (!page) throw new InvariantError(`page ${index} was not opened`);
       let chunk = '';
       const onThisPage = new Set<string>();
-      for await (const row of rowsOf(await page)) {
+      for (const row of await rowsOf(await page)) {
         stagedRows += 1;
-        if (await isDuplicate(row.path, index, onThisPage)) {
+        const candidates = seen.candidates(row.path);
+        if (candidates.length > 0 && (await isDuplicate(candidates, index, onThisPage, row.path))) {
           duplicateCount += 1;
           if (duplicatePaths.length < MAX_REPORTED_DUPLICATES) duplicatePaths.push(row.path);
           continue;
@@ -109,19 +110,24 @@ const CONFIRMED_PAGES = 8;
  * Whether a path was written before: its fingerprint names candidate pages, and a candidate that holds the path
  * (read again from staging; the page being merged from what it wrote so far) makes it a duplicate.
  */
-function duplicateCheck(staging: ExportStaging, offsets: readonly number[], seen: SeenPaths) {
+function duplicateCheck(staging: ExportStaging, offsets: readonly number[]) {
   const pages = new Map<number, Set<string>>();
   const pathsOf = async (index: number): Promise<Set<string>> => {
     const cached = pages.get(index);
     if (cached) return cached;
     const paths = new Set<string>();
-    for await (const row of rowsOf(await staging.openPage(offsets[index] ?? 0))) paths.add(row.path);
+    for (const row of await rowsOf(await staging.openPage(offsets[index] ?? 0))) paths.add(row.path);
     if (pages.size >= CONFIRMED_PAGES) pages.delete(pages.keys().next().value ?? 0);
     pages.set(index, paths);
     return paths;
   };
-  return async (path: string, current: number, onThisPage: ReadonlySet<string>): Promise<boolean> => {
-    for (const page of seen.candidates(path)) {
+  return async (
+    candidates: readonly number[],
+    current: number,
+    onThisPage: ReadonlySet<string>,
+    path: string,
+  ): Promise<boolean> => {
+    for (const page of candidates) {
       if (page === current ? onThisPage.has(path) : (await pathsOf(page)).has(path)) return true;
     }
     return false;

@@ -76,7 +76,7 @@ describe('benchmarks, quick mode', () => {
       assert.ok(row.workflowSeconds.every((s) => s >= row.idealSeconds));
       assert.ok([...row.plainSameSeconds, ...row.plainSequentialSeconds].every((s) => s >= row.idealSeconds));
       assert.ok(
-        row.historyEvents.every((events) => events > row.pages * 3),
+        row.historyEvents.every((events) => events > 10 && events < row.pages * 10),
         'page activities in history',
       );
       assert.ok(row.historyBytes.every((bytes) => bytes > 1000));
@@ -97,7 +97,7 @@ describe('benchmarks, quick mode', () => {
     assert.equal(profile.length, rows.length, 'one profile row per concurrency');
     for (const cells of profile)
       assert.ok(
-        cells.every((cell) => leadingNumber(cell) >= 0),
+        cells.every((cell) => cell === '-' || leadingNumber(cell) >= 0),
         cells.join('|'),
       );
     assert.match(

@@ -14,7 +14,7 @@ const ROWS: VisitorRow[] = [
 
 async function readAll(staging: ExportStaging, offset: number): Promise<VisitorRow[]> {
   const rows: VisitorRow[] = [];
-  for await (const row of staging.readPage(offset)) rows.push(row);
+  rows.push(...(await staging.readPage(offset)));
   return rows;
 }
 

@@ -142,6 +142,23 @@ describe('replay of committed histories', () => {
     assert.ok(limiter.text.includes(BUDGET_LIMITER_WORKFLOW_TYPE), 'the analytics limiter workflow');
   });
 
+  test('visitorsExport since export-page-blocks: blocks while open, failed pages alone, then one per page', () => {
+    const first = load('visitors-export-blocks-continued-run.json');
+    assert.ok(markers(first.events, 'core_patch').some((p) => p.includes('export-page-blocks')));
+    const scheduled = first.text.match(/"fetchVisitorsPage(Block)?"/g) ?? [];
+    assert.ok(
+      scheduled.filter((name) => name.includes('Block')).length >= 2,
+      'blocks while the budget had room',
+    );
+    assert.ok(
+      scheduled.some((name) => !name.includes('Block')),
+      'pages alone: failed in a block, then binding',
+    );
+    assert.equal(count(first.events, 'CONTINUED_AS_NEW'), 1);
+    const limiter = load('budget-limiter-analytics-padded.json');
+    assert.ok(markers(limiter.events, 'core_patch').some((p) => p.includes('budget-padding-5s')));
+  });
+
   for (const name of files) {
     test(`replays ${name} deterministically with the current workflow code`, async () => {
       installQuietRuntime();

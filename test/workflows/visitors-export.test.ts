@@ -5,7 +5,9 @@ import path from 'node:path';
 import { afterEach, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { budgetLimiterWorkflowId, getBudgetStateQuery } from '../../src/contract/budget';
 import { getProgressQuery } from '../../src/contract/messages';
+import { ApiKey } from '../../src/docs-api/api-key';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type {
   VisitorsExportInput,
@@ -188,6 +190,10 @@ describe('visitorsExport against the simulator', () => {
   // with the test worker's budget), and a cautious budget keeps the page window narrow.
   test('100,000 paths: every run stays under 2,000 events and 2 MB of history; no row enters history', async (t) => {
     stack.sim.configureProject('huge', { visitorPaths: 100_000 });
+    const limiter = stack.env.client.workflow.getHandle(
+      budgetLimiterWorkflowId('analytics', new ApiKey(stack.sim.apiKey).fingerprint()),
+    );
+    const grantedBefore = (await limiter.query(getBudgetStateQuery)).granted;
     const startedAt = Date.now();
     const handle = await start({ projectId: 'huge', ...RANGE });
     const result = await handle.result();
@@ -204,17 +210,31 @@ describe('visitorsExport against the simulator', () => {
       assert.ok(run.bytes > 0 && run.bytes < 2 * 1024 * 1024, `a run's history is ${run.bytes} bytes`);
       assert.ok(!run.json.includes('/guides/page-'), 'rows must not flow through history');
     }
-    // The test worker's budget is far above the need: the window opens to `concurrency` (default 4) and
-    // permits come in batches asked for ahead, not one limiter round trip per page.
+    // The test worker's budget is far above the need: pages come in blocks of one activity each, `concurrency`
+    // (default 4) requests in flight, paid for by batches of permits asked for ahead; what is left goes back.
     const requests = visitorRequests('huge').length;
     assert.ok(requests <= 400 + 3, `${requests} requests: at most concurrency - 1 past the end`);
-    const grants = runs.reduce((sum, run) => sum + run.json.split('"budgetPermitGranted"').length - 1, 0);
+    const count = (name: string) =>
+      runs.reduce((sum, run) => sum + run.json.split(`"${name}"`).length - 1, 0);
+    const grants = count('budgetPermitGranted');
     assert.ok(grants > 0 && grants <= 400 / 8, `${grants} grants for 400 pages`);
+    const blocks = count('fetchVisitorsPageBlock');
+    assert.ok(blocks >= 2 && blocks <= 20, `${blocks} blocks of pages`);
+    assert.equal(
+      count('fetchVisitorsPage'),
+      1,
+      'only the first page on its own: its grant said the budget had room',
+    );
+    const spent = (await limiter.query(getBudgetStateQuery)).granted - grantedBefore;
+    assert.ok(
+      spent >= requests && spent <= requests + 3,
+      `${spent} permits kept for ${requests} requests: the unspent ones went back to the budget`,
+    );
     const events = runs.reduce((sum, run) => sum + run.events, 0);
     const bytes = runs.reduce((sum, run) => sum + run.bytes, 0);
     t.diagnostic(
       `100,000 paths in ${seconds} s: ${runs.length} run(s), ${events} events, ${bytes} bytes in all, ` +
-        `${requests} requests, ${grants} permit grants`,
+        `${requests} requests, ${grants} permit grants, ${blocks} blocks`,
     );
     assert.ok(bytes < 2 * 1024 * 1024, `all runs together: ${bytes} bytes`);
   });

@@ -30,6 +30,16 @@ export const { fetchVisitorsPage: fetchVisitorsPageOnce } = proxyActivities<Expo
   retry: { maximumAttempts: 1 },
 });
 
+/**
+ * A block of pages while the budget has room (about two seconds of them, `concurrency` at a time): one attempt,
+ * since the workflow retries its failed pages with permits of their own. It heartbeats every 5 s.
+ */
+export const { fetchVisitorsPageBlock } = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
 const MERGE_RETRY = {
   initialInterval: '2 seconds',
   backoffCoefficient: 2,

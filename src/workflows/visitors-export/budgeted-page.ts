@@ -17,9 +17,11 @@ const MAX_BACKOFF_MS = 30_000;
 export async function fetchPageWithinBudget(
   takePermit: (refusal: BudgetRefusal | undefined) => Promise<Permit>,
   request: PageRequest,
+  earlier?: EarlierFailure,
 ): Promise<PageSummary> {
-  let refusal: BudgetRefusal | undefined;
-  for (let failures = 0; ;) {
+  let refusal = earlier?.refusal;
+  if (refusal === undefined && earlier?.retryAfterMs !== undefined) await sleep(earlier.retryAfterMs);
+  for (let failures = earlier === undefined ? 0 : 1; ;) {
     const permit = await takePermit(refusal);
     try {
       return await fetchVisitorsPageOnce(request);
@@ -35,6 +37,12 @@ export async function fetchPageWithinBudget(
       await sleep(retryAfterMsOf(failure) ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures - 1)));
     }
   }
+}
+
+/** The page's request failed once already (in a block of pages): it counts, and its 429 or Retry-After holds. */
+export interface EarlierFailure {
+  refusal?: BudgetRefusal;
+  retryAfterMs?: number;
 }
 
 /** A 503's Retry-After, carried in the failure's details. */

@@ -2,6 +2,9 @@ import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal } from '../../contract/budget';
 import type { BudgetPermits, Permit } from '../budget/permits';
 
+/** How long the return of unspent permits waits for an ask still on its way. */
+const GIVE_BACK_WAIT = '5 seconds';
+
 /** The least spare that opens the window: a small budget (the service's 100 an hour) never wastes a request. */
 const MIN_OPEN_SPARE = 64;
 
@@ -88,6 +91,44 @@ export class PagePermits {
       if (this.#stock.length === 0 && this.#deadlinePassed)
         throw this.permits.timedOut({ projectId: this.projectId, deadlineAt: this.deadlineAt });
     }
+  }
+
+  /**
+   * Permits for a block of up to `count` requests: the first as `take` gives it (waiting if it must), the rest
+   * from the stock without waiting. The next ask, made at once while this block runs, aims at `nextCount`.
+   */
+  async takeUpTo(count: number, nextCount = count): Promise<Permit[]> {
+    // An ask made now (the stock is empty) is for the whole block.
+    this.#batch = Math.max(this.#batch, Math.min(MAX_PERMITS_PER_ASK, count));
+    const taken = [await this.take()];
+    this.#dropStale();
+    while (taken.length < count && this.#stock.length > 0) taken.push(...this.#stock.splice(0, 1));
+    this.#batch = Math.max(4, Math.min(MAX_PERMITS_PER_ASK, nextCount));
+    this.#topUp();
+    return taken;
+  }
+
+  /**
+   * The export needs no more permits for now (its pages are done, or it continues as new): those in the stock go
+   * back to the budget for others, with those of an ask on its way if it is granted within a few seconds (it runs
+   * beside the merge). A grant later than that, delivered to an export that has ended, the limiter frees itself.
+   */
+  async giveBack(): Promise<void> {
+    await condition(() => !this.#asking, GIVE_BACK_WAIT);
+    const grants = new Map<number, number>();
+    for (const permit of this.#stock.splice(0)) {
+      grants.set(permit.grantedAt, (grants.get(permit.grantedAt) ?? 0) + 1);
+    }
+    await this.permits.giveBack(
+      this.projectId,
+      [...grants].map(([grantedAt, count]) => ({ grantedAt, count })),
+    );
+  }
+
+  /** Permits taken and not spent (no request was sent with them): the next pages take them first. */
+  putBack(permits: readonly Permit[]): void {
+    this.#stock.unshift(...permits);
+    this.#dropStale();
   }
 
   async #single(refusal?: BudgetRefusal): Promise<Permit> {

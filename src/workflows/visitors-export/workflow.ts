@@ -16,7 +16,6 @@ import type {
   VisitorsExportContinuation,
   VisitorsExportInput,
   VisitorsExportResult,
-  VisitorTotals,
 } from '../../contract/visitors-export';
 import {
   DEFAULT_CONCURRENCY,
@@ -37,12 +36,13 @@ import { fetchPageWithinBudget } from './budgeted-page';
 import { resolveRange, scheduledNominalTime, scheduleIdOfRun, validateInput } from './input';
 import { nightlyExport } from './nightly';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
-import { PageWindow } from './page-window';
+import { PageWindow, type PageWindowOutcome } from './page-window';
+import { fetchPagesAdaptively } from './adaptive-pages';
 import { ProgressReporter } from './progress';
+import { countPage, totalsWarnings } from './page-counts';
 
 /** Half of the 2 MB bound: rows never enter history, so this is a safety net, not the usual trigger. */
 const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
-const MAX_WARNINGS = 20;
 
 /**
  * Exports a project's unique visitors for a date range: fans out over offset pages, stages their rows on disk,
@@ -55,6 +55,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   // and a fixed fan-out.
   const withinBudget = patched(BUDGETS_PATCH);
   const adaptive = withinBudget && patched(ADAPTIVE_WINDOW_PATCH);
+  const blocks = adaptive && patched(PAGE_BLOCKS_PATCH);
   const merge = patched(MERGE_HEARTBEAT_PATCH) ? mergeVisitorsExportTakenOverSooner : mergeVisitorsExport;
   // A scheduled run without dates catches up on every day after the watermark; runs recorded before the
   // watermark exported the one day before their nominal time themselves.
@@ -103,35 +104,60 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       pagePermits
         ? pagePermits.take(refusal)
         : permits.acquire({ projectId, deadlineAt, ...(refusal === undefined ? {} : { refusal }) }));
-  const window: PageWindow = new PageWindow({
-    firstOffset: state.pagesDone * pageSize,
-    pageSize,
-    concurrency,
-    slowStart: withinBudget,
-    ...(pagePermits ? { aheadOfFullPage: () => (pagePermits.open ? concurrency : 2) } : {}),
-    fetchPage: (offset) =>
-      takePermit
-        ? fetchPageWithinBudget(takePermit, pageRequest(offset))
-        : fetchVisitorsPage(pageRequest(offset)),
-    shouldPause: () => continueAsNewDue(eventLimit),
-    onPage: (page) => countPage(state, page, pageSize),
-    onChange: () =>
-      progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight: window.inFlight }),
-  });
+  const countAndShow = (page: PageSummary): void => {
+    countPage(state, page, pageSize);
+    progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone });
+  };
+  const firstOffset = state.pagesDone * pageSize;
+  const shouldPause = (): boolean => continueAsNewDue(eventLimit);
+  const fetchPages = (): Promise<PageWindowOutcome> => {
+    if (blocks && pagePermits) {
+      return fetchPagesAdaptively({
+        firstOffset,
+        pageSize,
+        concurrency,
+        permits: pagePermits,
+        pageRequest,
+        shouldPause,
+        onPage: countAndShow,
+        onChange: (inFlight) => progress.update({ inFlight }),
+      });
+    }
+    const window: PageWindow = new PageWindow({
+      firstOffset,
+      pageSize,
+      concurrency,
+      slowStart: withinBudget,
+      ...(pagePermits ? { aheadOfFullPage: () => (pagePermits.open ? concurrency : 2) } : {}),
+      fetchPage: (offset) =>
+        takePermit
+          ? fetchPageWithinBudget(takePermit, pageRequest(offset))
+          : fetchVisitorsPage(pageRequest(offset)),
+      shouldPause,
+      onPage: (page) => countPage(state, page, pageSize),
+      onChange: () =>
+        progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight: window.inFlight }),
+    });
+    return window.run();
+  };
   const outcome = await removingStagingOnFailure(state.exportKey, async () => {
     // Runs recorded before it returned the destination got nothing: only the query's answer differs.
     const destination: unknown = await prepareVisitorsExportStaging(state.exportKey);
     if (typeof destination === 'string') progress.update({ destination });
-    return window.run();
+    return fetchPages();
   });
 
+  // What is left of the permits goes back to the budget while the export merges (or before it continues).
+  const givingBack = blocks && pagePermits ? pagePermits.giveBack() : Promise.resolve();
   if (outcome.kind === 'paused') {
+    await givingBack;
     await condition(allHandlersFinished);
     return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: state });
   }
   if (state.totalsMismatch && input.retryOnTotalsMismatch === true && state.attempt === 1) {
     log.warn('Pages disagreed on the site-wide totals: running the whole export once more', { projectId });
     await removeStaging(state.exportKey);
+    await givingBack;
     return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: secondAttempt(state) });
   }
 
@@ -157,6 +183,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     }),
   );
   await removeStaging(state.exportKey);
+  await givingBack;
   progress.update({ inFlight: 0, done: true });
   await condition(allHandlersFinished);
   return {
@@ -183,6 +210,8 @@ function isDateless(input: VisitorsExportInput): boolean {
 
 /** The window opens to `concurrency` while the budget has room; permits come in batches ahead of the pages. */
 const ADAPTIVE_WINDOW_PATCH = 'adaptive-page-window';
+/** While the budget has room, blocks of pages in one activity each (fetchPagesAdaptively), not one per page. */
+const PAGE_BLOCKS_PATCH = 'export-page-blocks';
 /** The merge's heartbeat timeout is 15 s (it beats every 5 s while it uploads) instead of a minute. */
 const MERGE_HEARTBEAT_PATCH = 'merge-heartbeat-15s';
 
@@ -231,40 +260,6 @@ function continueAsNewDue(eventLimit: number): boolean {
     info.historyLength >= eventLimit ||
     info.historySize >= CONTINUE_AS_NEW_AFTER_BYTES
   );
-}
-
-function countPage(state: VisitorsExportContinuation, page: PageSummary, pageSize: number): void {
-  state.pagesDone += 1;
-  state.rowsDone += page.rows;
-  if (state.totals === null) state.totals = page.totals;
-  else if (!sameTotals(state.totals, page.totals)) state.totalsMismatch = true;
-  if (page.hasMore && page.rows === 0) {
-    warn(state, `page at offset ${page.offset} was empty but said hasMore: the export stops there`);
-  } else if (page.hasMore && page.rows < pageSize) {
-    warn(
-      state,
-      `page at offset ${page.offset} had ${page.rows} of ${pageSize} rows but said hasMore: rows may be missing`,
-    );
-  }
-}
-
-function totalsWarnings(state: VisitorsExportContinuation, totals: VisitorTotals): string[] {
-  const warnings: string[] = [];
-  if (state.totalsMismatch) {
-    warnings.push("site-wide totals differed between pages: totals.json holds the first page's");
-  }
-  if (totals.total < Math.max(totals.human, totals.ai) || totals.total > totals.human + totals.ai) {
-    warnings.push(`totals break max(human, ai) <= total <= human + ai: ${JSON.stringify(totals)}`);
-  }
-  return warnings;
-}
-
-function warn(state: VisitorsExportContinuation, warning: string): void {
-  if (state.warnings.length < MAX_WARNINGS) state.warnings.push(warning);
-}
-
-function sameTotals(a: VisitorTotals, b: VisitorTotals): boolean {
-  return a.human === b.human && a.ai === b.ai && a.total === b.total;
 }
 
 /** A failed or cancelled export removes its staged pages before it ends. */
