@@ -11,6 +11,7 @@ import { ExportStaging } from '../src/exports/staging';
 import { openExportDestination } from '../src/exports/open-destination';
 import type { S3DestinationOptions } from '../src/exports/s3-destination';
 import { memoryOf } from './lib/process-stats';
+import { mergeRequestFor, stageRows } from './lib/staged-export';
 
 export interface MergeMemoryInput {
   exportDir: string;
@@ -26,29 +27,14 @@ export interface MergeMemoryOutput {
   mergeSeconds: number;
 }
 
-const PAGE_SIZE = 250;
-const STAGING_CONCURRENCY = 16;
 const EXPORT_KEY = 'bench/merge-memory';
 
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2] ?? '{}') as MergeMemoryInput;
   const destination = openExportDestination(input.exportDir, input.exportS3);
   const staging = new ExportStaging(destination, EXPORT_KEY);
-  const pages = Math.ceil(input.paths / PAGE_SIZE);
   const stageStarted = performance.now();
-  await staging.prepare();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: STAGING_CONCURRENCY }, async () => {
-      for (let page = next++; page < pages; page = next++) {
-        const rows = Array.from({ length: Math.min(PAGE_SIZE, input.paths - page * PAGE_SIZE) }, (_, i) => {
-          const n = page * PAGE_SIZE + i;
-          return { path: `/docs/section-${n % 97}/page-${n}`, human: n % 13, ai: n % 7, total: n % 17 };
-        });
-        await staging.writePage(page * PAGE_SIZE, rows);
-      }
-    }),
-  );
+  await stageRows(staging, input.paths);
   const stageSeconds = (performance.now() - stageStarted) / 1000;
 
   const activities = createVisitorsExportActivities({
@@ -62,20 +48,7 @@ async function main(): Promise<void> {
   let peakMiB = baselineMiB;
   const sampler = setInterval(() => (peakMiB = Math.max(peakMiB, memoryOf(process.pid).rssMiB)), 50);
   const mergeStarted = performance.now();
-  const request: MergeRequest = {
-    exportKey: EXPORT_KEY,
-    projectId: 'bench-merge',
-    dateFrom: '2026-11-01',
-    dateTo: '2026-11-02',
-    pageSize: PAGE_SIZE,
-    pages,
-    expectedRows: input.paths,
-    totals: { human: 1, ai: 1, total: 1 },
-    format: 'csv',
-    warnings: [],
-    workflowId: 'bench',
-    runId: 'bench',
-  };
+  const request = mergeRequestFor(EXPORT_KEY, input.paths);
   const merged: MergeResult = await new MockActivityEnvironment().run(
     (r: MergeRequest) => activities.mergeVisitorsExport(r),
     request,
