@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
  * the target, or an S3 multipart upload completed. `abort` leaves the key as it was.
  */
 export interface FinalObjectWriter {
-  write(chunk: string): Promise<void>;
+  write(chunk: string | Uint8Array): Promise<void>;
   /** Bytes written in all. */
   commit(): Promise<number>;
   abort(): Promise<void>;

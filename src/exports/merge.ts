@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { setMaxListeners } from 'node:events';
 import { InvariantError } from '../contract/errors';
-import type { ExportFormat } from '../contract/visitors-export';
-import type { ExportDestination } from './destination';
+import type { ExportFormat, VisitorRow } from '../contract/visitors-export';
+import type { ExportDestination, FinalObjectWriter } from './destination';
 import { encoderFor } from './formats';
 import { SeenPaths } from './seen-paths';
-import { rowsOf, type ExportStaging } from './staging';
+import type { ExportStaging } from './staging';
 
 export interface MergeOptions {
   staging: ExportStaging;
@@ -34,10 +34,15 @@ export interface MergeOutcome {
 
 const MAX_REPORTED_DUPLICATES = 20;
 /**
- * Pages opened ahead of the one being written: over object storage each page is a request, and a few in flight
+ * Pages read ahead of the one being written: over object storage each page is a request, and a few in flight
  * hide their latency. Each holds at most one staged page (at most 250 rows), so memory stays bounded.
  */
 const PAGES_AHEAD = 16;
+/**
+ * Encoded rows are gathered to about this many UTF-16 code units before they are hashed and written: one
+ * encode, one hash update and one await per chunk, not per page; memory stays a few hundred KB.
+ */
+const WRITE_CHUNK_UNITS = 256 * 1024;
 
 /**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
@@ -47,60 +52,83 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
   const encoder = encoderFor(options.format);
   const destination = options.destination ?? options.staging.destination;
   const file = await destination.openFinal(options.target);
-  const hash = createHash('sha256');
-  const write = async (chunk: string): Promise<void> => {
-    if (chunk === '') return;
-    hash.update(chunk);
-    await file.write(chunk);
-  };
+  const output = hashedOutput(file);
   const seen = new SeenPaths();
   const isDuplicate = duplicateCheck(options.staging, options.offsets);
   const duplicatePaths: string[] = [];
   let duplicateCount = 0;
   let stagedRows = 0;
   let rows = 0;
-  const opened: Promise<Readable>[] = [];
-  const openAhead = (next: number): void => {
-    while (opened.length < PAGES_AHEAD && next + opened.length < options.offsets.length) {
-      const offset = options.offsets[next + opened.length] ?? 0;
-      const page = options.staging.openPage(offset);
+  const stop = new AbortController();
+  setMaxListeners(PAGES_AHEAD + 1, stop.signal); // one listener per page read ahead, removed when it is read
+  const readAhead: Promise<VisitorRow[]>[] = [];
+  const fillReadAhead = (next: number): void => {
+    while (readAhead.length < PAGES_AHEAD && next + readAhead.length < options.offsets.length) {
+      const offset = options.offsets[next + readAhead.length] ?? 0;
+      const page = options.staging.readPage(offset, stop.signal);
       page.catch(() => undefined); // reported when its turn comes
-      opened.push(page);
+      readAhead.push(page);
     }
   };
   let bytes: number;
   try {
-    await write(encoder.start());
+    output.add(encoder.start());
     for (let index = 0; index < options.offsets.length; index += 1) {
       options.onPage?.(index);
-      openAhead(index);
-      const page = opened.shift();
-      if (!page) throw new InvariantError(`page ${index} was not opened`);
-      let chunk = '';
-      const onThisPage = new Set<string>();
-      for (const row of await rowsOf(await page)) {
-        stagedRows += 1;
+      fillReadAhead(index);
+      const page = readAhead.shift();
+      if (!page) throw new InvariantError(`page ${index} was not read`);
+      const pageRows = await page;
+      stagedRows += pageRows.length;
+      for (let at = 0; at < pageRows.length; at += 1) {
+        const row = pageRows[at] as VisitorRow;
+        // Almost every path has no candidate page: only a fingerprint seen before costs a check (and an await).
         const candidates = seen.candidates(row.path);
-        if (candidates.length > 0 && (await isDuplicate(candidates, index, onThisPage, row.path))) {
+        if (candidates.length > 0 && (await isDuplicate(row.path, candidates, index, pageRows, at))) {
           duplicateCount += 1;
           if (duplicatePaths.length < MAX_REPORTED_DUPLICATES) duplicatePaths.push(row.path);
           continue;
         }
         seen.add(row.path, index);
-        onThisPage.add(row.path);
-        chunk += encoder.row(row, rows);
+        output.add(encoder.row(row, rows));
         rows += 1;
       }
-      await write(chunk);
+      if (output.pendingUnits >= WRITE_CHUNK_UNITS) await output.flush();
     }
-    await write(encoder.end());
+    output.add(encoder.end());
+    await output.flush();
     bytes = await file.commit();
   } catch (error) {
+    stop.abort();
     await file.abort();
-    for (const page of opened) void page.then((stream) => stream.destroy()).catch(() => undefined);
     throw error;
   }
-  return { rows, stagedRows, bytes, sha256: hash.digest('hex'), duplicateCount, duplicatePaths };
+  return { rows, stagedRows, bytes, sha256: output.sha256(), duplicateCount, duplicatePaths };
+}
+
+/** Encoded text gathered into chunks, each hashed and written as one buffer. */
+function hashedOutput(file: FinalObjectWriter) {
+  const hash = createHash('sha256');
+  let pending: string[] = [];
+  let pendingUnits = 0;
+  return {
+    get pendingUnits(): number {
+      return pendingUnits;
+    },
+    add(text: string): void {
+      pending.push(text);
+      pendingUnits += text.length;
+    },
+    async flush(): Promise<void> {
+      if (pendingUnits === 0) return;
+      const chunk = Buffer.from(pending.join(''), 'utf8');
+      pending = [];
+      pendingUnits = 0;
+      hash.update(chunk);
+      await file.write(chunk);
+    },
+    sha256: (): string => hash.digest('hex'),
+  };
 }
 
 /** Pages read again to confirm a duplicate: kept while the merge may ask again (one page often repeats another). */
@@ -108,27 +136,34 @@ const CONFIRMED_PAGES = 8;
 
 /**
  * Whether a path was written before: its fingerprint names candidate pages, and a candidate that holds the path
- * (read again from staging; the page being merged from what it wrote so far) makes it a duplicate.
+ * (read again from staging; the page being merged from its rows before this one) makes it a duplicate.
  */
 function duplicateCheck(staging: ExportStaging, offsets: readonly number[]) {
   const pages = new Map<number, Set<string>>();
   const pathsOf = async (index: number): Promise<Set<string>> => {
     const cached = pages.get(index);
     if (cached) return cached;
-    const paths = new Set<string>();
-    for (const row of await rowsOf(await staging.openPage(offsets[index] ?? 0))) paths.add(row.path);
+    const paths = new Set((await staging.readPage(offsets[index] ?? 0)).map((row) => row.path));
     if (pages.size >= CONFIRMED_PAGES) pages.delete(pages.keys().next().value ?? 0);
     pages.set(index, paths);
     return paths;
   };
+  // An earlier row of the current page with this path was either written, or skipped as a duplicate of a path
+  // written before it: either way this row repeats a written path.
+  const earlierOnPage = (path: string, rows: readonly VisitorRow[], before: number): boolean => {
+    for (let at = 0; at < before; at += 1) if (rows[at]?.path === path) return true;
+    return false;
+  };
   return async (
+    path: string,
     candidates: readonly number[],
     current: number,
-    onThisPage: ReadonlySet<string>,
-    path: string,
+    currentRows: readonly VisitorRow[],
+    at: number,
   ): Promise<boolean> => {
     for (const page of candidates) {
-      if (page === current ? onThisPage.has(path) : (await pathsOf(page)).has(path)) return true;
+      if (page === current ? earlierOnPage(path, currentRows, at) : (await pathsOf(page)).has(path))
+        return true;
     }
     return false;
   };

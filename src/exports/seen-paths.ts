@@ -12,6 +12,10 @@ export class SeenPaths {
   /** Page index + 1 of the first occurrence; 0 marks an empty slot. */
   #page = new Uint32Array(1 << 16);
   #size = 0;
+  /** The last path fingerprinted and its fingerprint: the merge asks `candidates`, then `add`s the same path. */
+  #lastPath: string | undefined;
+  #lastHi = 0;
+  #lastLo = 0;
 
   get size(): number {
     return this.#size;
@@ -19,7 +23,9 @@ export class SeenPaths {
 
   /** The pages whose earlier paths share this path's fingerprint (empty: certainly new). */
   candidates(path: string): number[] {
-    const [hi, lo] = fingerprint(path);
+    this.#fingerprint(path);
+    const hi = this.#lastHi;
+    const lo = this.#lastLo;
     const pages: number[] = [];
     const mask = this.#page.length - 1;
     for (let slot = lo & mask; this.#page[slot] !== 0; slot = (slot + 1) & mask) {
@@ -31,9 +37,25 @@ export class SeenPaths {
   /** Records a path written from page `page` (a path already added with the same fingerprint is kept too). */
   add(path: string, page: number): void {
     if ((this.#size + 1) * 2 > this.#page.length) this.#grow();
-    const [hi, lo] = fingerprint(path);
-    this.#insert(hi, lo, page + 1);
+    this.#fingerprint(path);
+    this.#insert(this.#lastHi, this.#lastLo, page + 1);
     this.#size += 1;
+  }
+
+  /** Two 32-bit hashes of the UTF-16 code units (FNV-1a and a murmur-style mix), each finalized. */
+  #fingerprint(path: string): void {
+    if (path === this.#lastPath) return;
+    let a = 0x811c9dc5;
+    let b = 0x9e3779b9 ^ path.length;
+    for (let i = 0; i < path.length; i += 1) {
+      const unit = path.charCodeAt(i);
+      a = Math.imul(a ^ unit, 0x01000193);
+      b = Math.imul(b ^ unit, 0x5bd1e995);
+      b ^= b >>> 13;
+    }
+    this.#lastHi = mix32(a);
+    this.#lastLo = mix32(b);
+    this.#lastPath = path;
   }
 
   #insert(hi: number, lo: number, pagePlusOne: number): void {
@@ -55,17 +77,4 @@ export class SeenPaths {
       if (p !== 0) this.#insert(hi[slot] ?? 0, lo[slot] ?? 0, p);
     }
   }
-}
-
-/** Two 32-bit hashes of the UTF-16 code units (FNV-1a and a murmur-style mix), each finalized. */
-function fingerprint(text: string): [number, number] {
-  let a = 0x811c9dc5;
-  let b = 0x9e3779b9 ^ text.length;
-  for (let i = 0; i < text.length; i += 1) {
-    const unit = text.charCodeAt(i);
-    a = Math.imul(a ^ unit, 0x01000193);
-    b = Math.imul(b ^ unit, 0x5bd1e995);
-    b ^= b >>> 13;
-  }
-  return [mix32(a), mix32(b)];
 }

@@ -103,4 +103,42 @@ describe('mergeStagedPages', () => {
     assert.equal(outcome.duplicatePaths.length, 20);
     assert.equal(outcome.rows, 30);
   });
+  test('an export larger than one write chunk arrives whole, in order, with multi-byte paths intact', async () => {
+    // 3 pages of 250 rows with 600-character paths: over 450,000 characters, so the merge writes several chunks.
+    const long = (n: number) => `/docs/é文😀-${n}-${'x'.repeat(600)}`;
+    const pages = [0, 1, 2].map((page) =>
+      Array.from({ length: 250 }, (_, i) => row(long(page * 250 + i), i)),
+    );
+    const { staging, dir } = await staged({ 0: pages[0] ?? [], 250: pages[1] ?? [], 500: pages[2] ?? [] });
+    const target = 'visitors.csv';
+    const outcome = await mergeStagedPages({ staging, offsets: [0, 250, 500], format: 'csv', target });
+
+    const expected =
+      'path,human,ai,total\n' +
+      pages
+        .flat()
+        .map((r) => `${r.path},${r.human},${r.ai},${r.total}\n`)
+        .join('');
+    assert.ok(expected.length > 450_000);
+    const written = await fs.readFile(path.join(dir, target));
+    assert.equal(written.toString('utf8'), expected);
+    assert.equal(outcome.bytes, Buffer.byteLength(expected));
+    assert.equal(outcome.sha256, createHash('sha256').update(expected).digest('hex'));
+    assert.equal(outcome.rows, 750);
+  });
+
+  test('a path repeated on its page after being skipped there is skipped again', async () => {
+    const { staging, dir } = await staged({
+      0: [row('/a', 1)],
+      1: [row('/b', 2), row('/a', 3), row('/c', 4), row('/a', 5), row('/b', 6)],
+    });
+    const target = 'visitors.csv';
+    const outcome = await mergeStagedPages({ staging, offsets: [0, 1], format: 'csv', target });
+    assert.equal(
+      await fs.readFile(path.join(dir, target), 'utf8'),
+      'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n/c,4,0,4\n',
+    );
+    assert.deepEqual(outcome.duplicatePaths, ['/a', '/a', '/b']);
+    assert.equal(outcome.duplicateCount, 3);
+  });
 });

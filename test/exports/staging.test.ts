@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
-import { stagingRoot } from '../../src/exports/layout';
+import { stagedPageName, stagingRoot } from '../../src/exports/layout';
 import { ExportStaging, StagingMissingError, pruneStaleStaging } from '../../src/exports/staging';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -12,24 +12,28 @@ const ROWS: VisitorRow[] = [
   { path: '/b', human: 2, ai: 3, total: 5 },
 ];
 
-async function readAll(staging: ExportStaging, offset: number): Promise<VisitorRow[]> {
-  const rows: VisitorRow[] = [];
-  rows.push(...(await staging.readPage(offset)));
-  return rows;
-}
-
 describe('ExportStaging', () => {
   test('a page written is read back row for row; rewriting it replaces it whole', async () => {
     const staging = new ExportStaging(await tempDir('staging'), 'visitors-export/acme/k');
     await staging.prepare();
     await staging.writePage(0, ROWS);
     await staging.writePage(250, []);
-    assert.deepEqual(await readAll(staging, 0), ROWS);
-    assert.deepEqual(await readAll(staging, 250), []);
+    assert.deepEqual(await staging.readPage(0), ROWS);
+    assert.deepEqual(await staging.readPage(250), []);
 
     await staging.writePage(0, ROWS.slice(1));
-    assert.deepEqual(await readAll(staging, 0), ROWS.slice(1));
+    assert.deepEqual(await staging.readPage(0), ROWS.slice(1));
     assert.deepEqual(await staging.missingPages([0, 250, 500]), [500]);
+  });
+
+  test('a page is read with any line break and without blank lines, as a line reader reads it', async () => {
+    const staging = new ExportStaging(await tempDir('staging'), 'k');
+    await staging.prepare();
+    const [a, b] = ROWS.map((row) => JSON.stringify(row));
+    await fs.writeFile(path.join(staging.directory, stagedPageName(0)), `${a}\r\n\r\n${b}\r`);
+    await fs.writeFile(path.join(staging.directory, stagedPageName(1)), `\n${a}\n\n${b}`);
+    assert.deepEqual(await staging.readPage(0), ROWS);
+    assert.deepEqual(await staging.readPage(1), ROWS);
   });
 
   test('a page written after the export was cleaned up fails and leaves nothing behind', async () => {
