@@ -10,6 +10,8 @@ import { startMoto, type MotoServer } from '../dev/moto';
 import { startProcessStack, type ProcessStack } from '../dev/stack';
 import { startWorkerProcess, type WorkerProcess } from '../dev/worker-process';
 import { workflowBundlePath } from '../dev/workflow-bundle';
+import { exportProfile, type ExportProfile } from './export-profile';
+import { historyChain } from './lib/history';
 import { cpuSecondsOf } from './lib/process-stats';
 import { markdownTable } from './lib/report';
 import { median, spread } from './lib/stats';
@@ -52,6 +54,10 @@ export interface ObjectStorageResult {
   s3Seconds: number[];
   /** CPU seconds moto's process spent during each S3 export. */
   motoCpuSeconds: number[];
+  /** CPU seconds the exporting worker process spent during each export. */
+  workerCpuSeconds: { local: number[]; s3: number[] };
+  /** Where each export's time went, from its history. */
+  profiles: { local: ExportProfile[]; s3: ExportProfile[] };
   rows: { local: number[]; s3: number[] };
   merge: { local: MergeMemoryOutput; s3: MergeMemoryOutput };
 }
@@ -102,6 +108,8 @@ export async function objectStorage(options: ObjectStorageOptions): Promise<Obje
       localSeconds: [],
       s3Seconds: [],
       motoCpuSeconds: [],
+      workerCpuSeconds: { local: [], s3: [] },
+      profiles: { local: [], s3: [] },
       rows: { local: [], s3: [] },
       merge: { local: undefined as never, s3: undefined as never },
     };
@@ -109,11 +117,14 @@ export async function objectStorage(options: ObjectStorageOptions): Promise<Obje
       for (const where of ['local', 's3'] as const) {
         const projectId = `bench-storage-${where}-${repeat}`;
         stack.sim.configureProject(projectId, { visitorPaths: options.paths });
+        const workerPid = (where === 'local' ? stack.worker.child.pid : s3Worker.child.pid) ?? 0;
+        const workerCpu = cpuSecondsOf(workerPid);
         const started = performance.now();
         const motoCpu = server.pid === undefined ? 0 : cpuSecondsOf(server.pid);
+        const workflowId = visitorsExportWorkflowId(projectId, RANGE.dateFrom, RANGE.dateTo);
         const exported = await stack.client.workflow.execute(visitorsExport, {
           taskQueue: where === 'local' ? DEFAULT_TASK_QUEUE : S3_QUEUE,
-          workflowId: visitorsExportWorkflowId(projectId, RANGE.dateFrom, RANGE.dateTo),
+          workflowId,
           args: [
             { projectId, ...RANGE, pageSize: PAGE_SIZE, concurrency: options.concurrency, format: 'csv' },
           ],
@@ -124,6 +135,9 @@ export async function objectStorage(options: ObjectStorageOptions): Promise<Obje
         if (where === 's3' && server.pid !== undefined) {
           result.motoCpuSeconds.push(cpuSecondsOf(server.pid) - motoCpu);
         }
+        result.workerCpuSeconds[where].push(cpuSecondsOf(workerPid) - workerCpu);
+        const chain = await historyChain(stack.client, workflowId);
+        result.profiles[where].push(exportProfile(chain.events, chain.runs));
         const file = exported.files[0] ?? '';
         const text =
           where === 'local'
@@ -196,6 +210,20 @@ export function objectStorageTables(result: ObjectStorageResult): string {
     ],
   );
   const ratio = median(ratios(result.s3Seconds, result.localSeconds));
+  const phaseRow = (name: string, profiles: ExportProfile[], cpu: number[]) => [
+    name,
+    spread(profiles.map((p) => p.pagesMs / 1000), 2),
+    spread(profiles.map((p) => p.mergeMs / 1000), 2),
+    spread(profiles.map((p) => (p.startMs + p.finishMs) / 1000), 2),
+    spread(cpu, 2),
+  ];
+  const phaseTable = markdownTable(
+    ['destination', 'pages (s)', 'merge (s)', 'start and finish (s)', 'worker CPU (s)'],
+    [
+      phaseRow('local directory', result.profiles.local, result.workerCpuSeconds.local),
+      phaseRow('object storage (moto)', result.profiles.s3, result.workerCpuSeconds.s3),
+    ],
+  );
   const mergeRow = (name: string, m: MergeMemoryOutput) => [
     name,
     m.rows.toLocaleString('en'),
@@ -217,6 +245,9 @@ export function objectStorageTables(result: ObjectStorageResult): string {
       `(\`python -m moto.server\`, on the same machine), both on one dev server and simulator. ` +
       `${options.repeats} repeat(s): median (min-max); the ratio is per repeat, then the median.`,
     exportTable,
+    `Where the time went (from each export's history: first page scheduled to last page completed, the merge ` +
+      `activity, the rest), and the exporting worker process's CPU time:`,
+    phaseTable,
     `moto's own CPU time during an S3 export: ${spread(result.motoCpuSeconds, 2)} s (median (min-max)). It is a ` +
       `Python server on the same 2 cores as the worker, the dev server and the simulator, so its requests (a ` +
       `marker check and a put per page, a get per page in the merge) cost this machine CPU that a remote S3 does not.`,
