@@ -11,12 +11,14 @@ import { ExportStaging } from '../src/exports/staging';
 import { openExportDestination } from '../src/exports/open-destination';
 import type { S3DestinationOptions } from '../src/exports/s3-destination';
 import { memoryOf } from './lib/process-stats';
-import { mergeRequestFor, stageRows } from './lib/staged-export';
+import { mergeRequestFor, stageRows, type StagedAs } from './lib/staged-export';
 
 export interface MergeMemoryInput {
   exportDir: string;
   exportS3?: S3DestinationOptions;
   paths: number;
+  /** Page objects (the default) or chunks of 16 pages, as a block of pages stages them. */
+  stagedAs?: StagedAs;
 }
 
 export interface MergeMemoryOutput {
@@ -34,7 +36,7 @@ async function main(): Promise<void> {
   const destination = openExportDestination(input.exportDir, input.exportS3);
   const staging = new ExportStaging(destination, EXPORT_KEY);
   const stageStarted = performance.now();
-  await stageRows(staging, input.paths);
+  await stageRows(staging, input.paths, input.stagedAs);
   const stageSeconds = (performance.now() - stageStarted) / 1000;
 
   const activities = createVisitorsExportActivities({

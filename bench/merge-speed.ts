@@ -3,7 +3,10 @@
 // real ExportStaging, then the activity runs (through MockActivityEnvironment) once to warm up and `--runs`
 // times measured.
 //
-//   node --import tsx bench/merge-speed.ts [--s3] [--rows N] [--runs N] [--against <checkout>]
+//   node --import tsx bench/merge-speed.ts [--s3] [--rows N] [--runs N] [--against <checkout>] [--chunks]
+//
+// --chunks stages the rows a second time in chunks of 16 pages, as a block of pages stages them, for this
+// checkout's merge to read (the other checkout's still reads the page objects, which it can read whatever its age).
 //
 // --against names another checkout of this repository (say `git worktree add --detach ../base main`, with a
 // node_modules of its own or linked to this one): its merge runs interleaved with this one's, on the same staged
@@ -28,8 +31,17 @@ import { mergeRequestFor, stageRows } from './lib/staged-export';
 import { median } from './lib/stats';
 
 const EXPORT_KEY = 'bench/merge-speed';
+const CHUNKED_KEY = 'bench/merge-speed-chunks';
 
 type Merge = (request: MergeRequest) => Promise<MergeResult>;
+
+interface Candidate {
+  name: string;
+  merge: Merge;
+  request: MergeRequest;
+  seconds: number[];
+  sha256?: string;
+}
 
 /** The merge activity of the checkout at `root` (this one's `src/` unless --against names another). */
 async function mergeActivityOf(
@@ -56,6 +68,7 @@ async function main(): Promise<void> {
       rows: { type: 'string', default: '100000' },
       runs: { type: 'string', default: '5' },
       against: { type: 'string' },
+      chunks: { type: 'boolean', default: false },
     },
   });
   const paths = Number(values.rows);
@@ -80,19 +93,26 @@ async function main(): Promise<void> {
     const deps = { exportDir, ...(exportS3 ? { exportS3 } : {}) };
     const staging = new ExportStaging(openExportDestination(exportDir, exportS3), EXPORT_KEY);
     await stageRows(staging, paths);
+    const chunked = new ExportStaging(openExportDestination(exportDir, exportS3), CHUNKED_KEY);
+    if (values.chunks) await stageRows(chunked, paths, 'chunks');
 
-    const candidates: { name: string; merge: Merge; seconds: number[]; sha256?: string }[] = [
-      { name: 'this checkout', merge: await mergeActivityOf(path.join(__dirname, '..'), deps), seconds: [] },
+    const candidates: Candidate[] = [
+      {
+        name: `this checkout${values.chunks ? ' (chunks)' : ''}`,
+        merge: await mergeActivityOf(path.join(__dirname, '..'), deps),
+        request: mergeRequestFor(values.chunks ? CHUNKED_KEY : EXPORT_KEY, paths),
+        seconds: [],
+      },
     ];
     if (values.against) {
       const root = path.resolve(values.against);
-      candidates.unshift({ name: root, merge: await mergeActivityOf(root, deps), seconds: [] });
+      const merge = await mergeActivityOf(root, deps);
+      candidates.unshift({ name: root, merge, request: mergeRequestFor(EXPORT_KEY, paths), seconds: [] });
     }
-    const request = mergeRequestFor(EXPORT_KEY, paths);
     for (let run = 0; run <= runs; run += 1) {
       for (const candidate of candidates) {
         const started = performance.now();
-        const merged = await candidate.merge(request);
+        const merged = await candidate.merge(candidate.request);
         const seconds = (performance.now() - started) / 1000;
         if (merged.rows !== paths) throw new Error(`${candidate.name}: ${merged.rows} rows, not ${paths}`);
         if (candidate.sha256 !== undefined && candidate.sha256 !== merged.sha256) {
@@ -117,6 +137,7 @@ async function main(): Promise<void> {
       );
     }
     await staging.remove();
+    await chunked.remove();
   } finally {
     await server?.stop();
     await fs.rm(local, { recursive: true, force: true });

@@ -1,23 +1,42 @@
 import type { MergeRequest } from '../../src/activities/visitors-export';
+import { CHUNK_PAGES } from '../../src/activities/page-block-chunks';
 import type { ExportStaging } from '../../src/exports/staging';
 
 /** The merge benchmarks' pages: the service's largest page. */
 export const PAGE_SIZE = 250;
 const STAGING_CONCURRENCY = 16;
 
-/** Stages `paths` distinct rows as pages of PAGE_SIZE, 16 pages at a time, with the real ExportStaging. */
-export async function stageRows(staging: ExportStaging, paths: number): Promise<void> {
+/** How the rows are staged: a page object per page (pages fetched alone, or by an older worker), or in chunks. */
+export type StagedAs = 'pages' | 'chunks';
+
+/**
+ * Stages `paths` distinct rows as pages of PAGE_SIZE with the real ExportStaging, 16 writes at a time: each page
+ * alone, or in chunks of CHUNK_PAGES consecutive pages as a block of pages stages them.
+ */
+export async function stageRows(
+  staging: ExportStaging,
+  paths: number,
+  as: StagedAs = 'pages',
+): Promise<void> {
   await staging.prepare();
   const pages = Math.ceil(paths / PAGE_SIZE);
+  const perWrite = as === 'chunks' ? CHUNK_PAGES : 1;
+  const writes = Math.ceil(pages / perWrite);
+  const pageOf = (page: number) => ({
+    offset: page * PAGE_SIZE,
+    rows: Array.from({ length: Math.min(PAGE_SIZE, paths - page * PAGE_SIZE) }, (_, i) => {
+      const n = page * PAGE_SIZE + i;
+      return { path: `/docs/section-${n % 97}/page-${n}`, human: n % 13, ai: n % 7, total: n % 17 };
+    }),
+  });
   let next = 0;
   await Promise.all(
     Array.from({ length: STAGING_CONCURRENCY }, async () => {
-      for (let page = next++; page < pages; page = next++) {
-        const rows = Array.from({ length: Math.min(PAGE_SIZE, paths - page * PAGE_SIZE) }, (_, i) => {
-          const n = page * PAGE_SIZE + i;
-          return { path: `/docs/section-${n % 97}/page-${n}`, human: n % 13, ai: n % 7, total: n % 17 };
-        });
-        await staging.writePage(page * PAGE_SIZE, rows);
+      for (let write = next++; write < writes; write = next++) {
+        const first = write * perWrite;
+        const staged = Array.from({ length: Math.min(perWrite, pages - first) }, (_, i) => pageOf(first + i));
+        if (as === 'chunks') await staging.writeChunk({ blockOffset: 0, attempt: 1 }, staged);
+        else for (const { offset, rows } of staged) await staging.writePage(offset, rows);
       }
     }),
   );

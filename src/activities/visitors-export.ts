@@ -11,7 +11,7 @@ import { mergeStagedPages } from '../exports/merge';
 import { openExportDestination } from '../exports/open-destination';
 import type { S3DestinationOptions } from '../exports/s3-destination';
 import { ExportStaging } from '../exports/staging';
-import { exportFailures, stagingMissing } from './export-failures';
+import { exportFailures } from './export-failures';
 import { whileHeartbeating } from './heartbeat';
 import { createPageBlockActivities } from './visitors-page-block';
 import { visitorsPageSteps } from './visitors-page-steps';
@@ -128,15 +128,10 @@ export function createVisitorsExportActivities({ docsApi, exportDir, exportS3 }:
   async function merge(request: MergeRequest): Promise<MergeResult> {
     const staging = stagingOf(request.exportKey);
     const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
-    const missing = await staging.missingPages(offsets);
-    if (missing.length > 0) {
-      throw stagingMissing(
-        `${missing.length} staged page(s) not found under ${staging.directory} (offsets ${missing.slice(0, 5).join(', ')}): ` +
-          'every worker host that runs this task queue must see the same EXPORT_DIR (one shared volume, or one bucket)',
-      );
-    }
     const folder = exportFolderKey(request.projectId, request.dateFrom, request.dateTo, request.timeZone);
     const file = exportFileName(request.format);
+    // Finds every page's staged object from one listing first: a page no object holds fails it at once, before
+    // the export file is touched, with ExportStagingMissing naming the offsets (mapped by exportFailures).
     const merged = await mergeStagedPages({
       staging,
       offsets,

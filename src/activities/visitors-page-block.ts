@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DocsApiFailureType, docsApiDetailsOf } from '../contract/failure-types';
 import type { VisitorsPage } from '../contract/visitors-export';
+import { PageChunks, type FetchedPage } from './page-block-chunks';
 import type { PageRequest, PageSummary } from './visitors-export';
 import type { VisitorsPageSteps } from './visitors-page-steps';
 
@@ -32,7 +33,7 @@ export interface PageBlockFailure {
   message: string;
 }
 
-/** A block's heartbeat details: its pages done so far, from the first, in offset order. */
+/** A block's heartbeat details: its pages done (staged) so far, from the first, in offset order. */
 export interface PageBlockProgress {
   pages: PageSummary[];
 }
@@ -41,8 +42,9 @@ const HEARTBEAT_EVERY_MS = 5_000;
 
 export interface PageBlockResult {
   /**
-   * The pages fetched and staged, in offset order. With `failed`, they cover every offset from the request's
-   * up to the last one sent: the last page of the data (hasMore false, or empty) when the block found it.
+   * The pages fetched and staged (their chunk written), in offset order. With `failed`, they cover every offset
+   * from the request's up to the last one sent: the last page of the data (hasMore false, or empty) when the
+   * block found it.
    */
   pages: PageSummary[];
   failed: PageBlockFailure[];
@@ -53,17 +55,17 @@ export interface PageBlockResult {
 /**
  * One activity for many pages while the budget has room: three history events and one workflow task per block,
  * not per page. Within it, like a plain script, `concurrency` requests are in flight and each takes the next
- * offset; a page's rows are staged while the next request of its lane is already on its way. Issuing stops at the
- * last page of the data (requests past it in flight are aborted: at most `concurrency - 1`), when the permits run
- * out or go stale, or after a failure; pages in flight then finish, so none that succeeded is sent twice. Failed
- * pages are returned for the workflow to retry under its own rules (Retry-After, backoff, a 429 reported to the
- * limiter).
+ * offset; pages are staged in chunks of consecutive pages (PageChunks) while the lanes' next requests are already
+ * on their way. Issuing stops at the last page of the data (requests past it in flight are aborted: at most
+ * `concurrency - 1`), when the permits run out or go stale, or after a failure; pages in flight then finish, so
+ * none that succeeded is sent twice. Failed pages (their request, or their chunk's write) are returned for the
+ * workflow to retry under its own rules (Retry-After, backoff, a 429 reported to the limiter).
  */
 export function createPageBlockActivities(steps: VisitorsPageSteps) {
   return {
     async fetchVisitorsPageBlock(request: PageBlockRequest): Promise<PageBlockResult> {
-      const signal = Context.current().cancellationSignal;
-      const result = await new PageBlock(steps, request, signal).run();
+      const { cancellationSignal: signal, info } = Context.current();
+      const result = await new PageBlock(steps, request, signal, info.attempt).run();
       if (signal.aborted) throw new CancelledFailure('page block cancelled');
       return result;
     },
@@ -84,13 +86,37 @@ class PageBlock {
   #next = 0;
   /** Index of the last page of the data, once a page said so. */
   #end = Infinity;
+  readonly #chunks: PageChunks;
 
   constructor(
     private readonly steps: VisitorsPageSteps,
     private readonly request: PageBlockRequest,
     private readonly signal: AbortSignal,
+    attempt: number,
   ) {
     this.#permits = request.permits.map((span) => ({ ...span }));
+    // Chunks are named by the block's first offset and attempt: what tells the merge which one the workflow
+    // counted when several hold a page (resolveStagedPages).
+    const chunk = { exportKey: request.exportKey, blockOffset: request.offset, attempt };
+    this.#chunks = new PageChunks({
+      write: (pages) =>
+        steps.stageChunk(
+          chunk,
+          pages.map(({ index, page }) => ({ offset: this.#pageRequest(index).offset, page })),
+          signal,
+        ),
+      written: (pages, summaries) => {
+        pages.forEach((page, at) => {
+          const summary = summaries[at];
+          if (summary !== undefined) this.#done.set(page.index, summary);
+        });
+        this.#beat();
+      },
+      failed: (pages, error) => {
+        for (const { index, grantedAt } of pages) this.#failed.set(index, { error, grantedAt });
+      },
+      isFailed: (index) => this.#failed.has(index),
+    });
   }
 
   async run(): Promise<PageBlockResult> {
@@ -99,9 +125,13 @@ class PageBlock {
     this.#beat();
     // Beats on a timer too: a worker that dies is noticed after the heartbeat timeout, whatever the pages do.
     const timer = setInterval(() => this.#beat(), HEARTBEAT_EVERY_MS);
+    const wake = (): void => this.#chunks.changed();
+    this.signal.addEventListener('abort', wake);
     try {
       await Promise.all(Array.from({ length: lanes }, () => this.#lane()));
+      await this.#chunks.finish(!this.signal.aborted);
     } finally {
+      this.signal.removeEventListener('abort', wake);
       clearInterval(timer);
     }
     const pages: PageSummary[] = [];
@@ -119,25 +149,22 @@ class PageBlock {
     return { pages, failed, permitsUsed: this.#permitsUsed };
   }
 
-  /** Sends the next page while the block may: its answer is staged while the lane's next request runs. */
+  /**
+   * Sends the next page while the block may: its answer joins the chunks, staged while the lane's next request
+   * runs. Waits before a request while too many pages are not written yet (a slow write, or a slow page holding
+   * up a chunk), so that memory stays bounded.
+   */
   async #lane(): Promise<void> {
-    let staging: Promise<void> = Promise.resolve();
-    while (!this.signal.aborted && this.#failed.size === 0 && this.#next <= this.#end) {
+    const stopped = (): boolean => this.signal.aborted || this.#failed.size > 0 || this.#next > this.#end;
+    while (!stopped()) {
+      await this.#chunks.room(stopped);
+      if (stopped()) break;
       const grantedAt = this.#takePermit();
       if (grantedAt === undefined) break;
       const index = this.#next++;
       const page = await this.#fetch(index, grantedAt);
-      if (page === undefined) continue;
-      await staging;
-      staging = this.steps.stage(this.#pageRequest(index), page, this.signal).then(
-        (summary) => {
-          this.#done.set(index, summary);
-          this.#beat();
-        },
-        (error: unknown) => void this.#failed.set(index, { error, grantedAt }),
-      );
+      if (page !== undefined) this.#chunks.add({ index, page, grantedAt } satisfies FetchedPage);
     }
-    await staging;
   }
 
   async #fetch(index: number, grantedAt: number): Promise<VisitorsPage | undefined> {
@@ -152,7 +179,10 @@ class PageBlock {
       return index > this.#end ? undefined : page;
     } catch (error) {
       // Aborted because an earlier page was the last: not needed, not a failure.
-      if (index <= this.#end && !this.signal.aborted) this.#failed.set(index, { error, grantedAt });
+      if (index <= this.#end && !this.signal.aborted) {
+        this.#failed.set(index, { error, grantedAt });
+        this.#chunks.changed(); // lanes waiting for room stop
+      }
       return undefined;
     } finally {
       this.#inFlight.delete(index);
@@ -179,6 +209,7 @@ class PageBlock {
     if (index >= this.#end) return;
     this.#end = index;
     for (const [other, abort] of this.#inFlight) if (other > index) abort.abort();
+    this.#chunks.dropAfter(index);
   }
 
   /** The next permit not gone stale, oldest first; undefined when none is left. */

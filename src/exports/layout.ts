@@ -49,9 +49,46 @@ export function stagingFolderKey(exportKey: string): string {
   return `${STAGING_FOLDER}/${fileSafe(exportKey)}`;
 }
 
+const padded = (offset: number): string => String(offset).padStart(12, '0');
+
 /** Zero-padded, so that names sort in offset order. */
 export function stagedPageName(offset: number): string {
-  return `page-${String(offset).padStart(12, '0')}.ndjson`;
+  return `page-${padded(offset)}.ndjson`;
+}
+
+/** The offset a page object's name gives, or undefined for any other name. */
+export function parseStagedPageName(name: string): number | undefined {
+  const match = /^page-(\d+)\.ndjson$/.exec(name);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * What a chunk's name says: the block that wrote it (the block's first offset and the activity's attempt, its
+ * ordering key among chunks that hold the same page), and the consecutive pages it holds.
+ */
+export interface StagedChunkName {
+  blockOffset: number;
+  attempt: number;
+  firstOffset: number;
+  pages: number;
+}
+
+/** `chunk-<blockOffset>-<attempt>-<firstOffset>-<pages>.ndjson`, offsets zero-padded like a page's. */
+export function stagedChunkName({ blockOffset, attempt, firstOffset, pages }: StagedChunkName): string {
+  return `chunk-${padded(blockOffset)}-${attempt}-${padded(firstOffset)}-${pages}.ndjson`;
+}
+
+/** The parts of a chunk's name, or undefined for any other name. */
+export function parseStagedChunkName(name: string): StagedChunkName | undefined {
+  const match = /^chunk-(\d+)-(\d+)-(\d+)-(\d+)\.ndjson$/.exec(name);
+  if (!match) return undefined;
+  const [blockOffset, attempt, firstOffset, pages] = match.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  return pages > 0 ? { blockOffset, attempt, firstOffset, pages } : undefined;
 }
 
 export function stagingRoot(exportDir: string): string {

@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { InvariantError } from '../contract/errors';
 import type { ExportFormat, VisitorRow } from '../contract/visitors-export';
-import type { ExportDestination, FinalObjectWriter } from './destination';
+import { StagingMissingError, type ExportDestination, type FinalObjectWriter } from './destination';
 import { encoderFor } from './formats';
+import { ObjectReadAhead, StagedObjectCache } from './merge-reads';
 import { SeenPaths } from './seen-paths';
+import type { StagedSource } from './staged-objects';
 import type { ExportStaging } from './staging';
 
 export interface MergeOptions {
@@ -34,8 +36,9 @@ export interface MergeOutcome {
 
 const MAX_REPORTED_DUPLICATES = 20;
 /**
- * Pages read ahead of the one being written: over object storage each page is a request, and a few in flight
- * hide their latency. Each holds at most one staged page (at most 250 rows), so memory stays bounded.
+ * Pages read ahead of the one being written, about: over object storage each staged object is a request, and a
+ * few in flight hide their latency. Objects are read whole (a page object holds at most 250 rows, a chunk at most
+ * 16 pages), at least two at a time, so memory stays bounded.
  */
 const PAGES_AHEAD = 16;
 /**
@@ -49,36 +52,27 @@ const WRITE_CHUNK_UNITS = 256 * 1024;
  * one page) is counted and skipped: its first occurrence is kept.
  */
 export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutcome> {
+  const sources = await sourcesOf(options.staging, options.offsets);
   const encoder = encoderFor(options.format);
   const destination = options.destination ?? options.staging.destination;
   const file = await destination.openFinal(options.target);
   const output = hashedOutput(file);
   const seen = new SeenPaths();
-  const isDuplicate = duplicateCheck(options.staging, options.offsets);
+  const isDuplicate = duplicateCheck(options.staging, sources);
   const duplicatePaths: string[] = [];
   let duplicateCount = 0;
   let stagedRows = 0;
   let rows = 0;
   const stop = new AbortController();
-  setMaxListeners(PAGES_AHEAD + 1, stop.signal); // one listener per page read ahead, removed when it is read
-  const readAhead: Promise<VisitorRow[]>[] = [];
-  const fillReadAhead = (next: number): void => {
-    while (readAhead.length < PAGES_AHEAD && next + readAhead.length < options.offsets.length) {
-      const offset = options.offsets[next + readAhead.length] ?? 0;
-      const page = options.staging.readPage(offset, stop.signal);
-      page.catch(() => undefined); // reported when its turn comes
-      readAhead.push(page);
-    }
-  };
+  // One listener per object read ahead, removed when it is read.
+  setMaxListeners(ObjectReadAhead.maxReads(PAGES_AHEAD) + 1, stop.signal);
+  const readAhead = new ObjectReadAhead(options.staging, sources, stop.signal, PAGES_AHEAD);
   let bytes: number;
   try {
     output.add(encoder.start());
-    for (let index = 0; index < options.offsets.length; index += 1) {
+    for (let index = 0; index < sources.length; index += 1) {
       options.onPage?.(index);
-      fillReadAhead(index);
-      const page = readAhead.shift();
-      if (!page) throw new InvariantError(`page ${index} was not read`);
-      const pageRows = await page;
+      const pageRows = await readAhead.page(index);
       stagedRows += pageRows.length;
       for (let at = 0; at < pageRows.length; at += 1) {
         const row = pageRows[at] as VisitorRow;
@@ -131,19 +125,35 @@ function hashedOutput(file: FinalObjectWriter) {
   };
 }
 
+/** The sources of the export's pages; StagingMissingError naming the offsets no staged object holds. */
+async function sourcesOf(staging: ExportStaging, offsets: readonly number[]): Promise<StagedSource[]> {
+  const staged = await staging.stagedPages(offsets);
+  if (staged.found) return staged.sources;
+  const { missing } = staged;
+  throw new StagingMissingError(
+    `${missing.length} staged page(s) not found under ${staging.directory} (offsets ${missing.slice(0, 5).join(', ')}): ` +
+      'every worker host that runs this task queue must see the same EXPORT_DIR (one shared volume, or one bucket)',
+  );
+}
+
 /** Pages read again to confirm a duplicate: kept while the merge may ask again (one page often repeats another). */
 const CONFIRMED_PAGES = 8;
+/** Staged objects read again to confirm duplicates, kept so that a chunk is not read again for each of its pages. */
+const CONFIRMED_OBJECTS = 2;
 
 /**
  * Whether a path was written before: its fingerprint names candidate pages, and a candidate that holds the path
  * (read again from staging; the page being merged from its rows before this one) makes it a duplicate.
  */
-function duplicateCheck(staging: ExportStaging, offsets: readonly number[]) {
+function duplicateCheck(staging: ExportStaging, sources: readonly StagedSource[]) {
   const pages = new Map<number, Set<string>>();
+  const objects = new StagedObjectCache(staging, CONFIRMED_OBJECTS);
   const pathsOf = async (index: number): Promise<Set<string>> => {
     const cached = pages.get(index);
     if (cached) return cached;
-    const paths = new Set((await staging.readPage(offsets[index] ?? 0)).map((row) => row.path));
+    const source = sources[index];
+    if (source === undefined) throw new InvariantError(`no staged page ${index}`);
+    const paths = new Set((await objects.rows(source)).map((row) => row.path));
     if (pages.size >= CONFIRMED_PAGES) pages.delete(pages.keys().next().value ?? 0);
     pages.set(index, paths);
     return paths;

@@ -1,15 +1,39 @@
 import { addAbortSignal, type Readable } from 'node:stream';
+import { InvariantError } from '../contract/errors';
 import type { VisitorRow } from '../contract/visitors-export';
 import type { ExportDestination } from './destination';
 import { LocalDestination } from './local-destination';
-import { stagedPageName, stagingFolderKey } from './layout';
+import {
+  parseStagedChunkName,
+  parseStagedPageName,
+  stagedChunkName,
+  stagedPageName,
+  stagingFolderKey,
+} from './layout';
+import {
+  chunkText,
+  ndjsonOf,
+  parseChunk,
+  resolveStagedPages,
+  rowsOf,
+  type StagedPageRows,
+  type StagedPages,
+} from './staged-objects';
 
 export { StagingMissingError } from './destination';
 
+/** The block that writes a chunk: its first offset and its activity's attempt (see resolveStagedPages). */
+export interface ChunkWriter {
+  blockOffset: number;
+  attempt: number;
+}
+
 /**
- * The staging area of one export: one NDJSON object per offset page under `.staging/<export>/`. Each page is
- * written whole, so a retried or duplicated page activity rewrites the same object and a reader never sees half
- * a page.
+ * The staging area of one export under `.staging/<export>/`: NDJSON objects, each written whole, so a retried or
+ * duplicated write rewrites the same object and a reader never sees half of one. A page activity stages one page
+ * as `page-<offset>.ndjson`; a block of pages stages consecutive pages together as chunks
+ * (`chunk-<blockOffset>-<attempt>-<firstOffset>-<pages>.ndjson`: a header line listing each page's offset and
+ * rows, then their rows). The merge finds each page's object from one listing (stagedPages).
  */
 export class ExportStaging {
   readonly destination: ExportDestination;
@@ -32,24 +56,53 @@ export class ExportStaging {
 
   /** StagingMissingError when the area is not prepared: cleaned up already, or another destination. */
   async writePage(offset: number, rows: readonly VisitorRow[], signal?: AbortSignal): Promise<void> {
-    const lines = rows.map((row) => `${JSON.stringify(row)}\n`).join('');
-    await this.destination.stage(this.folder, stagedPageName(offset), lines, signal);
+    await this.destination.stage(this.folder, stagedPageName(offset), ndjsonOf(rows), signal);
   }
 
   /**
-   * A staged page's rows, read whole: a page holds at most MAX_PAGE_SIZE rows, and one read and one parse per
-   * page cost the merge far less than a line reader's promise per row. `signal` stops the read (the merge
-   * aborts the pages it read ahead when it fails).
+   * Writes consecutive pages, in offset order, as one object (one write, one read for the merge); like a page,
+   * StagingMissingError when the area is not prepared.
    */
-  async readPage(offset: number, signal?: AbortSignal): Promise<VisitorRow[]> {
-    const input = await this.destination.readStaged(`${this.folder}/${stagedPageName(offset)}`);
-    return rowsOf(await textOf(signal ? addAbortSignal(signal, input) : input));
+  async writeChunk(
+    writer: ChunkWriter,
+    pages: readonly StagedPageRows[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const first = pages[0];
+    if (first === undefined) throw new InvariantError('a staged chunk holds at least one page');
+    const name = stagedChunkName({ ...writer, firstOffset: first.offset, pages: pages.length });
+    await this.destination.stage(this.folder, name, chunkText(pages), signal);
   }
 
-  /** Offsets among `offsets` that have no staged page (written elsewhere, or removed). */
+  /**
+   * A staged page object's rows (`page-<offset>`), read whole: a page holds at most MAX_PAGE_SIZE rows, and one
+   * read and one parse per page cost the merge far less than a line reader's promise per row.
+   */
+  async readPage(offset: number, signal?: AbortSignal): Promise<VisitorRow[]> {
+    return rowsOf(await this.#text(stagedPageName(offset), signal));
+  }
+
+  /**
+   * The pages of one staged object (a page object or a chunk), read whole. `signal` stops the read (the merge
+   * aborts the objects it read ahead when it fails).
+   */
+  async readObject(name: string, signal?: AbortSignal): Promise<StagedPageRows[]> {
+    const text = await this.#text(name, signal);
+    if (parseStagedChunkName(name) !== undefined) return parseChunk(name, text);
+    const offset = parseStagedPageName(name);
+    if (offset === undefined) throw new InvariantError(`${name} is neither a staged page nor a chunk`);
+    return [{ offset, rows: rowsOf(text) }];
+  }
+
+  /** Which object holds each of `offsets` (the export's pages, in order), from one listing; or those none holds. */
+  async stagedPages(offsets: readonly number[]): Promise<StagedPages> {
+    return resolveStagedPages(await this.destination.listStaged(this.folder), offsets);
+  }
+
+  /** Offsets among `offsets` (the export's pages, in order) that no staged object holds. */
   async missingPages(offsets: readonly number[]): Promise<number[]> {
-    const staged = await this.destination.listStaged(this.folder);
-    return offsets.filter((offset) => !staged.has(stagedPageName(offset)));
+    const staged = await this.stagedPages(offsets);
+    return staged.found ? [] : staged.missing;
   }
 
   /** Where the area is, as a path or an s3:// URI. */
@@ -60,6 +113,11 @@ export class ExportStaging {
   async remove(): Promise<void> {
     await this.destination.removeStaging(this.folder);
   }
+
+  async #text(name: string, signal?: AbortSignal): Promise<string> {
+    const input = await this.destination.readStaged(`${this.folder}/${name}`);
+    return textOf(signal ? addAbortSignal(signal, input) : input);
+  }
 }
 
 async function textOf(input: Readable): Promise<string> {
@@ -69,18 +127,6 @@ async function textOf(input: Readable): Promise<string> {
   }
   return Buffer.concat(chunks).toString('utf8');
 }
-
-/** The rows of a staged page's text: one JSON object a line (the line breaks of node:readline), blanks skipped. */
-function rowsOf(text: string): VisitorRow[] {
-  const rows: VisitorRow[] = [];
-  // JSON.stringify escapes every CR, so a page holds none unless something else wrote it: split on LF alone.
-  for (const line of text.includes('\r') ? text.split(LINE_BREAK) : text.split('\n')) {
-    if (line !== '') rows.push(JSON.parse(line) as VisitorRow);
-  }
-  return rows;
-}
-
-const LINE_BREAK = /\r\n|\n|\r/;
 
 /**
  * Removes staging areas untouched for `olderThanMs`: those of exports that were terminated or timed out and so

@@ -9,8 +9,10 @@ import type {
   PageBlockResult,
   PermitSpan,
 } from '../../src/activities/visitors-page-block';
-import { stagingDirectory } from '../../src/exports/layout';
+import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
+import { stagedChunkName, stagingDirectory } from '../../src/exports/layout';
 import { useExportActivities } from '../helpers/export-activities';
+import { failingAt, offsetsIn, stagedChunksNow } from '../helpers/staged-chunks';
 
 const fixture = useExportActivities(95);
 
@@ -23,9 +25,11 @@ function permits(count: number, spendInMs = 60_000): PermitSpan {
 async function runBlock(
   exportKey: string,
   overrides: Partial<PageBlockRequest> = {},
+  env = new MockActivityEnvironment(),
+  activities = fixture.activities,
 ): Promise<PageBlockResult> {
-  await new MockActivityEnvironment().run(fixture.activities.prepareVisitorsExportStaging, exportKey);
-  return new MockActivityEnvironment().run(fixture.activities.fetchVisitorsPageBlock, {
+  await new MockActivityEnvironment().run(activities.prepareVisitorsExportStaging, exportKey);
+  return env.run(activities.fetchVisitorsPageBlock, {
     exportKey,
     projectId: 'acme',
     dateFrom: '2026-11-01',
@@ -42,7 +46,7 @@ const requests = () => fixture.sim.requests().filter((r) => r.route === 'getVisi
 const stagedFiles = (exportKey: string) => fs.readdir(stagingDirectory(fixture.exportDir, exportKey));
 
 describe('fetchVisitorsPageBlock', () => {
-  test('fetches up to the last page, stages each, and sends at most concurrency - 1 requests past it', async () => {
+  test('fetches up to the last page, stages it as one chunk, and sends at most concurrency - 1 requests past it', async () => {
     const result = await runBlock('whole');
     assert.deepEqual(
       result.pages.map((p) => [p.offset, p.rows, p.hasMore]),
@@ -53,8 +57,10 @@ describe('fetchVisitorsPageBlock', () => {
     assert.ok(sent.length >= 10 && sent.length <= 10 + 3, `${sent.length} requests`);
     // A request aborted on its way past the end may not have reached the service: its permit is spent all the same.
     assert.ok(result.permitsUsed >= sent.length && result.permitsUsed <= 13, `${result.permitsUsed} permits`);
-    const pageFiles = (await stagedFiles('whole')).filter((name) => name.startsWith('page-'));
-    assert.ok(pageFiles.length >= 10, `staged ${pageFiles.length}`);
+    // Pages fetched past the last one are not staged: one chunk of the ten pages, no page file.
+    assert.deepEqual(await stagedFiles('whole'), [
+      stagedChunkName({ blockOffset: 0, attempt: 1, firstOffset: 0, pages: 10 }),
+    ]);
   });
 
   test('heartbeats the pages done from the first, in order: a block whose worker dies loses none of them', async () => {
@@ -146,5 +152,111 @@ describe('fetchVisitorsPageBlock', () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.equal(requests().length, sent, 'nothing sent after the cancellation');
     assert.ok(sent <= 4, `${sent} requests`);
+  });
+
+  describe('chunks', () => {
+    /** Pages of 2 rows: the simulator's 95 paths make 48 of them, so a block of 40 permits stops at 40 pages. */
+    const SMALL = 2;
+    const offsets = (from: number, to: number): number[] =>
+      Array.from({ length: to - from }, (_, i) => (from + i) * SMALL);
+    /** The chunks of `pages` consecutive pages from page `first` of a block from 0, attempt 1. */
+    const chunksFrom = (first: number, pages: number) =>
+      Array.from({ length: Math.ceil(pages / 16) }, (_, i) => ({
+        blockOffset: 0,
+        attempt: 1,
+        firstOffset: (first + i * 16) * SMALL,
+        pages: Math.min(16, pages - i * 16),
+      }));
+
+    test('a block of 40 pages stages 3 chunks of 16, 16 and 8 pages, not 40 page files', async () => {
+      const result = await runBlock('chunks', { limit: SMALL, permits: [permits(40)] });
+      assert.deepEqual(
+        result.pages.map((p) => p.offset),
+        offsets(0, 40),
+      );
+      assert.deepEqual(result.failed, []);
+      assert.deepEqual(stagedChunksNow(fixture.exportDir, 'chunks'), chunksFrom(0, 40));
+      assert.equal((await stagedFiles('chunks')).length, 3, 'no page file');
+    });
+
+    test("a chunk's name carries the block's offset and the activity's attempt", async () => {
+      const env = new MockActivityEnvironment({ attempt: 3 });
+      await runBlock('attempt', { offset: 20, limit: SMALL, permits: [permits(4)] }, env);
+      assert.deepEqual(stagedChunksNow(fixture.exportDir, 'attempt'), [
+        { blockOffset: 20, attempt: 3, firstOffset: 20, pages: 4 },
+      ]);
+    });
+
+    test('heartbeats report only the pages whose chunk is written', async () => {
+      const env = new MockActivityEnvironment();
+      const beats: { reported: number[]; written: number[] }[] = [];
+      env.on('heartbeat', (details: PageBlockProgress) => {
+        // The emitter calls back at once: the chunks on disk as the beat leaves.
+        const written = offsetsIn(stagedChunksNow(fixture.exportDir, 'beats-chunks'), SMALL);
+        beats.push({ reported: details.pages.map((p) => p.offset), written });
+      });
+      const result = await runBlock('beats-chunks', { limit: SMALL, permits: [permits(40)] }, env);
+      assert.equal(result.pages.length, 40);
+      for (const { reported, written } of beats) {
+        assert.ok([0, 16, 32, 40].includes(reported.length), `a beat of ${reported.length} pages`);
+        for (const offset of reported)
+          assert.ok(written.includes(offset), `page ${offset} reported unwritten`);
+      }
+      assert.ok(
+        beats.some((beat) => beat.reported.length === 16),
+        'a beat after the first chunk',
+      );
+      assert.deepEqual(beats.at(-1)?.reported, offsets(0, 40));
+    });
+
+    test('a page that fails in the middle ends a chunk; the pages after it form their own; it is returned failed', async () => {
+      const docsApi = failingAt(fixture.sim, 20 * SMALL, 50);
+      try {
+        const activities = createVisitorsExportActivities({ docsApi, exportDir: fixture.exportDir });
+        const result = await runBlock(
+          'split',
+          { limit: SMALL, permits: [permits(40)] },
+          undefined,
+          activities,
+        );
+        assert.deepEqual(
+          result.failed.map((f) => [f.offset, f.rateLimited]),
+          [[20 * SMALL, false]],
+        );
+        const after = result.pages.length - 20;
+        assert.ok(after > 0, 'the pages fetched beside the failure are kept');
+        assert.deepEqual(
+          result.pages.map((p) => p.offset),
+          [...offsets(0, 20), ...offsets(21, 21 + after)],
+        );
+        assert.deepEqual(stagedChunksNow(fixture.exportDir, 'split'), [
+          ...chunksFrom(0, 16),
+          ...chunksFrom(16, 4),
+          ...chunksFrom(21, after),
+        ]);
+      } finally {
+        await docsApi.close();
+      }
+    });
+
+    test('a chunk whose write fails returns its pages as failed; the others are done', async () => {
+      await new MockActivityEnvironment().run(fixture.activities.prepareVisitorsExportStaging, 'unwritable');
+      // A directory where the second chunk goes: its rename fails (EISDIR), as a refused write would.
+      const second = stagedChunkName({ blockOffset: 0, attempt: 1, firstOffset: 16 * SMALL, pages: 16 });
+      await fs.mkdir(`${stagingDirectory(fixture.exportDir, 'unwritable')}/${second}`);
+      const result = await runBlock('unwritable', { limit: SMALL, permits: [permits(40)] });
+      assert.deepEqual(
+        result.failed.map((f) => f.offset),
+        offsets(16, 32),
+      );
+      assert.match(result.failed[0]?.message ?? '', /EISDIR/);
+      const done = result.pages.map((p) => p.offset);
+      assert.deepEqual(done, [...offsets(0, 16), ...offsets(32, 32 + done.length - 16)]);
+      // Each page returned done is in a chunk written, and no page of the failed one is.
+      const written = stagedChunksNow(fixture.exportDir, 'unwritable').filter(
+        (c) => c.firstOffset !== 16 * SMALL,
+      );
+      assert.deepEqual(offsetsIn(written, SMALL), done);
+    });
   });
 });

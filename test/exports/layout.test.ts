@@ -5,6 +5,10 @@ import {
   exportDirectory,
   exportFileName,
   fileSafe,
+  parseStagedChunkName,
+  parseStagedPageName,
+  stagedChunkName,
+  stagedPageName,
   stagedPagePath,
   stagingDirectory,
 } from '../../src/exports/layout';
@@ -32,5 +36,32 @@ describe('export file layout', () => {
       assert.equal(path.dirname(name), stagingDirectory('/exports', 'visitors-export/acme/k'));
     assert.ok(names[0]?.startsWith('/exports/.staging/'));
     assert.deepEqual([...names].sort(), names);
+  });
+
+  test('a chunk is named by its block, attempt, first offset and pages, and its name reads back', () => {
+    const chunk = { blockOffset: 4_000, attempt: 2, firstOffset: 8_000, pages: 16 };
+    const name = stagedChunkName(chunk);
+    assert.equal(name, 'chunk-000000004000-2-000000008000-16.ndjson');
+    assert.deepEqual(parseStagedChunkName(name), chunk);
+    const big = { blockOffset: 12_345_678_901_250, attempt: 11, firstOffset: 12_345_678_901_500, pages: 3 };
+    assert.deepEqual(parseStagedChunkName(stagedChunkName(big)), big);
+  });
+
+  test('names of other objects are neither chunks nor pages', () => {
+    for (const name of [
+      stagedPageName(250),
+      '.prepared',
+      'chunk-000000000000-1-000000000000-0.ndjson',
+      'chunk-000000000000-1-000000000000.ndjson',
+      '.chunk-000000000000-1-000000000000-16.ndjson.0a1b2c3d4e5f.tmp',
+    ]) {
+      assert.equal(parseStagedChunkName(name), undefined, name);
+    }
+    assert.equal(parseStagedPageName(stagedPageName(250)), 250);
+    assert.equal(
+      parseStagedPageName(stagedChunkName({ blockOffset: 0, attempt: 1, firstOffset: 0, pages: 1 })),
+      undefined,
+    );
+    assert.equal(parseStagedPageName('.page-000000000250.ndjson.0a1b2c3d4e5f.tmp'), undefined);
   });
 });

@@ -4,6 +4,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
+import { stagedPageName } from '../../src/exports/layout';
+import { LocalDestination } from '../../src/exports/local-destination';
 import { mergeStagedPages } from '../../src/exports/merge';
 import { ExportStaging } from '../../src/exports/staging';
 import { tempDir } from '../helpers/temp-dir';
@@ -141,4 +143,103 @@ describe('mergeStagedPages', () => {
     assert.deepEqual(outcome.duplicatePaths, ['/a', '/a', '/b']);
     assert.equal(outcome.duplicateCount, 3);
   });
+
+  test('pages staged in chunks and alone, beside stray chunks, merge to the file the same pages alone give', async () => {
+    // 40 pages of 3 rows; from page 20 on, each repeats a path of the page 20 before it (across chunks).
+    const rowsOf = (index: number): VisitorRow[] => [
+      row(`/p${index}-a`, 1),
+      row(`/p${index}-b`, 2),
+      row(index < 20 ? `/p${index}-c` : `/p${index - 20}-a`, 3),
+    ];
+    const offsets = Array.from({ length: 40 }, (_, i) => i * 3);
+    const alone = await staged(Object.fromEntries(offsets.map((offset, i) => [offset, rowsOf(i)])));
+    const pagesOf = (from: number, to: number) =>
+      offsets.slice(from, to).map((offset) => ({ offset, rows: rowsOf(offset / 3) }));
+    const stray = (from: number, to: number) =>
+      offsets.slice(from, to).map((offset) => ({ offset, rows: [row(`/stray-${offset}`, 1)] }));
+
+    const mixed = await staged({});
+    // A block from page 0 whose first attempt was retried: attempt 2 holds what the workflow counted.
+    await mixed.staging.writeChunk({ blockOffset: 0, attempt: 1 }, stray(0, 16));
+    await mixed.staging.writeChunk({ blockOffset: 0, attempt: 2 }, pagesOf(0, 16));
+    // Its chunk 16-19 failed late (the object is there): those pages were fetched alone.
+    await mixed.staging.writeChunk({ blockOffset: 0, attempt: 2 }, stray(16, 20));
+    for (const page of pagesOf(16, 20)) await mixed.staging.writePage(page.offset, page.rows);
+    // The next block died after its heartbeat reported 20-35; page 36 alone, the next block from 37.
+    await mixed.staging.writeChunk({ blockOffset: 60, attempt: 1 }, pagesOf(20, 36));
+    await mixed.staging.writeChunk({ blockOffset: 60, attempt: 1 }, stray(36, 40));
+    await mixed.staging.writePage(108, rowsOf(36));
+    await mixed.staging.writeChunk({ blockOffset: 111, attempt: 1 }, pagesOf(37, 40));
+
+    const target = 'visitors.csv';
+    const expected = await mergeStagedPages({ staging: alone.staging, offsets, format: 'csv', target });
+    const outcome = await mergeStagedPages({ staging: mixed.staging, offsets, format: 'csv', target });
+    assert.equal(
+      await fs.readFile(path.join(mixed.dir, target), 'utf8'),
+      await fs.readFile(path.join(alone.dir, target), 'utf8'),
+    );
+    assert.deepEqual(outcome, expected);
+    assert.equal(expected.duplicateCount, 20);
+  });
+
+  test('each chunk is read once, and once more at most to confirm duplicates; the folder is listed once', async () => {
+    const dir = await tempDir('merge');
+    const destination = new CountingDestination(dir);
+    const staging = new ExportStaging(destination, 'k');
+    await staging.prepare();
+    // Three chunks of 16 pages; every page of the third repeats a path of a page of the first.
+    const rowsOf = (index: number): VisitorRow[] => [row(`/p${index}`, 1), row(`/q${index % 32}`, 2)];
+    for (const first of [0, 16, 32]) {
+      const pages = Array.from({ length: 16 }, (_, i) => ({ offset: first + i, rows: rowsOf(first + i) }));
+      await staging.writeChunk({ blockOffset: 0, attempt: 1 }, pages);
+    }
+    const offsets = Array.from({ length: 48 }, (_, i) => i);
+    const outcome = await mergeStagedPages({ staging, offsets, format: 'ndjson', target: 'v' });
+    assert.equal(outcome.duplicateCount, 16);
+    assert.equal(destination.listings, 1);
+    assert.deepEqual([...destination.reads.values()].sort(), [1, 1, 2]);
+  });
+
+  test('an export staged by an older worker (page objects only) merges as before', async () => {
+    const dir = await tempDir('merge');
+    const staging = new ExportStaging(dir, 'old');
+    await staging.prepare();
+    const lines = (rows: VisitorRow[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join('');
+    await fs.writeFile(path.join(staging.directory, stagedPageName(0)), lines([row('/a', 1), row('/b', 2)]));
+    await fs.writeFile(path.join(staging.directory, stagedPageName(2)), lines([row('/a', 3), row('/c', 4)]));
+    const outcome = await mergeStagedPages({ staging, offsets: [0, 2], format: 'csv', target: 'v.csv' });
+    assert.equal(
+      await fs.readFile(path.join(dir, 'v.csv'), 'utf8'),
+      'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n/c,4,0,4\n',
+    );
+    assert.deepEqual(outcome.duplicatePaths, ['/a']);
+  });
+
+  test('a page no chunk or page object holds fails the merge, naming its offset', async () => {
+    const { staging } = await staged({});
+    await staging.writeChunk(
+      { blockOffset: 0, attempt: 1 },
+      [0, 1, 2].map((offset) => ({ offset, rows: [] })),
+    );
+    await assert.rejects(mergeStagedPages({ staging, offsets: [0, 1, 2, 3], format: 'csv', target: 'v' }), {
+      name: 'StagingMissingError',
+      message: /1 staged page\(s\) not found .*\(offsets 3\)/,
+    });
+  });
 });
+
+/** A local destination that counts its listings and the reads of each staged object. */
+class CountingDestination extends LocalDestination {
+  listings = 0;
+  readonly reads = new Map<string, number>();
+
+  override listStaged(folder: string): Promise<Set<string>> {
+    this.listings += 1;
+    return super.listStaged(folder);
+  }
+
+  override readStaged(key: string): ReturnType<LocalDestination['readStaged']> {
+    this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
+    return super.readStaged(key);
+  }
+}

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
-import { stagedPageName, stagingRoot } from '../../src/exports/layout';
+import { stagedChunkName, stagedPageName, stagingRoot } from '../../src/exports/layout';
 import { ExportStaging, StagingMissingError, pruneStaleStaging } from '../../src/exports/staging';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -42,6 +42,44 @@ describe('ExportStaging', () => {
     await staging.prepare();
     await staging.remove();
     await assert.rejects(staging.writePage(0, ROWS), StagingMissingError);
+    await assert.rejects(fs.access(staging.directory), { code: 'ENOENT' });
+  });
+
+  test('a chunk holds consecutive pages in one object, read back page for page beside page objects', async () => {
+    const staging = new ExportStaging(await tempDir('staging'), 'k');
+    await staging.prepare();
+    const pages = [
+      { offset: 250, rows: ROWS },
+      { offset: 500, rows: [] },
+      { offset: 750, rows: ROWS.slice(1) },
+    ];
+    await staging.writeChunk({ blockOffset: 250, attempt: 1 }, pages);
+    await staging.writePage(0, ROWS);
+    const chunk = stagedChunkName({ blockOffset: 250, attempt: 1, firstOffset: 250, pages: 3 });
+    assert.deepEqual((await fs.readdir(staging.directory)).sort(), [chunk, stagedPageName(0)]);
+    assert.deepEqual(await staging.readObject(chunk), pages);
+    assert.deepEqual(await staging.readObject(stagedPageName(0)), [{ offset: 0, rows: ROWS }]);
+
+    assert.deepEqual(await staging.stagedPages([0, 250, 500, 750]), {
+      found: true,
+      sources: [
+        { offset: 0, object: stagedPageName(0), position: 0 },
+        { offset: 250, object: chunk, position: 0 },
+        { offset: 500, object: chunk, position: 1 },
+        { offset: 750, object: chunk, position: 2 },
+      ],
+    });
+    assert.deepEqual(await staging.missingPages([0, 250, 500, 750, 1000]), [1000]);
+  });
+
+  test('a chunk written after the export was cleaned up fails and leaves nothing behind', async () => {
+    const staging = new ExportStaging(await tempDir('staging'), 'k');
+    await staging.prepare();
+    await staging.remove();
+    await assert.rejects(
+      staging.writeChunk({ blockOffset: 0, attempt: 1 }, [{ offset: 0, rows: ROWS }]),
+      StagingMissingError,
+    );
     await assert.rejects(fs.access(staging.directory), { code: 'ENOENT' });
   });
 

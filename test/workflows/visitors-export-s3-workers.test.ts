@@ -26,12 +26,13 @@ async function objectText(key: string): Promise<string> {
 test('three workers share an export to the bucket; one killed mid-pages, another mid-merge: the export is whole', async () => {
   const { env, sim, workers } = stack();
   sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 100 });
-  // The merge reads each staged page over HTTP: slowed down, it runs long enough to be killed in the middle.
+  // The merge reads each staged object (a page, or a chunk of up to 16) over HTTP: slowed down, it runs long
+  // enough to be killed in the middle.
   s3().proxy.add({
     kind: 'latency',
-    latencyMs: 150,
+    latencyMs: 400,
     times: Infinity,
-    match: (r) => r.method === 'GET' && /\.staging\/.+\/page-\d+\.ndjson$/.test(r.path),
+    match: (r) => r.method === 'GET' && /\.staging\/.+\/(?:page|chunk)-[\d-]+\.ndjson$/.test(r.path),
   });
   const input = {
     projectId: 'shared',

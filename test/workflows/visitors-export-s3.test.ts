@@ -22,6 +22,7 @@ import { startStack } from '../../dev/stack';
 import { startTestWorker } from '../../dev/worker';
 import type { S3Keys } from '../../dev/moto';
 import { useS3Stack, type S3TestServer } from '../helpers/s3';
+import { offsetsNamed } from '../helpers/staged-chunks';
 
 // One moto (IAM checks on for the bad destinations) behind a fault proxy, one dev server and simulator, one worker exporting to the bucket.
 const { s3, stack } = useS3Stack((server) =>
@@ -140,7 +141,7 @@ describe('visitorsExport to S3-compatible object storage', () => {
     );
 
     const writes = writesUnder('nightly/');
-    // Every put (probe, marker, pages, the export file, totals, manifest) carries a checksum.
+    // Every put (probe, marker, pages and chunks, the export file, totals, manifest) carries a checksum.
     for (const write of writes) {
       assert.ok(
         write.checksumHeaders['x-amz-checksum-crc32'] ?? write.checksumHeaders['x-amz-trailer'],
@@ -152,11 +153,17 @@ describe('visitorsExport to S3-compatible object storage', () => {
       finalWrites.map((w) => w.path.slice(`/exports/${folder}/`.length)),
       ['visitors.csv', 'totals.json', 'manifest.json'],
     );
-    // Pages past the end (the window opens to `concurrency` when the budget allows) are staged and removed too.
-    const staged = writes
-      .map((w) => /\.staging\/.+\/page-(\d+)\.ndjson$/.exec(w.path)?.[1])
-      .filter((offset) => offset !== undefined && Number(offset) < 1_000);
-    assert.equal(staged.length, 20, 'one put per page');
+    // The budget has room: the first page is staged alone, the others by blocks in chunks of up to 16 pages,
+    // so every page is staged and the staging puts are far fewer than the pages.
+    const stagedNames = writes
+      .map((w) => /\.staging\/[^/]+\/((?:page|chunk)-[^/]+\.ndjson)$/.exec(w.path)?.[1])
+      .filter((name) => name !== undefined);
+    assert.deepEqual(
+      [...new Set(offsetsNamed(stagedNames, 50))].filter((offset) => offset < 1_000).sort((a, b) => a - b),
+      Array.from({ length: 20 }, (_, i) => i * 50),
+      'every page staged',
+    );
+    assert.ok(stagedNames.length <= 5, `${stagedNames.join(', ')}: not one put per page`);
   });
 
   test('docs-agent export run prints the s3:// URIs of the files', async () => {
@@ -178,10 +185,18 @@ describe('visitorsExport to S3-compatible object storage', () => {
     const onPut = (pattern: RegExp) => (r: { method: string; path: string }) =>
       r.method === 'PUT' && pattern.test(r.path);
     const prefix = 'faults/shaky';
-    proxy.add({ kind: 'status', status: 500, match: onPut(/shaky.*page-000000000100\.ndjson$/) });
-    // Three in a row outlast the SDK's own three attempts: the page activity fails and the workflow retries it.
-    proxy.add({ kind: 'status', status: 503, times: 3, match: onPut(/shaky.*page-000000000200\.ndjson$/) });
-    proxy.add({ kind: 'reset', match: onPut(/shaky.*page-000000000300\.ndjson$/) });
+    // The first page is fetched and staged alone, the others by blocks in chunks (the budget has room).
+    proxy.add({ kind: 'reset', match: onPut(/shaky.*\/page-000000000000\.ndjson$/) });
+    proxy.add({ kind: 'status', status: 500, match: onPut(/shaky.*\/chunk-[^/]+\.ndjson$/) });
+    // Three in a row outlast the SDK's own three attempts: the write of the chunk of the last pages (from the
+    // second block) fails, and the workflow fetches and stages each of its pages alone.
+    const lastChunk = /shaky.*\/chunk-\d+-\d+-(\d+)-\d+\.ndjson$/;
+    proxy.add({
+      kind: 'status',
+      status: 503,
+      times: 3,
+      match: (r) => onPut(lastChunk)(r) && Number(lastChunk.exec(r.path)?.[1]) >= 500,
+    });
     proxy.add({ kind: 'reset', match: onPut(/shaky\/.*\/visitors\.csv$/) });
     proxy.add({ kind: 'status', status: 503, times: 3, match: onPut(/shaky\/.*\/manifest\.json$/) });
 
@@ -201,6 +216,16 @@ describe('visitorsExport to S3-compatible object storage', () => {
     }
     const faults = proxy.requests().filter((r) => r.fault !== undefined && r.path.includes('/faults/'));
     assert.equal(faults.length, 9, 'every injected fault was hit');
+    const refused = faults.filter((r) => r.fault === 'status' && r.path.includes('/chunk-')).at(-1)?.path;
+    const pagesAlone = offsetsNamed(
+      proxy
+        .requests()
+        .flatMap((r) => (onPut(/shaky.*\/page-\d+\.ndjson$/)(r) ? [path.posix.basename(r.path)] : [])),
+      50,
+    );
+    const refusedPages = offsetsNamed([path.posix.basename(refused ?? '')], 50);
+    assert.ok(refusedPages.length > 0, 'a chunk was refused');
+    for (const offset of refusedPages) assert.ok(pagesAlone.includes(offset), `page ${offset} staged alone`);
     const folder = `${prefix}/shaky/2026-11-01_2026-11-02`;
     const { paths } = await readExport(folder);
     assert.equal(paths.length, 1_000, 'no missing row');
@@ -254,7 +279,7 @@ describe('visitorsExport to S3-compatible object storage', () => {
   });
 });
 
-test('a page staged after its export was cleaned up fails and leaves no object behind', async () => {
+test('a page or a chunk staged after its export was cleaned up fails and leaves no object behind', async () => {
   const destination = new S3Destination(
     { bucket: s3().bucket, prefix: 'late' },
     s3Deps(s3(), 'late').exportS3,
@@ -266,6 +291,10 @@ test('a page staged after its export was cleaned up fails and leaves no object b
     assert.deepEqual(await staging.missingPages([0, 250]), [250]);
     await staging.remove();
     await assert.rejects(staging.writePage(250, [{ path: '/b', human: 1, ai: 0, total: 1 }]), {
+      name: 'StagingMissingError',
+    });
+    const chunk = [{ offset: 250, rows: [{ path: '/b', human: 1, ai: 0, total: 1 }] }];
+    await assert.rejects(staging.writeChunk({ blockOffset: 250, attempt: 1 }, chunk), {
       name: 'StagingMissingError',
     });
     assert.deepEqual(await keysUnder('late/'), []);

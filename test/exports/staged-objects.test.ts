@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { InvariantError } from '../../src/contract/errors';
+import type { VisitorRow } from '../../src/contract/visitors-export';
+import { stagedChunkName, stagedPageName } from '../../src/exports/layout';
+import {
+  chunkText,
+  parseChunk,
+  resolveStagedPages,
+  type StagedSource,
+} from '../../src/exports/staged-objects';
+
+const PAGE = 10;
+const offsetsUpTo = (pages: number): number[] => Array.from({ length: pages }, (_, i) => i * PAGE);
+/** A chunk of `pages` pages from page index `first`, written by the block at page index `block`. */
+const chunk = (block: number, attempt: number, first: number, pages: number): string =>
+  stagedChunkName({ blockOffset: block * PAGE, attempt, firstOffset: first * PAGE, pages });
+const page = (index: number): string => stagedPageName(index * PAGE);
+
+/** Each offset's object, as `name@position`, for a compact comparison. */
+function objectsOf(names: string[], pages: number): string[] {
+  const staged = resolveStagedPages(names, offsetsUpTo(pages));
+  assert.ok(staged.found, `missing ${staged.found ? '' : staged.missing.join(', ')}`);
+  staged.sources.forEach((source: StagedSource, index) => assert.equal(source.offset, index * PAGE));
+  return staged.sources.map((source) => `${source.object}@${source.position}`);
+}
+
+const repeat = (times: number, make: (i: number) => string): string[] =>
+  Array.from({ length: times }, (_, i) => make(i));
+
+describe('resolveStagedPages: which staged object holds a page', () => {
+  test('stray chunks of a block whose worker died lose to the page fetched alone and the next block', () => {
+    // Block 0 wrote chunks 0-15 and 16-31, but its last heartbeat reached the server with pages 0-15 only: the
+    // workflow counted those, fetched page 16 alone, and the next block (from page 17) wrote 17-32 and 33-39.
+    const names = [
+      chunk(0, 1, 0, 16),
+      chunk(0, 1, 16, 16),
+      page(16),
+      chunk(17, 1, 17, 16),
+      chunk(17, 1, 33, 7),
+    ];
+    assert.deepEqual(objectsOf(names, 40), [
+      ...repeat(16, (i) => `${chunk(0, 1, 0, 16)}@${i}`),
+      `${page(16)}@0`,
+      ...repeat(16, (i) => `${chunk(17, 1, 17, 16)}@${i}`),
+      ...repeat(7, (i) => `${chunk(17, 1, 33, 7)}@${i}`),
+    ]);
+  });
+
+  test('a chunk whose write failed late (the object is there) loses to its pages fetched alone', () => {
+    const names = [chunk(0, 1, 0, 4), chunk(0, 1, 4, 4), ...repeat(4, (i) => page(4 + i))];
+    assert.deepEqual(objectsOf(names, 8), [
+      ...repeat(4, (i) => `${chunk(0, 1, 0, 4)}@${i}`),
+      ...repeat(4, (i) => `${page(4 + i)}@0`),
+    ]);
+  });
+
+  test('a retried attempt of a block wins over the attempt before it, and a later block over both', () => {
+    // Attempt 1 wrote 0-15 and 16-31; attempt 2 wrote 0-15 and 16-23 and ended there; the next block from 24.
+    const names = [
+      chunk(0, 1, 0, 16),
+      chunk(0, 1, 16, 16),
+      chunk(0, 2, 0, 16),
+      chunk(0, 2, 16, 8),
+      chunk(24, 1, 24, 8),
+    ];
+    assert.deepEqual(objectsOf(names, 32), [
+      ...repeat(16, (i) => `${chunk(0, 2, 0, 16)}@${i}`),
+      ...repeat(8, (i) => `${chunk(0, 2, 16, 8)}@${i}`),
+      ...repeat(8, (i) => `${chunk(24, 1, 24, 8)}@${i}`),
+    ]);
+  });
+
+  test('old staging (page objects only) resolves to the pages; offsets no object holds are missing', () => {
+    assert.deepEqual(objectsOf([page(0), page(1), '.prepared'], 2), [`${page(0)}@0`, `${page(1)}@0`]);
+    assert.deepEqual(resolveStagedPages([chunk(0, 1, 0, 3), page(4), 'unrelated.txt'], offsetsUpTo(6)), {
+      found: false,
+      missing: [30, 50],
+    });
+  });
+});
+
+describe('staged chunk text', () => {
+  const row = (n: number): VisitorRow => ({ path: `/p${n}`, human: n, ai: 0, total: n });
+
+  test('a header line of offsets and row counts, then the rows; read back page for page', () => {
+    const pages = [
+      { offset: 0, rows: [row(1), row(2)] },
+      { offset: 10, rows: [] },
+      { offset: 20, rows: [row(3)] },
+    ];
+    const text = chunkText(pages);
+    assert.equal(text.split('\n')[0], '{"pages":[[0,2],[10,0],[20,1]]}');
+    assert.equal(text.split('\n').length, 1 + 3 + 1);
+    assert.deepEqual(parseChunk('c', text), pages);
+  });
+
+  test('a chunk whose header and rows disagree is refused, never read as other pages', () => {
+    const text = chunkText([{ offset: 0, rows: [row(1), row(2)] }]);
+    assert.throws(() => parseChunk('c', text.replace('[[0,2]]', '[[0,3]]')), InvariantError);
+    assert.throws(() => parseChunk('c', `{"rows":1}\n${JSON.stringify(row(1))}\n`), InvariantError);
+  });
+});

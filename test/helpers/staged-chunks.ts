@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import type { VisitorsQuery } from '../../src/docs-api/arguments';
+import type { RequestOptions } from '../../src/docs-api/client';
+import { DocsApiClient } from '../../src/docs-api/client';
+import { ServerError } from '../../src/docs-api/errors';
+import {
+  parseStagedChunkName,
+  parseStagedPageName,
+  stagingDirectory,
+  type StagedChunkName,
+} from '../../src/exports/layout';
+
+/** The chunks staged for `exportKey` under `exportDir` now, by first offset (read at once: from a heartbeat). */
+export function stagedChunksNow(exportDir: string, exportKey: string): StagedChunkName[] {
+  return fs
+    .readdirSync(stagingDirectory(exportDir, exportKey))
+    .map(parseStagedChunkName)
+    .filter((chunk) => chunk !== undefined)
+    .sort((a, b) => a.firstOffset - b.firstOffset);
+}
+
+/** The offsets of the pages `chunks` hold, pages of `pageSize` rows. */
+export function offsetsIn(chunks: readonly StagedChunkName[], pageSize: number): number[] {
+  return chunks.flatMap((chunk) =>
+    Array.from({ length: chunk.pages }, (_, i) => chunk.firstOffset + i * pageSize),
+  );
+}
+
+/** The offsets of the pages that staged objects of these names hold (page objects and chunks), in their order. */
+export function offsetsNamed(names: readonly string[], pageSize: number): number[] {
+  return names.flatMap((name) => {
+    const chunk = parseStagedChunkName(name);
+    const page = parseStagedPageName(name);
+    if (chunk !== undefined) return offsetsIn([chunk], pageSize);
+    return page === undefined ? [] : [page];
+  });
+}
+
+/**
+ * A client of the simulator whose request for the page at `offset` fails like a 500 would, after `delayMs` (the
+ * other lanes of a block go on meanwhile). Close it after use.
+ */
+export function failingAt(
+  sim: { url: string; apiKey: string },
+  offset: number,
+  delayMs: number,
+): DocsApiClient {
+  return new (class extends DocsApiClient {
+    override async getVisitors(projectId: string, query: VisitorsQuery, options?: RequestOptions) {
+      if (query.offset !== offset) return super.getVisitors(projectId, query, options);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      throw new ServerError('refused by the test', {
+        operation: 'getVisitors',
+        status: 500,
+        safeToRetry: true,
+      });
+    }
+  })({ baseUrl: sim.url, apiKey: sim.apiKey });
+}
