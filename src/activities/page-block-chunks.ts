@@ -6,6 +6,12 @@ import type { PageSummary } from './visitors-export';
  * merge) instead of sixteen, on disk one temporary file, fsync and rename. 16 pages of 250 rows are about 250 KB.
  */
 export const CHUNK_PAGES = 16;
+/**
+ * A shorter run goes once its first page has waited this long: when pages come slowly (one lane, a slow service)
+ * a chunk still goes about as often as the worker heartbeats (every 250 ms at most), so a worker that dies loses
+ * little more than the pages in flight, and progress moves.
+ */
+export const CHUNK_WAIT_MS = 250;
 /** Pages fetched and not yet written that a block holds at most: its lanes wait for writes beyond this. */
 export const MAX_UNWRITTEN_PAGES = 4 * CHUNK_PAGES;
 
@@ -40,6 +46,10 @@ export class PageChunks {
   #writing = 0;
   readonly #writes = new Set<Promise<void>>();
   #waiting: (() => void)[] = [];
+  /** When each fetched page came (for CHUNK_WAIT_MS), by index. */
+  readonly #fetchedAt = new Map<number, number>();
+  /** Writes the waiting run once its first page has waited CHUNK_WAIT_MS. */
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly hooks: ChunkHooks) {}
 
@@ -50,13 +60,18 @@ export class PageChunks {
 
   add(page: FetchedPage): void {
     this.#fetched.set(page.index, page);
+    this.#fetchedAt.set(page.index, Date.now());
     this.#form(false);
     this.changed();
   }
 
   /** Forgets the pages past the last page of the data (fetched before it was known): they are never staged. */
   dropAfter(last: number): void {
-    for (const index of this.#fetched.keys()) if (index > last) this.#fetched.delete(index);
+    for (const index of this.#fetched.keys()) {
+      if (index <= last) continue;
+      this.#fetched.delete(index);
+      this.#fetchedAt.delete(index);
+    }
     this.changed();
   }
 
@@ -79,6 +94,8 @@ export class PageChunks {
    * in chunks on either side of a failed page, and waits for every write.
    */
   async finish(flush: boolean): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     if (flush) this.#form(true);
     while (this.#writes.size > 0) await Promise.all(this.#writes);
   }
@@ -95,11 +112,27 @@ export class PageChunks {
       ) {
         pages.push(page);
       }
-      if (pages.length === 0 || (pages.length < CHUNK_PAGES && !last)) return;
-      for (const page of pages) this.#fetched.delete(page.index);
+      if (pages.length === 0) return;
+      if (pages.length < CHUNK_PAGES && !last) {
+        const waitedMs = Date.now() - (this.#fetchedAt.get(this.#first) ?? Date.now());
+        if (waitedMs < CHUNK_WAIT_MS) return this.#flushLater(CHUNK_WAIT_MS - waitedMs);
+      }
+      for (const page of pages) {
+        this.#fetched.delete(page.index);
+        this.#fetchedAt.delete(page.index);
+      }
       this.#first += pages.length;
       this.#write(pages);
     }
+  }
+
+  /** The run from the first page not yet staged is short and young: look again when it is old enough. */
+  #flushLater(ms: number): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#form(false);
+    }, ms);
   }
 
   #write(pages: readonly FetchedPage[]): void {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   CHUNK_PAGES,
+  CHUNK_WAIT_MS,
   MAX_UNWRITTEN_PAGES,
   PageChunks,
   type FetchedPage,
@@ -66,6 +67,23 @@ describe('PageChunks', () => {
       done,
       Array.from({ length: 16 }, (_, i) => i),
     );
+  });
+
+  test('a shorter run goes once its first page has waited CHUNK_WAIT_MS: slow pages are staged as they come', async () => {
+    const { staged, writes, done, release } = chunks();
+    release();
+    for (let index = 0; index < 3; index += 1) staged.add(fetched(index));
+    staged.add(fetched(4));
+    assert.deepEqual(writes, [], 'a young run waits for more pages');
+    await new Promise((resolve) => setTimeout(resolve, CHUNK_WAIT_MS + 100));
+    assert.deepEqual(writes, ['0-2'], 'the run from the first page not staged, up to the gap');
+    assert.deepEqual(done, [0, 1, 2]);
+    staged.add(fetched(3));
+    assert.deepEqual(writes, ['0-2'], 'page 4 waited long, but the run from page 3 is new');
+    await new Promise((resolve) => setTimeout(resolve, CHUNK_WAIT_MS + 100));
+    assert.deepEqual(writes, ['0-2', '3-4']);
+    await staged.finish(true);
+    assert.deepEqual(writes, ['0-2', '3-4'], 'nothing left to write at the end');
   });
 
   test('at the end, the runs on either side of a failed page are written, 16 pages at most each', async () => {
