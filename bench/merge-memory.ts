@@ -1,5 +1,7 @@
 // A child process of the object-storage benchmark: stages `paths` rows as pages of 250 at the destination, then
 // runs the merge activity itself and reports the RSS it grew by. Run with --expose-gc, its one argument JSON.
+// With `step`, a process stages only (`stage`) and another merges only (`merge`): the merging process's RSS then
+// owes nothing to the staging (whose buffers, once freed, a heap keeps and a merge would reuse).
 import { MockActivityEnvironment } from '@temporalio/testing';
 import {
   createVisitorsExportActivities,
@@ -19,6 +21,8 @@ export interface MergeMemoryInput {
   paths: number;
   /** Page objects (the default) or chunks of 16 pages, as a block of pages stages them. */
   stagedAs?: StagedAs;
+  /** Only stage (the staging is left for a `merge` process), or only merge; both in one process by default. */
+  step?: 'stage' | 'merge';
 }
 
 export interface MergeMemoryOutput {
@@ -36,8 +40,13 @@ async function main(): Promise<void> {
   const destination = openExportDestination(input.exportDir, input.exportS3);
   const staging = new ExportStaging(destination, EXPORT_KEY);
   const stageStarted = performance.now();
-  await stageRows(staging, input.paths, input.stagedAs);
+  if (input.step !== 'merge') await stageRows(staging, input.paths, input.stagedAs);
   const stageSeconds = (performance.now() - stageStarted) / 1000;
+  if (input.step === 'stage') {
+    const staged: MergeMemoryOutput = { rows: 0, baselineMiB: 0, peakMiB: 0, stageSeconds, mergeSeconds: 0 };
+    process.stdout.write(`${JSON.stringify(staged)}\n`);
+    return;
+  }
 
   const activities = createVisitorsExportActivities({
     // The merge sends nothing to the service; the client is never used.
