@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AnalyticsDataSet } from './analytics';
@@ -24,6 +25,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const counters = new Counters();
   const projects = new Projects({ jobs: o.jobs, visitorPaths: o.visitorPaths, errorBodies: o.errorBodies });
   const lifetime = new AbortController();
+  // Every request held by an injected latency listens to it: as many as the clients send at once.
+  setMaxListeners(0, lifetime.signal);
   let requestIds = 0;
 
   const reset = (): void => {
