@@ -148,6 +148,9 @@ export class PageChunks {
         this.#writes.delete(write);
         this.changed();
       });
+    // Should a hook throw, its pages are neither done nor failed: the block's result stops before them and the
+    // workflow fetches them again. Observed here, so that it is never an unhandled rejection meanwhile.
+    write.catch(() => undefined);
     this.#writes.add(write);
   }
 }
