@@ -38,16 +38,14 @@ export interface ChunkHooks {
  * pages failed (`failed`), for the workflow to fetch again alone.
  */
 export class PageChunks {
-  /** Fetched pages not yet taken into a chunk, by index. */
-  readonly #fetched = new Map<number, FetchedPage>();
+  /** Fetched pages not yet taken into a chunk, with when each came (for CHUNK_WAIT_MS), by index. */
+  readonly #fetched = new Map<number, { page: FetchedPage; at: number }>();
   /** Index of the first page not yet taken into a chunk (nor skipped as failed, at the end). */
   #first = 0;
   /** Pages of the chunks being written. */
   #writing = 0;
   readonly #writes = new Set<Promise<void>>();
   #waiting: (() => void)[] = [];
-  /** When each fetched page came (for CHUNK_WAIT_MS), by index. */
-  readonly #fetchedAt = new Map<number, number>();
   /** Writes the waiting run once its first page has waited CHUNK_WAIT_MS. */
   #timer: NodeJS.Timeout | undefined;
 
@@ -59,19 +57,14 @@ export class PageChunks {
   }
 
   add(page: FetchedPage): void {
-    this.#fetched.set(page.index, page);
-    this.#fetchedAt.set(page.index, Date.now());
+    this.#fetched.set(page.index, { page, at: Date.now() });
     this.#form(false);
     this.changed();
   }
 
   /** Forgets the pages past the last page of the data (fetched before it was known): they are never staged. */
   dropAfter(last: number): void {
-    for (const index of this.#fetched.keys()) {
-      if (index <= last) continue;
-      this.#fetched.delete(index);
-      this.#fetchedAt.delete(index);
-    }
+    for (const index of this.#fetched.keys()) if (index > last) this.#fetched.delete(index);
     this.changed();
   }
 
@@ -106,21 +99,18 @@ export class PageChunks {
       while (last && this.hooks.isFailed(this.#first)) this.#first += 1;
       const pages: FetchedPage[] = [];
       for (
-        let page = this.#fetched.get(this.#first);
-        page !== undefined && pages.length < CHUNK_PAGES;
-        page = this.#fetched.get(this.#first + pages.length)
+        let entry = this.#fetched.get(this.#first);
+        entry !== undefined && pages.length < CHUNK_PAGES;
+        entry = this.#fetched.get(this.#first + pages.length)
       ) {
-        pages.push(page);
+        pages.push(entry.page);
       }
       if (pages.length === 0) return;
       if (pages.length < CHUNK_PAGES && !last) {
-        const waitedMs = Date.now() - (this.#fetchedAt.get(this.#first) ?? Date.now());
+        const waitedMs = Date.now() - (this.#fetched.get(this.#first)?.at ?? Date.now());
         if (waitedMs < CHUNK_WAIT_MS) return this.#flushLater(CHUNK_WAIT_MS - waitedMs);
       }
-      for (const page of pages) {
-        this.#fetched.delete(page.index);
-        this.#fetchedAt.delete(page.index);
-      }
+      for (const page of pages) this.#fetched.delete(page.index);
       this.#first += pages.length;
       this.#write(pages);
     }
