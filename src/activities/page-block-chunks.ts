@@ -49,7 +49,11 @@ export class PageChunks {
   /** Writes the waiting run once its first page has waited CHUNK_WAIT_MS. */
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly hooks: ChunkHooks) {}
+  /** `waitMs`: CHUNK_WAIT_MS; Infinity makes chunks by count alone (tests that assert their exact layout). */
+  constructor(
+    private readonly hooks: ChunkHooks,
+    private readonly waitMs = CHUNK_WAIT_MS,
+  ) {}
 
   /** Pages held in memory: fetched and not written yet. */
   get unwritten(): number {
@@ -108,7 +112,7 @@ export class PageChunks {
       if (pages.length === 0) return;
       if (pages.length < CHUNK_PAGES && !last) {
         const waitedMs = Date.now() - (this.#fetched.get(this.#first)?.at ?? Date.now());
-        if (waitedMs < CHUNK_WAIT_MS) return this.#flushLater(CHUNK_WAIT_MS - waitedMs);
+        if (waitedMs < this.waitMs) return this.#flushLater(this.waitMs - waitedMs);
       }
       for (const page of pages) this.#fetched.delete(page.index);
       this.#first += pages.length;
@@ -118,7 +122,7 @@ export class PageChunks {
 
   /** The run from the first page not yet staged is short and young: look again when it is old enough. */
   #flushLater(ms: number): void {
-    if (this.#timer !== undefined) return;
+    if (this.#timer !== undefined || !Number.isFinite(ms)) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#form(false);

@@ -25,6 +25,8 @@ export interface VisitorsExportActivityDeps {
   exportDir: string;
   /** For `s3://`: addressing, and client settings beyond the standard AWS environment (tests name a server). */
   exportS3?: S3DestinationOptions;
+  /** How long a block's short run of pages waits before it is staged as a chunk (default CHUNK_WAIT_MS). */
+  chunkWaitMs?: number;
 }
 
 export interface PageRequest {
@@ -78,12 +80,17 @@ export interface MergeResult {
 /** Staging areas untouched this long belong to exports that were terminated: the next cleanup removes them. */
 const STALE_STAGING_MS = 7 * 24 * 3_600_000;
 
-export function createVisitorsExportActivities({ docsApi, exportDir, exportS3 }: VisitorsExportActivityDeps) {
+export function createVisitorsExportActivities({
+  docsApi,
+  exportDir,
+  exportS3,
+  chunkWaitMs,
+}: VisitorsExportActivityDeps) {
   const destination = openExportDestination(exportDir, exportS3);
   const stagingOf = (exportKey: string): ExportStaging => new ExportStaging(destination, exportKey);
   const pageSteps = visitorsPageSteps(docsApi, stagingOf);
   return {
-    ...createPageBlockActivities(pageSteps),
+    ...createPageBlockActivities(pageSteps, chunkWaitMs),
 
     /** Fetches one offset page and stages its rows (idempotent: a retry rewrites the same file). */
     async fetchVisitorsPage(request: PageRequest): Promise<PageSummary> {

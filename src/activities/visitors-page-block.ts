@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DocsApiFailureType, docsApiDetailsOf } from '../contract/failure-types';
 import type { VisitorsPage } from '../contract/visitors-export';
-import { PageChunks, type FetchedPage } from './page-block-chunks';
+import { CHUNK_WAIT_MS, PageChunks, type FetchedPage } from './page-block-chunks';
 import type { PageRequest, PageSummary } from './visitors-export';
 import type { VisitorsPageSteps } from './visitors-page-steps';
 
@@ -61,11 +61,11 @@ export interface PageBlockResult {
  * none that succeeded is sent twice. Failed pages (their request, or their chunk's write) are returned for the
  * workflow to retry under its own rules (Retry-After, backoff, a 429 reported to the limiter).
  */
-export function createPageBlockActivities(steps: VisitorsPageSteps) {
+export function createPageBlockActivities(steps: VisitorsPageSteps, chunkWaitMs = CHUNK_WAIT_MS) {
   return {
     async fetchVisitorsPageBlock(request: PageBlockRequest): Promise<PageBlockResult> {
       const { cancellationSignal: signal, info } = Context.current();
-      const result = await new PageBlock(steps, request, signal, info.attempt).run();
+      const result = await new PageBlock(steps, request, signal, info.attempt, chunkWaitMs).run();
       if (signal.aborted) throw new CancelledFailure('page block cancelled');
       return result;
     },
@@ -93,30 +93,34 @@ class PageBlock {
     private readonly request: PageBlockRequest,
     private readonly signal: AbortSignal,
     attempt: number,
+    chunkWaitMs: number,
   ) {
     this.#permits = request.permits.map((span) => ({ ...span }));
     // Chunks are named by the block's first offset and attempt: what tells the merge which one the workflow
     // counted when several hold a page (resolveStagedPages).
     const chunk = { exportKey: request.exportKey, blockOffset: request.offset, attempt };
-    this.#chunks = new PageChunks({
-      write: (pages) =>
-        steps.stageChunk(
-          chunk,
-          pages.map(({ index, page }) => ({ offset: this.#pageRequest(index).offset, page })),
-          signal,
-        ),
-      written: (pages, summaries) => {
-        pages.forEach((page, at) => {
-          const summary = summaries[at];
-          if (summary !== undefined) this.#done.set(page.index, summary);
-        });
-        this.#beat();
+    this.#chunks = new PageChunks(
+      {
+        write: (pages) =>
+          steps.stageChunk(
+            chunk,
+            pages.map(({ index, page }) => ({ offset: this.#pageRequest(index).offset, page })),
+            signal,
+          ),
+        written: (pages, summaries) => {
+          pages.forEach((page, at) => {
+            const summary = summaries[at];
+            if (summary !== undefined) this.#done.set(page.index, summary);
+          });
+          this.#beat();
+        },
+        failed: (pages, error) => {
+          for (const { index, grantedAt } of pages) this.#failed.set(index, { error, grantedAt });
+        },
+        isFailed: (index) => this.#failed.has(index),
       },
-      failed: (pages, error) => {
-        for (const { index, grantedAt } of pages) this.#failed.set(index, { error, grantedAt });
-      },
-      isFailed: (index) => this.#failed.has(index),
-    });
+      chunkWaitMs,
+    );
   }
 
   async run(): Promise<PageBlockResult> {

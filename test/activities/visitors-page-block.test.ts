@@ -14,7 +14,8 @@ import { stagedChunkName, stagingDirectory } from '../../src/exports/layout';
 import { useExportActivities } from '../helpers/export-activities';
 import { failingAt, offsetsIn, stagedChunksNow } from '../helpers/staged-chunks';
 
-const fixture = useExportActivities(95);
+// Chunks by count alone (no 250 ms flush): the tests assert their exact layout, whatever the machine's load.
+const fixture = useExportActivities(95, { chunkWaitMs: Infinity });
 
 const PAGE_SIZE = 10;
 
@@ -212,7 +213,11 @@ describe('fetchVisitorsPageBlock', () => {
     test('a page that fails in the middle ends a chunk; the pages after it form their own; it is returned failed', async () => {
       const docsApi = failingAt(fixture.sim, 20 * SMALL, 50);
       try {
-        const activities = createVisitorsExportActivities({ docsApi, exportDir: fixture.exportDir });
+        const activities = createVisitorsExportActivities({
+          docsApi,
+          exportDir: fixture.exportDir,
+          chunkWaitMs: Infinity,
+        });
         const result = await runBlock(
           'split',
           { limit: SMALL, permits: [permits(40)] },

@@ -2,7 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
-import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
+import {
+  createVisitorsExportActivities,
+  type VisitorsExportActivityDeps,
+} from '../../src/activities/visitors-export';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 
@@ -18,7 +21,10 @@ export interface ExportActivitiesFixture {
  * The export activities of one test file, for MockActivityEnvironment: a simulator serving `paths` visitor paths
  * (reset after each test), and the activities over a fresh temporary export directory per test.
  */
-export function useExportActivities(paths: number): ExportActivitiesFixture {
+export function useExportActivities(
+  paths: number,
+  deps: Pick<VisitorsExportActivityDeps, 'chunkWaitMs'> = {},
+): ExportActivitiesFixture {
   let sim: Simulator | undefined;
   let docsApi: DocsApiClient | undefined;
   let exportDir: string | undefined;
@@ -29,7 +35,7 @@ export function useExportActivities(paths: number): ExportActivitiesFixture {
   });
   beforeEach(async () => {
     exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'export-activities-'));
-    activities = createVisitorsExportActivities({ docsApi: ready(docsApi), exportDir });
+    activities = createVisitorsExportActivities({ docsApi: ready(docsApi), exportDir, ...deps });
   });
   afterEach(async () => {
     sim?.reset();
