@@ -1,12 +1,12 @@
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   BUDGET_LIMITER_WORKFLOW_TYPE,
   budgetLimiterWorkflowId,
-  releaseBudgetPermitSignal,
+  releaseBudgetPermitsSignal,
   requestBudgetPermitSignal,
-  returnBudgetPermitsSignal,
   type BudgetKind,
-  type PermitReturn,
+  type PermitRelease,
   type PermitRequest,
   type RateBudget,
 } from '../contract/budget';
@@ -21,16 +21,19 @@ export interface BudgetActivityDeps {
   };
 }
 
-/** A permit request as the workflow knows it: the worker adds the requester and the configured budget. */
-export type PermitAsk = Omit<PermitRequest, 'requesterId' | 'budget'> & { kind: BudgetKind };
-
-export interface PermitRelease {
+/** Which budget: its kind and (for the agent budget, one per project) the project. */
+export interface BudgetRef {
   kind: BudgetKind;
   projectId: string;
-  permitId: string;
 }
 
-export type PermitReturnAsk = PermitReturn & { kind: BudgetKind; projectId: string };
+/** A permit request as the workflow sends it: the worker adds the requester (its run) and the configured budget. */
+export type PermitRequestInput = Omit<PermitRequest, 'requesterId' | 'requesterRunId' | 'budget'> & BudgetRef;
+
+export type PermitReleaseInput = PermitRelease & BudgetRef;
+
+/** Whether a release reached the budget's limiter. */
+export type ReleaseOutcome = 'released' | 'limiter-gone';
 
 /**
  * The worker's side of the budgets: it knows the configured budget and the organization, so workflow code never
@@ -39,12 +42,39 @@ export type PermitReturnAsk = PermitReturn & { kind: BudgetKind; projectId: stri
 export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
   const limiterId = (kind: BudgetKind, projectId: string): string =>
     budgetLimiterWorkflowId(kind, budgets.organization, kind === 'agent' ? projectId : undefined);
+
+  /**
+   * Permits go back to the budget (a repeat is ignored). A limiter that is gone (terminated, never started)
+   * holds no permit: there is nothing to give back, and the caller is told so instead of retrying for ever.
+   */
+  async function releaseBudgetPermits({
+    kind,
+    projectId,
+    ...release
+  }: PermitReleaseInput): Promise<ReleaseOutcome> {
+    const handle = Context.current().client.workflow.getHandle(limiterId(kind, projectId));
+    try {
+      await handle.signal(releaseBudgetPermitsSignal, release);
+      return 'released';
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      log.warn('Budget limiter gone: the permits it granted are not held any more', {
+        limiter: handle.workflowId,
+        releaseId: release.releaseId,
+      });
+      return 'limiter-gone';
+    }
+  }
+
   return {
-    /** Queues a permit at the budget's limiter, starting the limiter if none runs (a repeat is ignored). */
-    async requestBudgetPermit(ask: PermitAsk): Promise<void> {
+    /**
+     * Queues a permit at the budget's limiter, starting the limiter if none runs (a repeat is ignored). The grant
+     * goes to the run that asked, never to a later run of the same workflow id.
+     */
+    async requestBudgetPermit(ask: PermitRequestInput): Promise<void> {
       const { client, info } = Context.current();
-      const requesterId = info.workflowExecution?.workflowId;
-      if (requesterId === undefined) throw new InvariantError('requestBudgetPermit runs for a workflow only');
+      const requester = info.workflowExecution;
+      if (requester === undefined) throw new InvariantError('requestBudgetPermit runs for a workflow only');
       const { kind, ...request } = ask;
       const budget = budgets[kind];
       await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {
@@ -54,20 +84,15 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
         priority: { priorityKey: 1 },
         args: [{ budget }],
         signal: requestBudgetPermitSignal,
-        signalArgs: [{ ...request, requesterId, budget }],
+        signalArgs: [
+          { ...request, requesterId: requester.workflowId, requesterRunId: requester.runId, budget },
+        ],
       });
     },
 
-    /** Permits granted and never spent go back to the budget (a repeat is ignored). */
-    async returnBudgetPermits({ kind, projectId, ...permitReturn }: PermitReturnAsk): Promise<void> {
-      const handle = Context.current().client.workflow.getHandle(limiterId(kind, projectId));
-      await handle.signal(returnBudgetPermitsSignal, permitReturn);
-    },
-
-    /** An exclusive permit's request is done: the next one may go. */
-    async releaseBudgetPermit(release: PermitRelease): Promise<void> {
-      const handle = Context.current().client.workflow.getHandle(limiterId(release.kind, release.projectId));
-      await handle.signal(releaseBudgetPermitSignal, { permitId: release.permitId });
-    },
+    releaseBudgetPermits,
   };
 }
+
+/** Releases a permit from inside another activity (a create or message): bounded, and never its caller's failure. */
+export type ReleasePermit = (release: PermitReleaseInput) => Promise<unknown>;

@@ -59,12 +59,17 @@ export interface PermitRequest {
   permitId: string;
   /** Workflow id the grant is signalled to. */
   requesterId: string;
+  /**
+   * The run of `requesterId` that asked: the grant goes to that run only, so a run that closed (cancelled,
+   * terminated) never hands its permit to a new run of the same workflow id; the grant's places are freed.
+   */
+  requesterRunId?: string;
   /** Requests of one project wait in order; projects take turns. */
   projectId: string;
   /** Order within the project (e.g. the workflow's start time), then arrival. */
   requestedAt: number;
   budget: RateBudget;
-  /** One at a time: the next permit of this budget waits for `releaseBudgetPermit` (or a hold timeout). */
+  /** One at a time: the next permit of this budget waits for its release (or a hold timeout). */
   exclusive?: boolean;
   /**
    * Not granted before `requestedAt + settleMs`, so that a request made a moment earlier whose ask is still on
@@ -123,18 +128,18 @@ export interface BudgetLimiterState {
  */
 export const requestBudgetPermitSignal = defineSignal<[PermitRequest]>('requestBudgetPermit');
 export const budgetPermitQueuedSignal = defineSignal<[PermitTicket]>('budgetPermitQueued');
-/** An exclusive permit's request is done (sent or failed): the next one may go. */
-export const releaseBudgetPermitSignal = defineSignal<[{ permitId: string }]>('releaseBudgetPermit');
 /**
- * Permits granted and never spent (no request was sent with them, and none will be): their places in the window
- * are free again. `returnId` makes a repeated signal count once.
+ * Permits given back to the budget: the one verb for it. `permitId`: an exclusive permit whose request is done
+ * (sent or failed), so the next one may go. `unspent`: permits granted and never spent (no request was sent with
+ * them, and none will be), whose places in the window are free again. `releaseId` makes a repeat count once.
  */
-export interface PermitReturn {
-  returnId: string;
+export interface PermitRelease {
+  releaseId: string;
+  permitId?: string;
   /** Per grant: its time (its place in the window) and how many of its permits come back. */
-  grants: { grantedAt: number; count: number }[];
+  unspent?: { grantedAt: number; count: number }[];
 }
-export const returnBudgetPermitsSignal = defineSignal<[PermitReturn]>('returnBudgetPermits');
+export const releaseBudgetPermitsSignal = defineSignal<[PermitRelease]>('releaseBudgetPermits');
 /** Sent by the limiter to the requester. */
 export const budgetPermitGrantedSignal = defineSignal<[PermitGrant]>('budgetPermitGranted');
 export const getBudgetStateQuery = defineQuery<BudgetLimiterState>('getBudgetState');

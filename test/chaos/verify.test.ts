@@ -19,9 +19,9 @@ const h = useStack({
   worker: () => ({
     wrapActivities: (activities) => ({
       ...activities,
-      async releaseBudgetPermit(release) {
+      async releaseBudgetPermits(release) {
         await releaseGate.pass(release.projectId);
-        return activities.releaseBudgetPermit(release);
+        return activities.releaseBudgetPermits(release);
       },
       async createAgentJob(request) {
         await createGate.pass(request.projectId);

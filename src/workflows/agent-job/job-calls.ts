@@ -1,8 +1,8 @@
 import { ApplicationFailure, isCancellation, log, workflowInfo } from '@temporalio/workflow';
 import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
-import { BudgetFailureType } from '../../contract/budget';
-import { refusalOf, type Permit } from '../budget/permits';
+import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
+import { refusalOf } from '../budget/permits';
 import { createAgentJob, getAgentJob, sendAgentJobMessage } from './activity-proxies';
 import { pollDelayMs, pollJitterKey } from '../../contract/poll-schedule';
 import { classifyCallFailure, failureTypeOf, isTimeout, resendDelayMs } from './call-failures';
@@ -158,7 +158,7 @@ async function acquireAgentPermit(
   state: RunState,
   requestedAt: number,
   settleMs?: number,
-): Promise<Permit | null> {
+): Promise<PermitGrant | null> {
   const budget = state.budget;
   if (budget === null) return null;
   const refusal = state.budgetRefusal;
@@ -184,7 +184,7 @@ async function acquireAgentPermit(
 }
 
 /** Makes the call on the permit, notes a 429 for the next ask, and lets the project's next request go. */
-async function spendingPermit<T>(state: RunState, permit: Permit | null, call: () => Promise<T>): Promise<T> {
+async function spendingPermit<T>(state: RunState, permit: PermitGrant | null, call: () => Promise<T>): Promise<T> {
   if (permit === null || state.budget === null) return call();
   try {
     return await call();
@@ -192,7 +192,7 @@ async function spendingPermit<T>(state: RunState, permit: Permit | null, call: (
     state.budgetRefusal = refusalOf(error, permit);
     throw error;
   } finally {
-    await state.budget.release(state.projectId, permit);
+    await state.budget.release(state.projectId, { permitId: permit.permitId });
   }
 }
 

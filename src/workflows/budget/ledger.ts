@@ -2,8 +2,8 @@ import {
   MAX_PERMITS_PER_ASK,
   type BudgetLimiterState,
   type BudgetRefusal,
+  type PermitRelease,
   type PermitRequest,
-  type PermitReturn,
   type PermitTicket,
   type RateBudget,
 } from '../../contract/budget';
@@ -47,7 +47,7 @@ export class BudgetLedger {
    * a repeat of a request already queued or granted.
    */
   enqueue(request: PermitRequest, now: number): PermitTicket | undefined {
-    if (this.#s.recent.includes(request.permitId) || this.requesterOf(request.permitId) !== undefined) {
+    if (this.#s.recent.includes(request.permitId) || this.requestOf(request.permitId) !== undefined) {
       return undefined;
     }
     this.#s.budget = request.budget;
@@ -66,11 +66,11 @@ export class BudgetLedger {
     return { permitId: request.permitId, estimatedGrantAt: this.#estimate(waitingAhead, now), waitingAhead };
   }
 
-  /** The requester of a waiting permit. */
-  requesterOf(permitId: string): string | undefined {
+  /** The request of a waiting permit. */
+  requestOf(permitId: string): PermitRequest | undefined {
     for (const [, queue] of this.#s.queues) {
       const request = queue.find((r) => r.permitId === permitId);
-      if (request) return request.requesterId;
+      if (request) return request;
     }
     return undefined;
   }
@@ -111,11 +111,11 @@ export class BudgetLedger {
     if (this.#s.exclusive?.permitId === permitId) this.#s.exclusive = null;
   }
 
-  /** Permits granted and never spent come back (once per `returnId`): their places in the window are free. */
-  giveBack({ returnId, grants }: PermitReturn): void {
-    if (this.#s.recent.includes(returnId)) return;
-    this.#remember(returnId);
-    for (const { grantedAt, count } of grants) {
+  /** Permits granted and never spent come back (once per `releaseId`): their places in the window are free. */
+  releaseUnspent({ releaseId, unspent = [] }: PermitRelease): void {
+    if (this.#s.recent.includes(releaseId)) return;
+    this.#remember(releaseId);
+    for (const { grantedAt, count } of unspent) {
       this.#s.granted -= this.#unlog(grantedAt, Math.min(count, MAX_PERMITS_PER_ASK));
     }
   }

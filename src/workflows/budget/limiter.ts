@@ -4,24 +4,23 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
-  patched,
   setHandler,
   workflowInfo,
+  type SignalDefinition,
 } from '@temporalio/workflow';
 import {
   budgetPermitGrantedSignal,
   budgetPermitQueuedSignal,
   getBudgetStateQuery,
-  releaseBudgetPermitSignal,
+  releaseBudgetPermitsSignal,
   requestBudgetPermitSignal,
-  returnBudgetPermitsSignal,
   type PermitGrant,
   type PermitRequest,
   type PermitTicket,
   type RateBudget,
 } from '../../contract/budget';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
-import { BudgetLedger, MAX_PADDING_MS } from './ledger';
+import { BudgetLedger } from './ledger';
 import type { LedgerSnapshot } from './ledger-snapshot';
 
 export interface BudgetLimiterInput {
@@ -41,9 +40,7 @@ const QUEUED_NOTICE_MIN_WAIT_MS = 2_000;
  * estimate first), round robin across projects and FIFO within one. It never ends: it continues as new.
  */
 export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void> {
-  // Runs before it padded the window by at most 1 s: a permit was held 750 ms at most.
-  const maxPaddingMs = patched(LONG_HOLD_PATCH) ? MAX_PADDING_MS : 1_000;
-  const ledger = new BudgetLedger(input.budget, input.ledger, { maxPaddingMs });
+  const ledger = new BudgetLedger(input.budget, input.ledger);
   let changes = 0;
   let signalsInFlight = 0;
 
@@ -58,23 +55,28 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     if (ticket) tickets.push(ticket);
     changes += 1;
   });
-  setHandler(releaseBudgetPermitSignal, ({ permitId }) => {
+  setHandler(releaseBudgetPermitsSignal, (release) => {
     changes += 1;
-    ledger.release(permitId, Date.now());
-  });
-  setHandler(returnBudgetPermitsSignal, (permitReturn) => {
-    changes += 1;
-    ledger.giveBack(permitReturn);
+    if (release.permitId !== undefined) ledger.release(release.permitId, Date.now());
+    if (release.unspent !== undefined) ledger.releaseUnspent(release);
   });
   setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
 
-  const send = (requesterId: string, signal: () => Promise<void>, onGone: () => void): void => {
+  /** Signals the run that asked; a closed run (even one replaced under the same workflow id) is gone. */
+  const send = <A>(
+    request: Pick<PermitRequest, 'requesterId' | 'requesterRunId'>,
+    signal: SignalDefinition<[A]>,
+    arg: A,
+    onGone: () => void,
+  ): void => {
     signalsInFlight += 1;
-    signal()
+    getExternalWorkflowHandle(request.requesterId, request.requesterRunId)
+      .signal(signal, arg)
       .catch((error: unknown) => {
         // The requester has ended (cancelled, failed, terminated): nobody will spend this permit.
         log.info('Permit message not delivered: the requester has ended', {
-          requesterId,
+          requesterId: request.requesterId,
+          requesterRunId: request.requesterRunId,
           error: error instanceof Error ? error.message : String(error),
         });
         onGone();
@@ -91,27 +93,16 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
       request.count === undefined
         ? {}
         : { count, spare: ledger.spare(grantedAt), spendBy: grantedAt + ledger.spendWithinMs };
-    send(
-      request.requesterId,
-      () =>
-        getExternalWorkflowHandle(request.requesterId).signal(budgetPermitGrantedSignal, {
-          permitId: request.permitId,
-          grantedAt,
-          ...batch,
-        }),
-      () => ledger.forget(request.permitId, grantedAt, count),
+    send(request, budgetPermitGrantedSignal, { permitId: request.permitId, grantedAt, ...batch }, () =>
+      ledger.forget(request.permitId, grantedAt, count),
     );
   };
   const queued = (ticket: PermitTicket): void => {
-    const requesterId = ledger.requesterOf(ticket.permitId);
+    const request = ledger.requestOf(ticket.permitId);
     // Granted in the same task already: the grant says it all. A short wait is not worth a message (and the
     // requester's history four events): the estimate is for operators watching a long one.
-    if (requesterId === undefined || ticket.estimatedGrantAt - Date.now() < QUEUED_NOTICE_MIN_WAIT_MS) return;
-    send(
-      requesterId,
-      () => getExternalWorkflowHandle(requesterId).signal(budgetPermitQueuedSignal, ticket),
-      () => ledger.cancel(ticket.permitId),
-    );
+    if (request === undefined || ticket.estimatedGrantAt - Date.now() < QUEUED_NOTICE_MIN_WAIT_MS) return;
+    send(request, budgetPermitQueuedSignal, ticket, () => ledger.cancel(ticket.permitId));
   };
 
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.budgetLimiter;
@@ -131,9 +122,6 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     else await condition(woken, Math.max(1, wakeAt - now));
   }
 }
-
-/** The window is padded by up to 5 s, not 1 s: an export's block of pages may hold its permits 4.75 s. */
-const LONG_HOLD_PATCH = 'budget-padding-5s';
 
 function continueAsNewDue(eventLimit: number): boolean {
   const info = workflowInfo();

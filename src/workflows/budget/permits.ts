@@ -1,7 +1,10 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   condition,
+  isCancellation,
+  log,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -21,11 +24,25 @@ import {
 type BudgetActivities = ReturnType<typeof createBudgetActivities>;
 
 /** Asking is cheap and safe to repeat (the limiter ignores a repeated permit id): retried until it gets through. */
-const { requestBudgetPermit, releaseBudgetPermit, returnBudgetPermits } =
-  proxyLocalActivities<BudgetActivities>({
-    startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-  });
+const { requestBudgetPermit } = proxyLocalActivities<BudgetActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/**
+ * A release is bounded: a limiter that is gone answers at once (nothing to release), and a Temporal that does
+ * not answer is given up after about a minute, with a warning. The permit then frees itself (the limiter's hold
+ * timeout, or its window), so the workflow never waits on it.
+ */
+const { releaseBudgetPermits } = proxyLocalActivities<BudgetActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+  },
+});
 
 /**
  * The same ask as a regular activity: it costs three events instead of one marker, but the workflow task does
@@ -36,9 +53,13 @@ const { requestBudgetPermit: requestBudgetPermitInBackground } = proxyActivities
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-/** One permit, or with `count` a batch of them (see PermitRequest.count). */
-export type Permit = PermitGrant;
+/**
+ * A permit not granted after this long is asked for again (same permit id: a limiter that has it ignores the
+ * repeat). A limiter terminated while the permit waited is then started again, so no wait lasts for ever.
+ */
+const REASK_AFTER_MS = 2 * 60_000;
 
+/** What a workflow asks its budget for: one permit, or with `count` a batch (see PermitRequest.count). */
 export interface PermitAsk {
   projectId: string;
   /** Order within the project; default now. */
@@ -91,7 +112,7 @@ export class BudgetPermits {
     return estimates.length === 0 ? null : Math.max(...estimates);
   }
 
-  async acquire(ask: PermitAsk): Promise<Permit> {
+  async acquire(ask: PermitAsk): Promise<PermitGrant> {
     const permitId = uuid4();
     try {
       this.#waits.set(permitId, null);
@@ -114,15 +135,23 @@ export class BudgetPermits {
       } else {
         await requestBudgetPermit(request);
       }
-      if (!this.#granted.has(permitId)) {
-        const { deadlinePassed } = ask;
-        if (deadlinePassed) {
-          await condition(() => this.#granted.has(permitId) || deadlinePassed());
-        } else {
-          await condition(() => this.#granted.has(permitId), Math.max(1, ask.deadlineAt - Date.now()));
-        }
-        if (!this.#granted.has(permitId)) throw this.timedOut(ask);
+      const { deadlinePassed } = ask;
+      if (deadlinePassed && !this.#granted.has(permitId)) {
+        // The caller's timer bounds every ask it makes (and its own asks are re-sent by its own pacing).
+        await condition(() => this.#granted.has(permitId) || deadlinePassed());
       }
+      while (!this.#granted.has(permitId)) {
+        if (deadlinePassed?.() === true || Date.now() >= ask.deadlineAt) throw this.timedOut(ask);
+        const waitMs = Math.min(REASK_AFTER_MS, Math.max(1, ask.deadlineAt - Date.now()));
+        await condition(() => this.#granted.has(permitId), waitMs);
+        if (!this.#granted.has(permitId) && Date.now() < ask.deadlineAt) await requestBudgetPermit(request);
+      }
+    } catch (error) {
+      // Cancelled while the permit waited: a grant on its way would hold the budget until its hold timeout.
+      if (isCancellation(error) && ask.exclusive === true) {
+        await CancellationScope.nonCancellable(() => this.release(ask.projectId, { permitId }));
+      }
+      throw error;
     } finally {
       const hadEstimate = this.#waits.get(permitId) != null;
       this.#waits.delete(permitId);
@@ -142,20 +171,39 @@ export class BudgetPermits {
     });
   }
 
-  /** Permits granted and never spent (none will be): the budget may grant their places again. */
-  async giveBack(projectId: string, grants: { grantedAt: number; count: number }[]): Promise<void> {
-    if (grants.length === 0) return;
-    await returnBudgetPermits({ kind: this.kind, projectId, returnId: uuid4(), grants });
-  }
-
-  /** After an exclusive permit's request: lets the next one of the budget go. */
-  async release(projectId: string, permit: Permit): Promise<void> {
-    await releaseBudgetPermit({ kind: this.kind, projectId, permitId: permit.permitId });
+  /**
+   * Gives permits back: an exclusive permit whose request is done (`permitId`: the next one may go), or permits
+   * granted and never spent (`unspent`: their places in the window are free again). Bounded: a limiter that is
+   * gone, or that cannot be reached in about a minute, is given up with a warning; the permit frees itself.
+   */
+  async release(
+    projectId: string,
+    release: { permitId?: string; unspent?: { grantedAt: number; count: number }[] },
+  ): Promise<void> {
+    if (release.permitId === undefined && (release.unspent?.length ?? 0) === 0) return;
+    try {
+      const outcome = await releaseBudgetPermits({
+        kind: this.kind,
+        projectId,
+        releaseId: uuid4(),
+        ...release,
+      });
+      if (outcome === 'limiter-gone') {
+        log.warn('Budget limiter gone: nothing to release', { kind: this.kind, projectId });
+      }
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      log.warn('Permit release given up: the limiter frees it after its hold timeout', {
+        kind: this.kind,
+        projectId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
   }
 }
 
 /** The refusal to report when an activity failed with the service's 429; undefined for any other failure. */
-export function refusalOf(error: unknown, permit: Permit): BudgetRefusal | undefined {
+export function refusalOf(error: unknown, permit: PermitGrant): BudgetRefusal | undefined {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (!(cause instanceof ApplicationFailure)) return undefined;
   if (cause.type !== DocsApiFailureType.rateLimited) return undefined;

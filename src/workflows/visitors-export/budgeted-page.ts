@@ -2,7 +2,8 @@ import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@tem
 import type { PageRequest, PageSummary } from '../../activities/visitors-export';
 import { docsApiDetailsOf } from '../../contract/failure-types';
 import type { BudgetRefusal } from '../../contract/budget';
-import { refusalOf, type Permit } from '../budget/permits';
+import type { PermitGrant } from '../../contract/budget';
+import { refusalOf } from '../budget/permits';
 import { fetchVisitorsPageOnce } from './activity-proxies';
 
 /** Failures other than 429 a page survives (5xx, network, a worker lost mid-request), as before budgets. */
@@ -15,7 +16,7 @@ const MAX_BACKOFF_MS = 30_000;
  * the budget, and counts against no attempt limit: the page waits as long as the deadline allows.
  */
 export async function fetchPageWithinBudget(
-  takePermit: (refusal: BudgetRefusal | undefined) => Promise<Permit>,
+  takePermit: (refusal: BudgetRefusal | undefined) => Promise<PermitGrant>,
   request: PageRequest,
   earlier?: EarlierFailure,
 ): Promise<PageSummary> {

@@ -1,7 +1,7 @@
 import { ActivityFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
 import type { PageRequest, PageSummary } from '../../activities/visitors-export';
 import type { PageBlockFailure, PermitSpan } from '../../activities/visitors-page-block';
-import type { Permit } from '../budget/permits';
+import type { PermitGrant } from '../../contract/budget';
 import { fetchVisitorsPageBlock } from './activity-proxies';
 import { fetchPageWithinBudget } from './budgeted-page';
 import { pageFailed } from './failures';
@@ -108,7 +108,7 @@ function isPageSummary(value: unknown): value is PageSummary {
 }
 
 /** The permits as runs of one grant each (they come in batches): a short activity input. */
-function spansOf(permits: readonly Permit[]): PermitSpan[] {
+function spansOf(permits: readonly PermitGrant[]): PermitSpan[] {
   const spans: PermitSpan[] = [];
   for (const permit of permits) {
     const spendBy = permit.spendBy ?? Number.MAX_SAFE_INTEGER;

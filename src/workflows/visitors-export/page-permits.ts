@@ -1,6 +1,7 @@
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal } from '../../contract/budget';
-import type { BudgetPermits, Permit } from '../budget/permits';
+import type { PermitGrant } from '../../contract/budget';
+import type { BudgetPermits } from '../budget/permits';
 
 /** How long the return of unspent permits waits for an ask still on its way. */
 const GIVE_BACK_WAIT = '5 seconds';
@@ -21,7 +22,7 @@ const MIN_OPEN_SPARE = 64;
  */
 export class PagePermits {
   /** Granted and not spent yet, oldest first. */
-  readonly #stock: Permit[] = [];
+  readonly #stock: PermitGrant[] = [];
   #asking = false;
   #waiting = 0;
   /** The background ask failed: every page waiting for it fails so. */
@@ -62,7 +63,7 @@ export class PagePermits {
   }
 
   /** A permit for one request; `refusal`: the previous one was refused with 429 (everyone pauses). */
-  async take(refusal?: BudgetRefusal): Promise<Permit> {
+  async take(refusal?: BudgetRefusal): Promise<PermitGrant> {
     if (refusal !== undefined) {
       // Permits granted before the pause would land in it: drop them and ask as under a binding budget.
       this.#stock.length = 0;
@@ -97,7 +98,7 @@ export class PagePermits {
    * Permits for a block of up to `count` requests: the first as `take` gives it (waiting if it must), the rest
    * from the stock without waiting. The next ask, made at once while this block runs, aims at `nextCount`.
    */
-  async takeUpTo(count: number, nextCount = count): Promise<Permit[]> {
+  async takeUpTo(count: number, nextCount = count): Promise<PermitGrant[]> {
     // An ask made now (the stock is empty) is for the whole block.
     this.#batch = Math.max(this.#batch, Math.min(MAX_PERMITS_PER_ASK, count));
     const taken = [await this.take()];
@@ -113,25 +114,24 @@ export class PagePermits {
    * back to the budget for others, with those of an ask on its way if it is granted within a few seconds (it runs
    * beside the merge). A grant later than that, delivered to an export that has ended, the limiter frees itself.
    */
-  async giveBack(): Promise<void> {
+  async release(): Promise<void> {
     await condition(() => !this.#asking, GIVE_BACK_WAIT);
     const grants = new Map<number, number>();
     for (const permit of this.#stock.splice(0)) {
       grants.set(permit.grantedAt, (grants.get(permit.grantedAt) ?? 0) + 1);
     }
-    await this.permits.giveBack(
-      this.projectId,
-      [...grants].map(([grantedAt, count]) => ({ grantedAt, count })),
-    );
+    await this.permits.release(this.projectId, {
+      unspent: [...grants].map(([grantedAt, count]) => ({ grantedAt, count })),
+    });
   }
 
   /** Permits taken and not spent (no request was sent with them): the next pages take them first. */
-  putBack(permits: readonly Permit[]): void {
+  putBack(permits: readonly PermitGrant[]): void {
     this.#stock.unshift(...permits);
     this.#dropStale();
   }
 
-  async #single(refusal?: BudgetRefusal): Promise<Permit> {
+  async #single(refusal?: BudgetRefusal): Promise<PermitGrant> {
     const grant = await this.permits.acquire({
       projectId: this.projectId,
       deadlineAt: this.deadlineAt,

@@ -30,7 +30,8 @@ import {
   removeVisitorsExportStaging,
 } from './activity-proxies';
 import type { BudgetRefusal } from '../../contract/budget';
-import { BudgetPermits, type Permit } from '../budget/permits';
+import type { PermitGrant } from '../../contract/budget';
+import { BudgetPermits } from '../budget/permits';
 import { PagePermits } from './page-permits';
 import { fetchPageWithinBudget } from './budgeted-page';
 import { resolveRange, scheduledNominalTime, scheduleIdOfRun, validateInput } from './input';
@@ -100,7 +101,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     permits && adaptive ? new PagePermits(permits, projectId, deadlineAt, concurrency) : undefined;
   const takePermit =
     permits &&
-    ((refusal: BudgetRefusal | undefined): Promise<Permit> =>
+    ((refusal: BudgetRefusal | undefined): Promise<PermitGrant> =>
       pagePermits
         ? pagePermits.take(refusal)
         : permits.acquire({ projectId, deadlineAt, ...(refusal === undefined ? {} : { refusal }) }));
@@ -148,7 +149,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   });
 
   // What is left of the permits goes back to the budget while the export merges (or before it continues).
-  const givingBack = blocks && pagePermits ? pagePermits.giveBack() : Promise.resolve();
+  const givingBack = blocks && pagePermits ? pagePermits.release() : Promise.resolve();
   if (outcome.kind === 'paused') {
     await givingBack;
     await condition(allHandlersFinished);

@@ -208,13 +208,13 @@ describe('BudgetLedger', () => {
     ledger.grant(T0);
     assert.equal(ledger.grantExtras(batch, T0), 39);
     assert.equal(ledger.view(T0).grantedInWindow, 40);
-    const giveBack = { returnId: 'r1', grants: [{ grantedAt: T0, count: 25 }] };
-    ledger.giveBack(giveBack);
+    const release = { releaseId: 'r1', unspent: [{ grantedAt: T0, count: 25 }] };
+    ledger.releaseUnspent(release);
     assert.equal(ledger.view(T0).grantedInWindow, 15);
     assert.equal(ledger.view(T0).granted, 15);
-    ledger.giveBack(giveBack);
-    assert.equal(ledger.view(T0).grantedInWindow, 15, 'a repeated return counts once');
-    ledger.giveBack({ returnId: 'r2', grants: [{ grantedAt: T0 + 5, count: 3 }] });
+    ledger.releaseUnspent(release);
+    assert.equal(ledger.view(T0).grantedInWindow, 15, 'a repeated release counts once');
+    ledger.releaseUnspent({ releaseId: 'r2', unspent: [{ grantedAt: T0 + 5, count: 3 }] });
     assert.equal(ledger.view(T0).grantedInWindow, 15, 'nothing was granted then: nothing to free');
   });
 
