@@ -6,6 +6,7 @@ import { parseDuration } from './contract/duration';
 import { ConfigError } from './contract/errors';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { intFromText, portFromText } from './contract/validation';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevelName } from './operations/logging';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 import { isS3Uri, parseS3Uri, S3_URI_RULE } from './exports/s3-uri';
 
@@ -71,6 +72,9 @@ const workerEnvSchema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: positiveInt.optional(),
   WORKER_SHUTDOWN_GRACE_TIME: graceTime,
   WORKER_METRICS_PORT: portFromText.optional(),
+  WORKER_HEALTH_PORT: portFromText.optional(),
+  LOG_FORMAT: z.enum(LOG_FORMATS, { error: `must be one of ${LOG_FORMATS.join(', ')}` }).default('text'),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   WORKER_WORKFLOW_BUNDLE: z.string().optional(),
 });
 
@@ -94,6 +98,10 @@ export interface WorkerConfig {
   /** Milliseconds activities get to finish on SIGINT/SIGTERM. */
   shutdownGraceTimeMs: number;
   metricsPort: number | undefined;
+  /** Serves /livez and /readyz (src/operations/health.ts). */
+  healthPort: number | undefined;
+  logFormat: LogFormat;
+  logLevel: LogLevelName;
   workflowBundlePath: string | undefined;
 }
 
@@ -119,6 +127,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     shutdownGraceTimeMs: e.WORKER_SHUTDOWN_GRACE_TIME,
     metricsPort: e.WORKER_METRICS_PORT,
+    healthPort: e.WORKER_HEALTH_PORT,
+    logFormat: e.LOG_FORMAT,
+    logLevel: e.LOG_LEVEL,
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
   };
 }

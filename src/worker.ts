@@ -1,12 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  NativeConnection,
-  Runtime,
-  Worker,
-  makeTelemetryFilterString,
-  type WorkerOptions,
-} from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
@@ -15,6 +9,8 @@ import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
 import { dataConverterFromEnv } from './codec/data-converter';
 import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
+import { ServerReachability, startHealthServer, workerChecks } from './operations/health';
+import { coreLogFilter, createLogger, logStartFailure } from './operations/logging';
 import { DROPPED_WORKFLOW_SPANS, startTracing, type Tracing } from './tracing/setup';
 
 export { createActivities };
@@ -121,16 +117,36 @@ function productionBundle(
 export async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const dataConverter = dataConverterFromEnv();
+  const redact = (line: string) => config.docsApiKey.redact(line);
   Runtime.install({
+    logger: createLogger({ format: config.logFormat, level: config.logLevel, redact }),
     telemetryOptions: {
-      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      logging: { filter: coreLogFilter(config.logLevel), forward: {} },
       ...(config.metricsPort === undefined
         ? {}
         : { metrics: { prometheus: { bindAddress: `0.0.0.0:${config.metricsPort}` } } }),
     },
   });
+  // Up before the connection: /livez answers and /readyz says 503 while the worker starts.
+  const started: { worker?: Worker; reachability?: ServerReachability } = {};
+  const health =
+    config.healthPort === undefined
+      ? undefined
+      : await startHealthServer(
+          config.healthPort,
+          workerChecks(
+            () => started.worker?.getState(),
+            () => started.reachability?.probe() ?? { ok: false, reason: 'connecting to the server' },
+          ),
+        );
   const { connectionOptions, namespace } = loadClientConnectConfig();
   const connection = await NativeConnection.connect(connectionOptions);
+  if (health) {
+    started.reachability = new ServerReachability(async (deadline) => {
+      await connection.withDeadline(deadline, () => connection.workflowService.getSystemInfo({}));
+    });
+    started.reachability.start();
+  }
   const tracing = await startTracing('docs-agent-worker');
   const deps = activityDepsFromConfig(config, tracing);
   const bundle = productionBundle(config, tracing !== undefined);
@@ -157,9 +173,12 @@ export async function main(): Promise<void> {
     payloadEncryption: dataConverter ? 'AES-256-GCM' : 'off',
     tracing: tracing ? 'OpenTelemetry (OTEL_* environment)' : 'off',
   });
+  started.worker = worker;
   try {
     await worker.run();
   } finally {
+    started.reachability?.stop();
+    await health?.close();
     await deps.docsApi.close();
     await connection.close();
     await tracing?.shutdown();
@@ -168,7 +187,7 @@ export async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
+    logStartFailure(error);
     process.exit(1);
   });
 }

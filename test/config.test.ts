@@ -44,6 +44,31 @@ describe('loadWorkerConfig', () => {
     );
   });
 
+  test('operations: health port, LOG_FORMAT text and LOG_LEVEL info by default, each value named', () => {
+    const defaults = loadWorkerConfig(valid);
+    assert.equal(defaults.healthPort, undefined);
+    assert.equal(defaults.logFormat, 'text');
+    assert.equal(defaults.logLevel, 'info');
+    const set = loadWorkerConfig({
+      ...valid,
+      WORKER_HEALTH_PORT: '8080',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'debug',
+    });
+    assert.deepEqual([set.healthPort, set.logFormat, set.logLevel], [8080, 'json', 'debug']);
+    assert.throws(
+      () =>
+        loadWorkerConfig({ ...valid, LOG_FORMAT: 'logfmt', LOG_LEVEL: 'trace', WORKER_HEALTH_PORT: '70000' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /LOG_FORMAT: must be one of text, json/);
+        assert.match(error.message, /LOG_LEVEL: must be one of error, warn, info, debug/);
+        assert.match(error.message, /WORKER_HEALTH_PORT: must be at most 65535/);
+        return true;
+      },
+    );
+  });
+
   test('budgets: default 100/1h each; <requests>/<duration> in any duration form', () => {
     const defaults = loadWorkerConfig(valid);
     assert.deepEqual(defaults.analyticsRateLimit, { requests: 100, windowMs: 3_600_000 });
