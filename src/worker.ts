@@ -10,6 +10,10 @@ import { DocsApiClient } from './docs-api/client';
 import { dataConverterFromEnv } from './codec/data-converter';
 import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
 import { ServerReachability, startHealthServer, workerChecks } from './operations/health';
+import { recordActivityMetrics } from './operations/activity-metrics';
+import { countDocsApiRequests } from './operations/docs-api-metrics';
+import { WorkerMetrics } from './operations/metrics';
+import { histogramBuckets } from './contract/metrics';
 import { coreLogFilter, createLogger, logStartFailure } from './operations/logging';
 import { DROPPED_WORKFLOW_SPANS, startTracing, type Tracing } from './tracing/setup';
 
@@ -41,6 +45,8 @@ export interface CreateWorkerOptions {
   dataConverter?: DataConverter;
   /** OpenTelemetry (startTracing); off when absent. */
   tracing?: Tracing;
+  /** The worker's own metrics (docs_agent_*), recorded at the activities' edge; off when absent. */
+  metrics?: WorkerMetrics;
   tuning?: Pick<
     WorkerOptions,
     | 'maxConcurrentActivityTaskExecutions'
@@ -69,25 +75,29 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       : { workflowsPath: WORKFLOWS_PATH }),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     // Traced: the traced bundle has the workflow interceptors baked in; workflowModules serves bundling at start.
-    ...(options.tracing
-      ? {
-          interceptors: {
-            ...options.tracing.worker.interceptors,
-            workflowModules: WORKFLOW_INTERCEPTOR_MODULES,
-          },
-          sinks: options.tracing.worker.sinks,
-        }
-      : { sinks: DROPPED_WORKFLOW_SPANS }),
+    interceptors: {
+      ...(options.tracing
+        ? { ...options.tracing.worker.interceptors, workflowModules: WORKFLOW_INTERCEPTOR_MODULES }
+        : {}),
+      activity: [
+        ...(options.tracing?.worker.interceptors.activity ?? []),
+        ...(options.metrics ? [recordActivityMetrics(options.metrics)] : []),
+      ],
+    },
+    sinks: options.tracing ? options.tracing.worker.sinks : DROPPED_WORKFLOW_SPANS,
     ...options.tuning,
   });
 }
 
-export function activityDepsFromConfig(config: WorkerConfig, tracing?: Tracing) {
+export function activityDepsFromConfig(config: WorkerConfig, tracing?: Tracing, metrics?: WorkerMetrics) {
   return {
     docsApi: new DocsApiClient({
       baseUrl: config.docsApiBaseUrl,
       apiKey: config.docsApiKey,
-      ...(tracing ? { interceptors: tracing.docsApiInterceptors } : {}),
+      interceptors: [
+        ...(tracing?.docsApiInterceptors ?? []),
+        ...(metrics ? [countDocsApiRequests(metrics)] : []),
+      ],
     }),
     exportDir: config.exportDir,
     exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
@@ -124,7 +134,14 @@ export async function main(): Promise<void> {
       logging: { filter: coreLogFilter(config.logLevel), forward: {} },
       ...(config.metricsPort === undefined
         ? {}
-        : { metrics: { prometheus: { bindAddress: `0.0.0.0:${config.metricsPort}` } } }),
+        : {
+            metrics: {
+              prometheus: {
+                bindAddress: `0.0.0.0:${config.metricsPort}`,
+                histogramBucketOverrides: histogramBuckets(),
+              },
+            },
+          }),
     },
   });
   // Up before the connection: /livez answers and /readyz says 503 while the worker starts.
@@ -148,7 +165,9 @@ export async function main(): Promise<void> {
     started.reachability.start();
   }
   const tracing = await startTracing('docs-agent-worker');
-  const deps = activityDepsFromConfig(config, tracing);
+  // The SDK's meter: a no-op without WORKER_METRICS_PORT.
+  const metrics = new WorkerMetrics(Runtime.instance().metricMeter);
+  const deps = activityDepsFromConfig(config, tracing, metrics);
   const bundle = productionBundle(config, tracing !== undefined);
   const worker = await createWorker({
     connection,
@@ -158,6 +177,7 @@ export async function main(): Promise<void> {
     ...(bundle ? { workflowBundle: bundle } : {}),
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { tracing } : {}),
+    metrics,
     tuning: {
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks,

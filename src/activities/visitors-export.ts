@@ -71,6 +71,8 @@ export interface MergeRequest {
 export interface MergeResult {
   files: string[];
   rows: number;
+  /** Of the export file: a metric (src/operations/activity-metrics.ts). */
+  bytes: number;
   sha256: string;
   duplicateCount: number;
   /** Warnings of the merge itself (duplicates, row count mismatch); the manifest holds these and the request's. */
@@ -183,6 +185,7 @@ export function createVisitorsExportActivities({
     return {
       files: [files.exportFile, files.totalsFile, files.manifestFile],
       rows: merged.rows,
+      bytes: merged.bytes,
       sha256: merged.sha256,
       duplicateCount: merged.duplicateCount,
       warnings,

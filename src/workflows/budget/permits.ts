@@ -11,6 +11,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { createBudgetActivities } from '../../activities/budget';
+import { recordPermitWait } from '../metrics';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import {
   BudgetFailureType,
@@ -114,6 +115,7 @@ export class BudgetPermits {
 
   async acquire(ask: PermitAsk): Promise<PermitGrant> {
     const permitId = uuid4();
+    const askedAt = Date.now();
     try {
       this.#waits.set(permitId, null);
       const request = {
@@ -159,6 +161,7 @@ export class BudgetPermits {
     }
     const grant = this.#granted.get(permitId) ?? { permitId, grantedAt: Date.now() };
     this.#granted.delete(permitId);
+    recordPermitWait(this.kind, Date.now() - askedAt);
     return grant;
   }
 

@@ -1,0 +1,136 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Activities } from '../activities';
+import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
+import { dayBefore } from '../contract/zone-days';
+import type { WorkerMetrics } from './metrics';
+
+const DAY_MS = 86_400_000;
+
+/** What an activity execution gives a recorder: its input, its result or failure, its duration. */
+interface Execution {
+  input: unknown;
+  result?: unknown;
+  error?: unknown;
+  seconds: number;
+}
+
+type Recorder = (metrics: WorkerMetrics, execution: Execution) => void;
+
+interface JobAnswer {
+  status?: unknown;
+}
+
+/**
+ * What each activity's execution tells: recorded here, at the edge of the activities, so that the activities and
+ * the workflows stay about their work. Keyed by the registered names: renaming an activity breaks the typecheck
+ * here, not the metrics silently.
+ */
+const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
+  createAgentJob: (metrics, { input, error }) => {
+    if (error === undefined) metrics.record('jobsStarted', 1, { project: projectOf(input) });
+  },
+  sendAgentJobMessage: (metrics, { input, error }) => {
+    if (error === undefined) metrics.record('followUpsDelivered', 1, { project: projectOf(input) });
+  },
+  // One read per attempt: answered when the attempt returns or says the job still runs.
+  pollAgentJob: (metrics, execution) => {
+    const still =
+      execution.error instanceof ApplicationFailure &&
+      execution.error.type === AgentJobActivityFailureType.stillRunning;
+    if (execution.error !== undefined && !still) return;
+    recordPoll(
+      metrics,
+      projectOf(execution.input),
+      (execution.result as { job?: JobAnswer } | undefined)?.job,
+    );
+  },
+  getAgentJob: (metrics, { input, result, error }) => {
+    if (error === undefined) recordPoll(metrics, projectOf(input), result as JobAnswer);
+  },
+  mergeVisitorsExport: (metrics, { input, result, error, seconds }) => {
+    if (error !== undefined) return;
+    const request = input as { projectId: string; format: string; pages: number };
+    const merged = result as { rows: number; bytes?: number };
+    const labels = { project: request.projectId, format: request.format };
+    metrics.record('exportPages', request.pages, labels);
+    metrics.record('exportRows', merged.rows, labels);
+    if (merged.bytes !== undefined) metrics.record('exportBytes', merged.bytes, labels);
+    metrics.record('exportMergeSeconds', seconds, { format: request.format });
+  },
+  planNightlyExport: (metrics, { input, result, error }) => {
+    if (error !== undefined) return;
+    const plan = result as { timeZone: string; watermark: string | null };
+    recordWatermark(metrics, projectOf(input), plan.timeZone, plan.watermark);
+  },
+  advanceNightlyWatermark: (metrics, { input, result, error }) => {
+    if (error !== undefined) return;
+    const { projectId, timeZone } = input as { projectId: string; timeZone: string };
+    metrics.record('nightlyDaysExported', 1, { project: projectId, time_zone: timeZone });
+    recordWatermark(metrics, projectId, timeZone, (result as { watermark: string | null }).watermark);
+  },
+};
+
+function projectOf(input: unknown): string {
+  const projectId = (input as { projectId?: unknown } | undefined)?.projectId;
+  return typeof projectId === 'string' ? projectId : 'unknown';
+}
+
+function recordPoll(metrics: WorkerMetrics, project: string, job: JobAnswer | undefined): void {
+  metrics.record('jobPolls', 1, { project });
+  const status = job?.status;
+  if (typeof status === 'string' && (TERMINAL_JOB_STATUSES as readonly string[]).includes(status)) {
+    metrics.record('jobsEnded', 1, { project, status });
+  }
+}
+
+/** Days after the watermark up to yesterday in the zone, and the end of the watermark's day. */
+function recordWatermark(
+  metrics: WorkerMetrics,
+  project: string,
+  timeZone: string,
+  watermark: string | null,
+): void {
+  if (watermark === null) return;
+  const labels = { project, time_zone: timeZone };
+  const endOfWatermarkDay = Date.parse(`${watermark}T00:00:00Z`) + DAY_MS;
+  const yesterday = Date.parse(`${dayBefore(new Date(), timeZone)}T00:00:00Z`);
+  metrics.record(
+    'nightlyDaysBehind',
+    Math.max(0, Math.round((yesterday + DAY_MS - endOfWatermarkDay) / DAY_MS)),
+    labels,
+  );
+  metrics.record('nightlyWatermarkSeconds', endOfWatermarkDay / 1000, labels);
+}
+
+/** The worker's activity interceptor that records the metrics of src/contract/metrics.ts. */
+export function recordActivityMetrics(metrics: WorkerMetrics): ActivityInterceptorsFactory {
+  return (ctx) => {
+    const recorder = RECORDERS[ctx.info.activityType as keyof Activities];
+    if (recorder === undefined) return {};
+    return {
+      inbound: {
+        async execute(input, next) {
+          const startedAt = performance.now();
+          const record = (outcome: { result: unknown } | { error: unknown }): void => {
+            const seconds = (performance.now() - startedAt) / 1000;
+            try {
+              recorder(metrics, { input: input.args[0], ...outcome, seconds });
+            } catch (error) {
+              // A metric is never worth an activity's outcome.
+              ctx.log.warn('Metrics not recorded', { error: error instanceof Error ? error.message : error });
+            }
+          };
+          try {
+            const result = await next(input);
+            record({ result });
+            return result;
+          } catch (error) {
+            record({ error });
+            throw error;
+          }
+        },
+      },
+    };
+  };
+}

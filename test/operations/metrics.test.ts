@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { request } from 'undici';
+import { awaitAgentJob, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-job';
+import { runVisitorsExport } from '../../src/client/visitors-export';
+import { DocsAgentMetrics } from '../../src/contract/metrics';
+import { startSimulator, type Simulator } from '../../dev/simulator';
+import { startTemporal } from '../../dev/temporal';
+import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
+import { freePort } from '../../dev/ports';
+import { parseExposition, sumOf, type Sample } from '../helpers/prometheus';
+import { tempDir } from '../helpers/temp-dir';
+
+let env: TestWorkflowEnvironment;
+let sim: Simulator;
+let worker: WorkerProcess;
+let metricsPort: number;
+let exportDir: string;
+
+before(async () => {
+  env = await startTemporal();
+  sim = await startSimulator({ jobs: { durationMs: 1500 }, analytics: { paths: 900 } });
+  metricsPort = await freePort();
+  exportDir = await tempDir('metrics-export');
+  worker = startWorkerProcess({
+    temporalAddress: env.address,
+    service: sim,
+    exportDir,
+    env: { WORKER_METRICS_PORT: String(metricsPort) },
+  });
+  await worker.ready;
+});
+after(async () => {
+  try {
+    await worker?.kill('SIGTERM');
+    await sim?.close();
+  } finally {
+    await env?.teardown();
+  }
+});
+
+async function scrape(): Promise<Sample[]> {
+  const response = await request(`http://127.0.0.1:${metricsPort}/metrics`);
+  assert.equal(response.statusCode, 200);
+  return parseExposition(await response.body.text());
+}
+
+const M = Object.fromEntries(Object.entries(DocsAgentMetrics).map(([key, m]) => [key, m.name])) as {
+  [K in keyof typeof DocsAgentMetrics]: (typeof DocsAgentMetrics)[K]['name'];
+};
+
+test('after a job with a follow-up and a 429: jobs, follow-ups, polls, requests by endpoint and class', async () => {
+  sim.faults.add({ route: 'getJob', kind: 'rateLimit', retryAfter: { seconds: 1 }, times: 1 });
+  const project = 'metrics-job';
+  const handle = await startAgentJob(
+    env.client,
+    { projectId: project, prompt: 'Count me', polling: { initialInterval: '200ms', maxInterval: '300ms' } },
+    { key: 'k' },
+  );
+  await sendFollowUpAndWait(env.client, handle.workflowId, { prompt: 'And me', messageId: 'm1' });
+  const result = await awaitAgentJob(env.client, handle.workflowId);
+  assert.equal(result.status, 'completed');
+  const stats = sim.stats();
+
+  const samples = await scrape();
+  assert.equal(sumOf(samples, M.jobsStarted, { project }), 1);
+  assert.equal(sumOf(samples, M.jobsEnded, { project, status: 'completed' }), 1);
+  assert.equal(sumOf(samples, M.jobsEnded, { project }), 1);
+  assert.equal(sumOf(samples, M.followUpsDelivered, { project }), 1);
+  assert.equal(sumOf(samples, M.jobPolls, { project }), result.polls, 'one per read the service answered');
+  const requests = (endpoint: string, status_class: string) =>
+    sumOf(samples, M.serviceRequests, { endpoint, status_class });
+  assert.equal(requests('createJob', '2xx'), 1);
+  assert.equal(requests('sendMessage', '2xx'), 1);
+  assert.equal(requests('getJob', '4xx'), 1, 'the 429');
+  assert.equal(requests('getJob', '2xx'), stats.requests.getJob - 1);
+  assert.equal(sumOf(samples, M.serviceRateLimited, { endpoint: 'getJob' }), 1);
+  assert.equal(
+    sumOf(samples, `${M.serviceRequestSeconds}_count`, { endpoint: 'getJob' }),
+    stats.requests.getJob,
+  );
+  assert.ok(
+    sumOf(samples, `${M.budgetPermitWaitSeconds}_count`, { kind: 'agent' }) >= 2,
+    'create and message',
+  );
+});
+
+test('after an export: pages, rows and bytes as written, one merge timed, analytics permits', async () => {
+  const project = 'metrics-export';
+  const result = await runVisitorsExport(env.client, {
+    projectId: project,
+    dateFrom: '2026-01-01',
+    dateTo: '2026-01-02',
+    pageSize: 250,
+    format: 'csv',
+  });
+  assert.ok(result.pages >= 3, `pages: ${result.pages}`);
+  const exportFile = result.files.find((file) => file.endsWith('.csv'));
+  assert.ok(exportFile);
+  const bytes = (await fs.stat(path.resolve(exportDir, exportFile))).size;
+
+  const samples = await scrape();
+  const labels = { project, format: 'csv' };
+  assert.equal(sumOf(samples, M.exportPages, labels), result.pages);
+  assert.equal(sumOf(samples, M.exportRows, labels), result.rows);
+  assert.equal(sumOf(samples, M.exportBytes, labels), bytes);
+  assert.equal(sumOf(samples, `${M.exportMergeSeconds}_count`, { format: 'csv' }), 1);
+  const byClass = samples
+    .filter((s) => s.name === M.serviceRequests && s.labels.endpoint === 'getVisitors')
+    .map((s) => `${s.labels.status_class}=${s.value}`);
+  assert.equal(
+    sumOf(samples, M.serviceRequests, { endpoint: 'getVisitors' }),
+    sim.stats().requests.getVisitors,
+    `${byClass.join(' ')} ${JSON.stringify(sim.stats().responsesByStatus)}`,
+  );
+  assert.ok(sumOf(samples, `${M.budgetPermitWaitSeconds}_count`, { kind: 'analytics' }) >= 1);
+  // The SDK's own beside them, on the same endpoint.
+  assert.ok(samples.some((s) => s.name.startsWith('temporal_')));
+});
