@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { DecoratorHandler, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { ForwardingHandler } from '../docs-api/forwarding-handler';
 import { statusClass } from '../contract/metrics';
 import type { WorkerMetrics } from './metrics';
 
@@ -27,21 +28,6 @@ export function countDocsApiRequests(metrics: WorkerMetrics): Dispatcher.Dispatc
     return dispatch(options, new CountingHandler(metrics, endpoint, handler));
   };
 }
-
-interface ResponseHooks extends Dispatcher.DispatchHandler {
-  onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-    statusMessage?: string,
-  ): void;
-  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void;
-  onResponseError(controller: Dispatcher.DispatchController, error: Error): void;
-}
-/** undici's DecoratorHandler forwards the current handler API; its published types name only the older one. */
-const ForwardingHandler = DecoratorHandler as unknown as new (
-  handler: Dispatcher.DispatchHandler,
-) => ResponseHooks;
 
 class CountingHandler extends ForwardingHandler {
   readonly #metrics: WorkerMetrics;

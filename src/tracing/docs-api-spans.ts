@@ -1,6 +1,7 @@
 import { SpanKind, SpanStatusCode, context, propagation, trace, type Span } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
-import { DecoratorHandler, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { ForwardingHandler } from '../docs-api/forwarding-handler';
 
 const TRACER_NAME = 'docs-agent-worker/docs-api';
 
@@ -51,24 +52,6 @@ function headersRecord(headers: Dispatcher.DispatchOptions['headers']): Record<s
   for (const [name, value] of entries) if (value !== undefined) record[name] = value;
   return record;
 }
-
-interface ResponseHooks extends Dispatcher.DispatchHandler {
-  onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-    statusMessage?: string,
-  ): void;
-  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void;
-  onResponseError(controller: Dispatcher.DispatchController, error: Error): void;
-}
-/**
- * undici's DecoratorHandler forwards the current handler API (and adapts the older one `request()` may pass);
- * its published types still name only the older methods.
- */
-const ForwardingHandler = DecoratorHandler as unknown as new (
-  handler: Dispatcher.DispatchHandler,
-) => ResponseHooks;
 
 class SpanEndingHandler extends ForwardingHandler {
   readonly #span: Span;
