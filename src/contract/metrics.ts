@@ -5,7 +5,7 @@
 /**
  * Labels, each with a bounded set of values: `project` (the organization's projects this worker serves),
  * `endpoint` (the four operations of the service, or `other`), `status_class` (`2xx`…`5xx`, `error` for no
- * answer), `status` (a job's terminal status), `kind` (`analytics`, `agent`), `format` (the export formats),
+ * answer, `aborted` when the worker cancelled it), `status` (a job's terminal status), `kind` (`analytics`, `agent`), `format` (the export formats),
  * `time_zone` (the zones of the nightly schedules). No label holds an id of a job, a run or a request.
  */
 export type MetricLabel =
@@ -51,7 +51,7 @@ export const DocsAgentMetrics = {
     name: 'docs_agent_service_requests_total',
     kind: 'counter',
     labels: ['endpoint', 'status_class'],
-    help: 'Requests to the documentation service, by endpoint and status class (error: no answer)',
+    help: 'Requests to the documentation service, by endpoint and status class (error: no answer; aborted: cancelled by the worker)',
   },
   serviceRequestSeconds: {
     name: 'docs_agent_service_request_seconds',

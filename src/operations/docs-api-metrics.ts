@@ -35,6 +35,7 @@ class CountingHandler extends ForwardingHandler {
   readonly #startedAt = performance.now();
   #statusCode: number | undefined;
   #counted = false;
+  #aborted = false;
 
   constructor(metrics: WorkerMetrics, endpoint: string, handler: Dispatcher.DispatchHandler) {
     super(handler);
@@ -58,6 +59,7 @@ class CountingHandler extends ForwardingHandler {
   }
 
   override onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    this.#aborted = isAbort(error);
     this.#count();
     super.onResponseError(controller, error);
   }
@@ -67,8 +69,14 @@ class CountingHandler extends ForwardingHandler {
     if (this.#counted) return;
     this.#counted = true;
     const endpoint = this.#endpoint;
-    this.#metrics.record('serviceRequests', 1, { endpoint, status_class: statusClass(this.#statusCode) });
+    const status_class = this.#aborted ? 'aborted' : statusClass(this.#statusCode);
+    this.#metrics.record('serviceRequests', 1, { endpoint, status_class });
     this.#metrics.record('serviceRequestSeconds', (performance.now() - this.#startedAt) / 1000, { endpoint });
     if (this.#statusCode === 429) this.#metrics.record('serviceRateLimited', 1, { endpoint });
   }
+}
+
+/** The worker's own cancellation (an activity cancelled, a prefetched page no longer needed): not the service's. */
+function isAbort(error: Error): boolean {
+  return error.name === 'AbortError' || (error as { code?: unknown }).code === 'UND_ERR_ABORTED';
 }

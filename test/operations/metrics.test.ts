@@ -108,14 +108,17 @@ test('after an export: pages, rows and bytes as written, one merge timed, analyt
   assert.equal(sumOf(samples, M.exportRows, labels), result.rows);
   assert.equal(sumOf(samples, M.exportBytes, labels), bytes);
   assert.equal(sumOf(samples, `${M.exportMergeSeconds}_count`, { format: 'csv' }), 1);
+  // Pages fetched ahead of the end are cancelled once the last page is known: `aborted`, not errors.
   const byClass = samples
     .filter((s) => s.name === M.serviceRequests && s.labels.endpoint === 'getVisitors')
-    .map((s) => `${s.labels.status_class}=${s.value}`);
-  assert.equal(
-    sumOf(samples, M.serviceRequests, { endpoint: 'getVisitors' }),
-    sim.stats().requests.getVisitors,
-    `${byClass.join(' ')} ${JSON.stringify(sim.stats().responsesByStatus)}`,
+    .map((s) => s.labels.status_class);
+  assert.deepEqual(
+    byClass.filter((c) => c !== '2xx' && c !== 'aborted'),
+    [],
+    byClass.join(','),
   );
+  const answered = sumOf(samples, M.serviceRequests, { endpoint: 'getVisitors', status_class: '2xx' });
+  assert.ok(answered >= result.pages && answered <= sim.stats().requests.getVisitors, `${answered} answered`);
   assert.ok(sumOf(samples, `${M.budgetPermitWaitSeconds}_count`, { kind: 'analytics' }) >= 1);
   // The SDK's own beside them, on the same endpoint.
   assert.ok(samples.some((s) => s.name.startsWith('temporal_')));
