@@ -25,7 +25,10 @@ ENTRYPOINT ["node", "--import", "tsx", "dev/simulator/main.ts"]
 CMD ["--port", "4010", "--host", "0.0.0.0"]
 
 FROM node:20-bookworm-slim AS worker
-ENV NODE_ENV=production
+# The build this image is: with TEMPORAL_DEPLOYMENT_NAME set, the worker joins version <package version>-<GIT_SHA>
+# unless TEMPORAL_WORKER_BUILD_ID says otherwise. docker build --build-arg GIT_SHA=$(git rev-parse --short HEAD) .
+ARG GIT_SHA=""
+ENV NODE_ENV=production DOCS_AGENT_GIT_SHA=$GIT_SHA
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

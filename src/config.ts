@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { z } from 'zod';
 import { defaultMaxCachedWorkflows } from './cache-size';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
@@ -15,6 +17,13 @@ const booleanFlag = z
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 const positiveInt = intFromText(1);
+
+/** A deployment name or build id: the server joins them as `<name>.<buildId>`, so a name has no dot. */
+const versionPart = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(255, 'must be at most 255 characters')
+  .refine((value) => value.trim() === value, 'must not start or end with whitespace');
 
 /** `<requests>/<duration>`, e.g. `100/1h` or `20/10s`. */
 const rateLimit = z
@@ -76,7 +85,15 @@ const workerEnvSchema = z.object({
   LOG_FORMAT: z.enum(LOG_FORMATS, { error: `must be one of ${LOG_FORMATS.join(', ')}` }).default('text'),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   WORKER_WORKFLOW_BUNDLE: z.string().optional(),
+  TEMPORAL_DEPLOYMENT_NAME: versionPart.optional(),
+  TEMPORAL_WORKER_BUILD_ID: versionPart.optional(),
+  /** Stamped by the image build (Dockerfile ARG GIT_SHA): makes `<version>-<sha>` TEMPORAL_WORKER_BUILD_ID's default. */
+  DOCS_AGENT_GIT_SHA: z.string().optional(),
 });
+
+/** The two variables of a Worker Deployment Version: both or neither. */
+const DEPLOYMENT_RULE =
+  'TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID: set both to join that Worker Deployment Version, or neither to run unversioned';
 
 export interface WorkerConfig {
   docsApiBaseUrl: string;
@@ -103,6 +120,8 @@ export interface WorkerConfig {
   logFormat: LogFormat;
   logLevel: LogLevelName;
   workflowBundlePath: string | undefined;
+  /** The Worker Deployment Version the worker joins (versioned), or undefined (unversioned). */
+  deploymentVersion: WorkerDeploymentVersion | undefined;
 }
 
 /** Parses the worker's environment once at start-up; throws ConfigError listing every bad variable. */
@@ -113,6 +132,11 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     throw new ConfigError(`Invalid worker configuration:\n${lines.join('\n')}`);
   }
   const e = result.data;
+  const deploymentVersion = deploymentVersionOf(
+    e.TEMPORAL_DEPLOYMENT_NAME,
+    e.TEMPORAL_WORKER_BUILD_ID ??
+      (e.TEMPORAL_DEPLOYMENT_NAME ? stampedBuildId(e.DOCS_AGENT_GIT_SHA) : undefined),
+  );
   return {
     docsApiBaseUrl: e.DOCS_API_BASE_URL,
     docsApiKey: new ApiKey(e.DOCS_API_KEY),
@@ -131,5 +155,30 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     logFormat: e.LOG_FORMAT,
     logLevel: e.LOG_LEVEL,
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
+    deploymentVersion,
   };
+}
+
+/** The image's build: `<package version>-<git sha>`; undefined outside an image built with GIT_SHA. */
+function stampedBuildId(gitSha: string | undefined): string | undefined {
+  if (!gitSha) return undefined;
+  const manifest = fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8');
+  return `${(JSON.parse(manifest) as { version: string }).version}-${gitSha}`;
+}
+
+function deploymentVersionOf(
+  deploymentName: string | undefined,
+  buildId: string | undefined,
+): WorkerDeploymentVersion | undefined {
+  if (deploymentName === undefined && buildId === undefined) return undefined;
+  if (deploymentName === undefined || buildId === undefined) {
+    const missing = deploymentName === undefined ? 'TEMPORAL_DEPLOYMENT_NAME' : 'TEMPORAL_WORKER_BUILD_ID';
+    throw new ConfigError(`Invalid worker configuration:\n  ${missing}: is not set. ${DEPLOYMENT_RULE}`);
+  }
+  if (deploymentName.includes('.')) {
+    throw new ConfigError(
+      `Invalid worker configuration:\n  TEMPORAL_DEPLOYMENT_NAME: must not contain "." (the server names a version <deployment>.<buildId>)`,
+    );
+  }
+  return { deploymentName, buildId };
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import type { DataConverter } from '@temporalio/common';
+import { toCanonicalString, type DataConverter, type WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
 import { ConfigError } from './contract/errors';
 import { loadWorkerConfig, type WorkerConfig } from './config';
@@ -47,6 +47,8 @@ export interface CreateWorkerOptions {
   tracing?: Tracing;
   /** The worker's own metrics (docs_agent_*), recorded at the activities' edge; off when absent. */
   metrics?: WorkerMetrics;
+  /** The Worker Deployment Version to join (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID); unversioned when absent. */
+  deploymentVersion?: WorkerDeploymentVersion;
   tuning?: Pick<
     WorkerOptions,
     | 'maxConcurrentActivityTaskExecutions'
@@ -85,6 +87,17 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       ],
     },
     sinks: options.tracing ? options.tracing.worker.sinks : DROPPED_WORKFLOW_SPANS,
+    ...(options.deploymentVersion
+      ? {
+          // Each workflow type declares its behaviour (src/workflows/versioning.ts); PINNED is the rule for
+          // a type that does not: a run finishes on the code that started it.
+          workerDeploymentOptions: {
+            version: options.deploymentVersion,
+            useWorkerVersioning: true,
+            defaultVersioningBehavior: 'PINNED',
+          },
+        }
+      : {}),
     ...options.tuning,
   });
 }
@@ -178,6 +191,7 @@ export async function main(): Promise<void> {
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { tracing } : {}),
     metrics,
+    ...(config.deploymentVersion ? { deploymentVersion: config.deploymentVersion } : {}),
     tuning: {
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks,
@@ -192,6 +206,7 @@ export async function main(): Promise<void> {
     workflowBundle: bundle ? 'prebuilt' : 'bundled at start',
     payloadEncryption: dataConverter ? 'AES-256-GCM' : 'off',
     tracing: tracing ? 'OpenTelemetry (OTEL_* environment)' : 'off',
+    workerVersioning: config.deploymentVersion ? toCanonicalString(config.deploymentVersion) : 'unversioned',
   });
   started.worker = worker;
   try {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
@@ -182,5 +183,74 @@ describe('loadWorkerConfig', () => {
       assert.ok(!printed.includes('s3cr3t'), printed);
     }
     assert.equal(config.docsApiKey.authorizationHeader(), `Bearer ${SECRET}`);
+  });
+  test('TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID: both join that version, neither is unversioned', () => {
+    assert.equal(loadWorkerConfig(valid).deploymentVersion, undefined);
+    const config = loadWorkerConfig({
+      ...valid,
+      TEMPORAL_DEPLOYMENT_NAME: 'default/docs-agent',
+      TEMPORAL_WORKER_BUILD_ID: '0.1.0-3f2a9c1',
+    });
+    assert.deepEqual(config.deploymentVersion, {
+      deploymentName: 'default/docs-agent',
+      buildId: '0.1.0-3f2a9c1',
+    });
+  });
+
+  test('an image built with GIT_SHA: TEMPORAL_DEPLOYMENT_NAME alone joins <package version>-<sha>', () => {
+    const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as {
+      version: string;
+    };
+    const stamped = { ...valid, DOCS_AGENT_GIT_SHA: '3f2a9c1' };
+    assert.equal(loadWorkerConfig(stamped).deploymentVersion, undefined);
+    assert.deepEqual(
+      loadWorkerConfig({ ...stamped, TEMPORAL_DEPLOYMENT_NAME: 'docs-agent' }).deploymentVersion,
+      {
+        deploymentName: 'docs-agent',
+        buildId: `${version}-3f2a9c1`,
+      },
+    );
+    assert.equal(
+      loadWorkerConfig({ ...stamped, TEMPORAL_DEPLOYMENT_NAME: 'docs-agent', TEMPORAL_WORKER_BUILD_ID: 'b7' })
+        .deploymentVersion?.buildId,
+      'b7',
+    );
+  });
+
+  test('only one of the deployment variables, or a bad one, stops the worker naming both', () => {
+    for (const [env, rule] of [
+      [{ TEMPORAL_DEPLOYMENT_NAME: 'docs-agent' }, /TEMPORAL_WORKER_BUILD_ID: is not set/],
+      [{ TEMPORAL_WORKER_BUILD_ID: 'v2' }, /TEMPORAL_DEPLOYMENT_NAME: is not set/],
+    ] as const) {
+      assert.throws(
+        () => loadWorkerConfig({ ...valid, ...env }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(error.message, rule);
+          assert.match(error.message, /set both .* or neither to run unversioned/);
+          assert.match(error.message, /TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID/);
+          return true;
+        },
+      );
+    }
+    for (const [env, rule] of [
+      [
+        { TEMPORAL_DEPLOYMENT_NAME: 'docs.agent', TEMPORAL_WORKER_BUILD_ID: 'v2' },
+        /TEMPORAL_DEPLOYMENT_NAME: must not contain "\."/,
+      ],
+      [
+        { TEMPORAL_DEPLOYMENT_NAME: 'docs-agent', TEMPORAL_WORKER_BUILD_ID: '' },
+        /TEMPORAL_WORKER_BUILD_ID: must not be empty/,
+      ],
+      [
+        { TEMPORAL_DEPLOYMENT_NAME: ' docs-agent', TEMPORAL_WORKER_BUILD_ID: 'v2' },
+        /TEMPORAL_DEPLOYMENT_NAME: must not start or end with whitespace/,
+      ],
+    ] as const) {
+      assert.throws(
+        () => loadWorkerConfig({ ...valid, ...env }),
+        (error: unknown) => error instanceof ConfigError && rule.test(error.message),
+      );
+    }
   });
 });
