@@ -1,7 +1,6 @@
 import {
   allHandlersFinished,
   condition,
-  continueAsNew,
   getExternalWorkflowHandle,
   log,
   setHandler,
@@ -20,6 +19,7 @@ import {
   type RateBudget,
 } from '../../contract/budget';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
+import { continueAsNewOnCurrentVersion, newVersionTargeted, withVersionCheck } from '../versioning';
 import { BudgetLedger } from './ledger';
 import type { LedgerSnapshot } from './ledger-snapshot';
 
@@ -37,7 +37,8 @@ const QUEUED_NOTICE_MIN_WAIT_MS = 2_000;
 /**
  * One budget of the service, shared by every workflow and worker process that spends it. Requesters ask by
  * signal-with-start; the limiter signals the grant when the budget allows (and, to a permit that must wait, an
- * estimate first), round robin across projects and FIFO within one. It never ends: it continues as new.
+ * estimate first), round robin across projects and FIFO within one. It never ends: it continues as new, onto
+ * the current Worker Deployment Version, also soon after a new one becomes current.
  */
 export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void> {
   const ledger = new BudgetLedger(input.budget, input.ledger);
@@ -110,16 +111,17 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) grant(next, now);
     for (const ticket of tickets.splice(0)) queued(ticket);
-    if (continueAsNewDue(eventLimit)) {
+    if (continueAsNewDue(eventLimit) || newVersionTargeted()) {
       await condition(() => signalsInFlight === 0 && allHandlersFinished());
-      return continueAsNew<typeof docsBudgetLimiter>({ ...input, ledger: ledger.snapshot() });
+      return continueAsNewOnCurrentVersion<typeof docsBudgetLimiter>({ ...input, ledger: ledger.snapshot() });
     }
     const seen = changes;
     const wakeAt = ledger.wakeAt(now);
     // The answers to its own signals lengthen the history too: they may make continue-as-new due.
-    const woken = () => changes !== seen || continueAsNewDue(eventLimit);
-    if (wakeAt === undefined) await condition(woken);
-    else await condition(woken, Math.max(1, wakeAt - now));
+    const woken = () => changes !== seen || continueAsNewDue(eventLimit) || newVersionTargeted();
+    const timeoutMs = withVersionCheck(wakeAt === undefined ? undefined : Math.max(1, wakeAt - now));
+    if (timeoutMs === undefined) await condition(woken);
+    else await condition(woken, timeoutMs);
   }
 }
 

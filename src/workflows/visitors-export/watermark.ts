@@ -2,7 +2,6 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
-  continueAsNew,
   setHandler,
   upsertMemo,
   workflowInfo,
@@ -16,6 +15,7 @@ import {
 import { INVALID_INPUT_FAILURE_TYPE, InputValidationError } from '../../contract/input-error';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { addDays } from '../../contract/zone-days';
+import { continueAsNewOnCurrentVersion, newVersionTargeted, withVersionCheck } from '../versioning';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -57,13 +57,16 @@ export async function visitorsExportWatermark(initial: NightlyWatermarkState): P
     { validator: ({ day }) => checkDay('day', day) },
   );
 
-  await condition(
-    () =>
-      workflowInfo().continueAsNewSuggested ||
-      workflowInfo().historyLength >= CONTINUE_AS_NEW_AFTER_EVENTS.nightlyWatermark,
-  );
+  // Continues as new on a long history, or soon after a new Worker Deployment Version becomes current (it moves).
+  const due = (): boolean =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength >= CONTINUE_AS_NEW_AFTER_EVENTS.nightlyWatermark ||
+    newVersionTargeted();
+  const checkMs = withVersionCheck(undefined);
+  if (checkMs === undefined) await condition(due);
+  else for (let ready = false; !ready;) ready = await condition(due, checkMs);
   await condition(allHandlersFinished);
-  return continueAsNew<typeof visitorsExportWatermark>(state);
+  return continueAsNewOnCurrentVersion<typeof visitorsExportWatermark>(state);
 }
 
 /** Moves the watermark over the done days that follow it directly. */
