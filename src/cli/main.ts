@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import { exportRun, exportRunSpec } from './visitors-export-commands';
-import { setup, setupSpec } from './setup-command';
+import { setup, SETUP_DEPLOY_STEPS, setupSpec } from './setup-command';
 import {
   exportList,
   exportListSpec,
@@ -47,6 +47,8 @@ import { startTracing } from '../tracing/setup';
 interface Command {
   summary: string;
   spec: FlagSpec;
+  /** Printed after the options by `--help`. */
+  details?: string;
   run: (argv: string[], ctx: CommandContext) => Promise<number>;
 }
 
@@ -54,8 +56,9 @@ const projectOnly: FlagSpec = { project: { type: 'string', description: 'project
 
 const COMMANDS: Record<string, Command> = {
   setup: {
-    summary: 'check the namespace and register its search attributes (once per namespace)',
+    summary: 'check the namespace, register its search attributes; route new runs to a version',
     spec: setupSpec,
+    details: SETUP_DEPLOY_STEPS,
     run: setup,
   },
   'job start': { summary: 'start an agent job from a prompt', spec: jobStartSpec, run: jobStart },
@@ -154,6 +157,7 @@ export async function runCli(argv: string[]): Promise<number> {
   const { name, command, rest } = found;
   if (rest.includes('--help')) {
     process.stdout.write(helpText(`${PROGRAM} ${name} [options]`, command.spec));
+    if (command.details) process.stdout.write(`\n${command.details}`);
     return ExitCode.ok;
   }
   // A job or an export started here is one trace: this command's span is its root (when OTEL_* asks for traces).

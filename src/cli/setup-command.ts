@@ -1,10 +1,68 @@
+import type { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { setUpNamespace, type SearchAttributeSetup } from '../client/setup';
+import {
+  describeDeployment,
+  rampToVersion,
+  setCurrentVersion,
+  type DeploymentState,
+  type RoutingChange,
+} from '../client/worker-deployment';
 import type { CommandContext } from './command-context';
-import { parseFlags, type FlagSpec } from './flags';
+import { intFlag, parseFlags, stringFlag, type FlagSpec, type Flags } from './flags';
 import { print } from './output';
-import { ExitCode } from './usage-error';
+import { ExitCode, UsageError } from './usage-error';
 
-export const setupSpec: FlagSpec = {};
+export const setupSpec: FlagSpec = {
+  'deployment-name': {
+    type: 'string',
+    description: 'Worker Deployment to report on or route (default TEMPORAL_DEPLOYMENT_NAME)',
+  },
+  'build-id': {
+    type: 'string',
+    description: 'the version of it, as its workers run it (default TEMPORAL_WORKER_BUILD_ID)',
+  },
+  'set-current': {
+    type: 'boolean',
+    description: 'make that version current: new runs start on it, long-lived workflows move to it',
+  },
+  ramp: { type: 'string', description: 'send this percentage (0-100) of new runs to that version instead' },
+};
+
+/** `docs-agent setup --help`: the rolling deploy these flags serve (docs/upgrading.md). */
+export const SETUP_DEPLOY_STEPS = `A rolling deploy under Worker Versioning (docs/upgrading.md):
+  1. Start the new version's workers: TEMPORAL_DEPLOYMENT_NAME=<name> TEMPORAL_WORKER_BUILD_ID=<new>.
+  2. Make it current: docs-agent setup --deployment-name <name> --build-id <new> --set-current
+     (or ramp first: --ramp 10, later --set-current).
+  3. Watch the old version drain: its pinned runs finish on it.
+     temporal worker deployment describe-version --deployment-name <name> --build-id <old>
+  4. Stop the old workers once it is drained.
+Without --set-current or --ramp, setup changes no routing: it shows the deployment.
+`;
+
+function versionOf(flags: Flags): WorkerDeploymentVersion | undefined {
+  const deploymentName = stringFlag(flags['deployment-name']) ?? process.env.TEMPORAL_DEPLOYMENT_NAME;
+  const buildId = stringFlag(flags['build-id']) ?? process.env.TEMPORAL_WORKER_BUILD_ID;
+  const routing = flags['set-current'] === true || flags.ramp !== undefined;
+  if (flags['set-current'] === true && flags.ramp !== undefined) {
+    throw new UsageError('--set-current and --ramp: choose one');
+  }
+  if (deploymentName && buildId) return { deploymentName, buildId };
+  if (routing || deploymentName || buildId) {
+    throw new UsageError(
+      '--deployment-name and --build-id (or TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID): set both to name a version',
+    );
+  }
+  return undefined;
+}
+
+function rampOf(flags: Flags): number | undefined {
+  const percentage = intFlag(flags.ramp, 'ramp');
+  if (percentage !== undefined && (percentage < 0 || percentage > 100)) {
+    throw new UsageError(`--ramp: must be a percentage from 0 to 100, got ${percentage}`);
+  }
+  return percentage;
+}
 
 function attributeLine(a: SearchAttributeSetup): string {
   // KEYWORD as the Temporal CLI and UI spell it: Keyword.
@@ -27,12 +85,16 @@ function attributeLine(a: SearchAttributeSetup): string {
 
 /**
  * `docs-agent setup`: checks the namespace of the connection (TEMPORAL_NAMESPACE) and registers the search
- * attributes the workflows set, where the server allows it; idempotent. Exit 0 when the namespace is ready, 3 when
- * it does not exist, 1 when a step is left to an operator.
+ * attributes the workflows set, where the server allows it; idempotent. Given a Worker Deployment Version, shows
+ * the deployment, and routes new runs to that version only when asked (--set-current, --ramp). Exit 0 when the
+ * namespace is ready, 3 when it does not exist, 1 when a step is left to an operator.
  */
 export async function setup(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, setupSpec);
-  const report = await setUpNamespace(await ctx.client());
+  const version = versionOf(flags);
+  const ramp = rampOf(flags);
+  const client = await ctx.client();
+  const report = await setUpNamespace(client);
   const json = flags.json === true;
   if (!report.namespaceFound) {
     print(
@@ -42,16 +104,65 @@ export async function setup(argv: string[], ctx: CommandContext): Promise<number
     );
     return ExitCode.notFound;
   }
+  const namespaceLines = [
+    `namespace ${report.namespace}: found`,
+    ...report.searchAttributes.map(attributeLine),
+    report.ready
+      ? `ready: workflows on ${report.namespace} can set ${report.searchAttributes.map((a) => a.name).join(', ')}`
+      : 'not ready: finish the steps above, then run setup again',
+  ];
+  if (!version) {
+    print(json, report, namespaceLines.join('\n'));
+    return report.ready ? ExitCode.ok : ExitCode.failed;
+  }
+  const routing = await route(client, version, flags['set-current'] === true, ramp);
+  const deployment = await describeDeployment(client, version.deploymentName);
   print(
     json,
-    report,
-    [
-      `namespace ${report.namespace}: found`,
-      ...report.searchAttributes.map(attributeLine),
-      report.ready
-        ? `ready: workflows on ${report.namespace} can set ${report.searchAttributes.map((a) => a.name).join(', ')}`
-        : 'not ready: finish the steps above, then run setup again',
-    ].join('\n'),
+    { ...report, deployment, ...(routing ? { routing } : {}) },
+    [...namespaceLines, ...deploymentLines(version, deployment, routing)].join('\n'),
   );
-  return report.ready ? ExitCode.ok : ExitCode.failed;
+  return report.ready && routing !== 'missing' ? ExitCode.ok : ExitCode.failed;
+}
+
+function route(
+  client: Client,
+  version: WorkerDeploymentVersion,
+  setCurrent: boolean,
+  ramp: number | undefined,
+): Promise<RoutingChange> | undefined {
+  if (setCurrent) return setCurrentVersion(client, version);
+  if (ramp !== undefined) return rampToVersion(client, version, ramp);
+  return undefined;
+}
+
+function deploymentLines(
+  version: WorkerDeploymentVersion,
+  deployment: DeploymentState,
+  routing: RoutingChange | undefined,
+): string[] {
+  const { deploymentName, buildId } = version;
+  if (routing === 'missing' || !deployment.found) {
+    return [
+      `deployment ${deploymentName}: no worker of version ${buildId} has polled yet: start them (step 1), then run setup again`,
+    ];
+  }
+  const lines = [
+    `deployment ${deploymentName}: current ${deployment.current ?? 'none (unversioned workers take new runs)'}${
+      deployment.ramping ? `, ramping ${deployment.ramping.buildId} at ${deployment.ramping.percentage}%` : ''
+    }`,
+    ...deployment.versions.map((v) => `  ${v.buildId}: ${v.status}`),
+  ];
+  if (deployment.current !== buildId && deployment.ramping?.buildId !== buildId) {
+    lines.push(
+      `${buildId} takes no new runs: docs-agent setup --set-current (or --ramp <percent>) routes them to it`,
+    );
+  }
+  const draining = deployment.versions.filter((v) => v.status === 'draining').map((v) => v.buildId);
+  if (draining.length > 0) {
+    lines.push(
+      `draining: ${draining.join(', ')}: keep their workers until drained (temporal worker deployment describe-version --deployment-name ${deploymentName} --build-id <id>)`,
+    );
+  }
+  return lines;
 }
