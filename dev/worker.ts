@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { DataConverter } from '@temporalio/common';
+import type { DataConverter, WorkerDeploymentVersion } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
 import { createActivities, type Activities, type ActivityDeps } from '../src/activities';
 import type { RateBudget } from '../src/contract/budget';
@@ -38,6 +38,8 @@ export interface TestWorkerOptions {
   dataConverter?: DataConverter;
   /** OpenTelemetry, as startTracing configures it from OTEL_*: interceptors, sink, HTTP request spans. */
   tracing?: Tracing;
+  /** The Worker Deployment Version it joins (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID); unversioned when absent. */
+  deploymentVersion?: WorkerDeploymentVersion;
   /**
    * Wraps the real activities, e.g. to hold one until the test lets it go: a workflow task kept open that long
    * is what a loaded worker produces by chance, here on cue.
@@ -78,6 +80,7 @@ export async function startTestWorker(
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),
+    ...(options.deploymentVersion ? { deploymentVersion: options.deploymentVersion } : {}),
   });
   const running = worker.run();
   return {
