@@ -22,10 +22,17 @@ export const VERSIONING_BEHAVIOR = {
 
 export type VersionedWorkflowType = keyof typeof VERSIONING_BEHAVIOR;
 
-/** Declares each workflow function's behaviour; a workflow type without one does not compile. */
+/**
+ * Declares each workflow function's behaviour; a workflow type without one does not compile. Only a versioned
+ * worker may send one (an unversioned worker's task completion with a behaviour is refused), hence the getter:
+ * it runs before a run's first activation, where currentDeploymentVersion says which kind of worker runs it.
+ */
 export function declareVersioningBehaviors(workflows: Record<VersionedWorkflowType, Workflow>): void {
   for (const [type, behavior] of Object.entries(VERSIONING_BEHAVIOR)) {
-    setWorkflowOptions({ versioningBehavior: behavior }, workflows[type as VersionedWorkflowType]);
+    setWorkflowOptions(
+      () => (onVersionedWorker() ? { versioningBehavior: behavior } : {}),
+      workflows[type as VersionedWorkflowType],
+    );
   }
 }
 
@@ -35,6 +42,14 @@ export function declareVersioningBehaviors(workflows: Record<VersionedWorkflowTy
  * its old version from draining. Busy runs see it at their next task.
  */
 export const VERSION_CHECK_INTERVAL_MS = 5 * 60_000;
+
+/**
+ * Whether the worker running this task joined a Worker Deployment Version. An unversioned worker reports a
+ * version too, with an empty deployment name; replay reads the one history recorded, so this is deterministic.
+ */
+function onVersionedWorker(): boolean {
+  return Boolean(workflowInfo().currentDeploymentVersion?.deploymentName);
+}
 
 /** The deployment's current (or ramping) version is not the one this pinned run is on: time to move. */
 export function newVersionTargeted(): boolean {
@@ -46,7 +61,7 @@ export function newVersionTargeted(): boolean {
  * versioned worker. Undefined (wait without a timer) on an unversioned one, whose runs never move.
  */
 export function withVersionCheck(timeoutMs: number | undefined): number | undefined {
-  if (workflowInfo().currentDeploymentVersion === undefined) return timeoutMs;
+  if (!onVersionedWorker()) return timeoutMs;
   return Math.min(timeoutMs ?? VERSION_CHECK_INTERVAL_MS, VERSION_CHECK_INTERVAL_MS);
 }
 
