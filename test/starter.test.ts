@@ -277,7 +277,7 @@ describe('starter CLI', () => {
     assert.equal(afterUpdate.calendars[0]?.hour[0]?.start, 3, 'a time not given to update is kept');
     const badUpdate = await cli('schedule', 'update', '--project', 'cli-sched', '--tz', 'Mars/Olympus');
     assert.equal(badUpdate.code, 2);
-    assert.match(badUpdate.stderr, /timeZone: must be an IANA time zone/);
+    assert.match(badUpdate.stderr, /--tz: must be an IANA time zone/);
     const taskQueueOf = async (): Promise<string | undefined> => {
       const { action } = await stack.env.client.schedule
         .getHandle('visitors-export-nightly/cli-sched')
