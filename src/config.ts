@@ -11,6 +11,7 @@ import { intFromText, portFromText } from './contract/validation';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevelName } from './operations/logging';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 import { isS3Uri, parseS3Uri, S3_URI_RULE } from './exports/s3-uri';
+import { secretFromEnv } from './secret-env';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
@@ -63,7 +64,7 @@ const workerEnvSchema = z.object({
     error: 'is required: the http(s) base URL of the documentation service',
   }),
   DOCS_API_KEY: z
-    .string({ error: 'is required: the admin key <prefix>_<secret>' })
+    .string({ error: 'is required (or DOCS_API_KEY_FILE): the admin key <prefix>_<secret>' })
     .regex(API_KEY_PATTERN, API_KEY_RULE),
   DOCS_API_RETRY_UNKNOWN_OUTCOME: booleanFlag.default(false),
   DOCS_API_ANALYTICS_RATE_LIMIT: rateLimit,
@@ -126,9 +127,23 @@ export interface WorkerConfig {
 
 /** Parses the worker's environment once at start-up; throws ConfigError listing every bad variable. */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const result = workerEnvSchema.safeParse(env);
-  if (!result.success) {
-    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+  // DOCS_API_KEY may come from the file DOCS_API_KEY_FILE names (a Docker or Kubernetes secret).
+  let apiKey: { value: string; source: string } | undefined;
+  const lines: string[] = [];
+  try {
+    apiKey = secretFromEnv(env, 'DOCS_API_KEY');
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    lines.push(`  ${error.message}`);
+  }
+  const result = workerEnvSchema.safeParse({ ...env, DOCS_API_KEY: apiKey?.value });
+  if (!result.success || lines.length > 0) {
+    const keyRefused = lines.length > 0;
+    for (const issue of result.error?.issues ?? []) {
+      const name = issue.path.join('.');
+      if (name === 'DOCS_API_KEY' && keyRefused) continue;
+      lines.push(`  ${name === 'DOCS_API_KEY' && apiKey ? apiKey.source : name}: ${issue.message}`);
+    }
     throw new ConfigError(`Invalid worker configuration:\n${lines.join('\n')}`);
   }
   const e = result.data;

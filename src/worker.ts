@@ -1,9 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { NativeConnection, Runtime, TransportError, Worker, type WorkerOptions } from '@temporalio/worker';
 import { toCanonicalString, type DataConverter, type WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
+import {
+  temporalConnectConfig,
+  TemporalUnreachableError,
+  type TemporalConnectConfig,
+} from './client/connect';
 import { ConfigError } from './contract/errors';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
@@ -136,6 +140,19 @@ function productionBundle(
   return undefined;
 }
 
+/**
+ * The worker's connection. A server it cannot reach is a TemporalUnreachableError naming the address, where it came
+ * from and what to check, not the transport's own error (kept as its cause).
+ */
+export async function connectWorker(config: TemporalConnectConfig): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(config.connectionOptions);
+  } catch (error) {
+    if (!(error instanceof TransportError)) throw error;
+    throw new TemporalUnreachableError(config.address, config.addressSource, { cause: error });
+  }
+}
+
 /** Production entry point: configuration from the environment, graceful shutdown on SIGINT/SIGTERM. */
 export async function main(): Promise<void> {
   const config = loadWorkerConfig();
@@ -169,8 +186,9 @@ export async function main(): Promise<void> {
             () => started.reachability?.probe() ?? { ok: false, reason: 'connecting to the server' },
           ),
         );
-  const { connectionOptions, namespace } = loadClientConnectConfig();
-  const connection = await NativeConnection.connect(connectionOptions);
+  const temporal = temporalConnectConfig();
+  const namespace = temporal.namespace;
+  const connection = await connectWorker(temporal);
   if (health) {
     started.reachability = new ServerReachability(async (deadline) => {
       await connection.withDeadline(deadline, () => connection.workflowService.getSystemInfo({}));
@@ -184,7 +202,7 @@ export async function main(): Promise<void> {
   const bundle = productionBundle(config, tracing !== undefined);
   const worker = await createWorker({
     connection,
-    namespace: namespace ?? 'default',
+    namespace,
     taskQueue: config.taskQueue,
     activities: createActivities(deps),
     ...(bundle ? { workflowBundle: bundle } : {}),
@@ -201,7 +219,7 @@ export async function main(): Promise<void> {
   });
   Runtime.instance().logger.info('Worker started', {
     taskQueue: config.taskQueue,
-    namespace: namespace ?? 'default',
+    namespace,
     docsApiBaseUrl: config.docsApiBaseUrl,
     workflowBundle: bundle ? 'prebuilt' : 'bundled at start',
     payloadEncryption: dataConverter ? 'AES-256-GCM' : 'off',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
@@ -251,6 +252,49 @@ describe('loadWorkerConfig', () => {
         () => loadWorkerConfig({ ...valid, ...env }),
         (error: unknown) => error instanceof ConfigError && rule.test(error.message),
       );
+    }
+  });
+});
+
+describe('secrets from files (DOCS_API_KEY_FILE), as Docker and Kubernetes mount them', () => {
+  test('the key is read from the file, without its trailing newline; the file and the variable together are refused', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-agent-config-'));
+    try {
+      const file = path.join(dir, 'docs_api_key');
+      fs.writeFileSync(file, `${SECRET}\n`);
+      const fromFile = loadWorkerConfig({
+        DOCS_API_BASE_URL: valid.DOCS_API_BASE_URL,
+        DOCS_API_KEY_FILE: file,
+      });
+      assert.equal(fromFile.docsApiKey.authorizationHeader(), `Bearer ${SECRET}`);
+
+      for (const [env, message] of [
+        [
+          { ...valid, DOCS_API_KEY_FILE: file },
+          /DOCS_API_KEY and DOCS_API_KEY_FILE are both set: set one of them, not both/,
+        ],
+        [
+          { DOCS_API_KEY_FILE: path.join(dir, 'missing') },
+          /DOCS_API_KEY_FILE: cannot read ".*missing" \(ENOENT\)/,
+        ],
+      ] as const) {
+        assert.throws(
+          () => loadWorkerConfig({ ...env, DOCS_API_BASE_URL: valid.DOCS_API_BASE_URL }),
+          (error: unknown) => {
+            assert.ok(error instanceof ConfigError);
+            assert.match(error.message, message);
+            assert.ok(!error.message.includes(SECRET), 'the key is never echoed');
+            return true;
+          },
+        );
+      }
+      fs.writeFileSync(file, 'no-underscore\n');
+      assert.throws(
+        () => loadWorkerConfig({ DOCS_API_BASE_URL: valid.DOCS_API_BASE_URL, DOCS_API_KEY_FILE: file }),
+        /DOCS_API_KEY_FILE: must have the form <prefix>_<secret>/,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

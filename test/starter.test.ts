@@ -106,18 +106,18 @@ describe('starter CLI', () => {
     [
       'projectId with /',
       ['job', 'start', '--project', 'a/b', '--prompt', 'x'],
-      /projectId: must start with a letter/,
+      /--project: must start with a letter/,
     ],
     ['unknown flag', ['job', 'status', '--bogus', 'x'], /Unknown option '--bogus'/],
     [
       'inverted dates',
       ['export', 'run', '--project', 'p', '--from', '2026-11-02', '--to', '2026-11-01'],
-      /dateTo: must be after dateFrom/,
+      /--to: must be after dateFrom/,
     ],
     [
       'page size 251',
       ['export', 'run', '--project', 'p', '--from', '2026-11-01', '--to', '2026-11-02', '--page-size', '251'],
-      /pageSize: must be at most 250/,
+      /--page-size: must be at most 250/,
     ],
     [
       'non-numeric concurrency',
@@ -222,7 +222,8 @@ describe('starter CLI', () => {
     assert.match(status.stdout, /2026-11-01_2026-11-02_Europe-Paris/);
 
     const help = await cli('schedule', 'backfill', '--help');
-    assert.match(help.stdout, /--from-day 2026-11-09 --to-day 2026-11-11 exports\s+the 9th, 10th and 11th/);
+    assert.match(help.stdout, /--from 2026-11-09 --to 2026-11-12 exports the 9th, 10th and\s+11th/);
+    assert.match(help.stdout, /--to is the day after the last, excluded/);
     assert.equal(
       (await cli('schedule', 'create', '--project', 'cli-tz', '--at', '02:30', '--tz', 'Europe/Paris')).code,
       0,
@@ -232,10 +233,10 @@ describe('starter CLI', () => {
       'backfill',
       '--project',
       'cli-tz',
-      '--from-day',
+      '--from',
       '2026-11-03',
-      '--to-day',
-      '2026-11-04',
+      '--to',
+      '2026-11-05',
       '--json',
     );
     assert.equal(backfill.code, 0, backfill.stderr);
@@ -276,7 +277,7 @@ describe('starter CLI', () => {
     assert.equal(afterUpdate.calendars[0]?.hour[0]?.start, 3, 'a time not given to update is kept');
     const badUpdate = await cli('schedule', 'update', '--project', 'cli-sched', '--tz', 'Mars/Olympus');
     assert.equal(badUpdate.code, 2);
-    assert.match(badUpdate.stderr, /timeZone: must be an IANA time zone/);
+    assert.match(badUpdate.stderr, /--tz: must be an IANA time zone/);
     const taskQueueOf = async (): Promise<string | undefined> => {
       const { action } = await stack.env.client.schedule
         .getHandle('visitors-export-nightly/cli-sched')

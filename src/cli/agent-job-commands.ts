@@ -2,26 +2,43 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import {
+  agentJobStartOptions,
   awaitAgentJob,
   followUpAnyState,
   getAgentJobState,
+  idempotencyKeySchema,
   sendFollowUpAndWait,
   startAgentJob,
 } from '../client/agent-job';
 import { agentJobFailureOf } from '../client/agent-job-failures';
 import { agentJobWorkflowId, AgentJobStatusKey, WorkflowType } from '../contract/names';
-import type { AgentJob, AgentJobResult, PollingOptions } from '../contract/agent-job';
-import { parseOrThrow, projectIdSchema } from '../contract/validation';
-import { parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
-import { limitFlag, listWorkflows, quoteVisibility } from './list';
+import {
+  followUpRequestSchema,
+  type AgentJob,
+  type AgentJobResult,
+  type PollingOptions,
+} from '../contract/agent-job';
+import { KNOWN_JOB_STATUSES, STATUS_NOT_CREATED } from '../contract/agent-job-constants';
+import { durationSchema, parseOrThrow, projectIdSchema, promptSchema } from '../contract/validation';
+import { z } from 'zod';
+import { PROJECT_FLAG, parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
+import { LIMIT_FLAG, limitFlag, listWorkflows, quoteVisibility } from './list';
 import type { CommandContext } from './command-context';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
 
 const target: FlagSpec = {
   'workflow-id': { type: 'string', description: 'workflow id (agent-job/<projectId>/<key>)' },
-  project: { type: 'string', description: 'project id (with --key, instead of --workflow-id)' },
-  key: { type: 'string', description: 'idempotency key the job was started with' },
+  project: {
+    type: 'string',
+    description: 'project id (with --key, instead of --workflow-id)',
+    rule: projectIdSchema,
+  },
+  key: {
+    type: 'string',
+    description: 'idempotency key the job was started with',
+    rule: idempotencyKeySchema,
+  },
 };
 
 function workflowIdOf(flags: Flags): string {
@@ -50,13 +67,32 @@ function promptOf(flags: Flags): string {
 }
 
 export const jobStartSpec: FlagSpec = {
-  project: { type: 'string', description: 'project id', required: true },
-  prompt: { type: 'string', description: 'the instruction for the agent' },
+  project: PROJECT_FLAG,
+  prompt: { type: 'string', description: 'the instruction for the agent', rule: promptSchema },
   'prompt-file': { type: 'string', description: 'read the prompt from a file ("-" for stdin)' },
-  key: { type: 'string', description: 'idempotency key: one job per project and key (default: a new UUID)' },
-  'initial-interval': { type: 'string', description: 'first poll interval, e.g. 5s' },
-  'max-interval': { type: 'string', description: 'longest poll interval, e.g. 2m' },
-  deadline: { type: 'string', description: 'give up after this long, e.g. 24h' },
+  key: {
+    type: 'string',
+    description: 'idempotency key: one job per project and key (default: a new UUID)',
+    rule: idempotencyKeySchema,
+  },
+  'initial-interval': {
+    type: 'string',
+    description: 'first poll interval, e.g. 5s',
+    rule: durationSchema,
+    field: 'polling.initialInterval',
+  },
+  'max-interval': {
+    type: 'string',
+    description: 'longest poll interval, e.g. 2m',
+    rule: durationSchema,
+    field: 'polling.maxInterval',
+  },
+  deadline: {
+    type: 'string',
+    description: 'give up after this long, e.g. 24h',
+    rule: durationSchema,
+    field: 'polling.deadline',
+  },
   wait: { type: 'boolean', description: 'show the live status until the job ends, then print the PR link' },
 };
 
@@ -77,6 +113,8 @@ export async function jobStart(argv: string[], ctx: CommandContext): Promise<num
     ...(Object.keys(polling).length > 0 ? { polling } : {}),
   };
   const key = stringFlag(flags.key) ?? randomUUID();
+  // The rules across fields (the polling intervals' order, say) are checked before connecting too.
+  agentJobStartOptions(input, { key, taskQueue: ctx.taskQueue });
   const client = await ctx.client();
   const handle = await startAgentJob(client, input, { key, taskQueue: ctx.taskQueue });
   const json = flags.json === true;
@@ -137,9 +175,13 @@ function modelAndSource({ model, source }: Pick<AgentJob, 'model' | 'source'>): 
 
 export const jobMessageSpec: FlagSpec = {
   ...target,
-  prompt: { type: 'string', description: 'the follow-up instruction' },
+  prompt: { type: 'string', description: 'the follow-up instruction', rule: promptSchema },
   'prompt-file': { type: 'string', description: 'read the follow-up from a file ("-" for stdin)' },
-  'message-id': { type: 'string', description: 'deduplication id: delivered at most once per id' },
+  'message-id': {
+    type: 'string',
+    description: 'deduplication id: delivered at most once per id',
+    rule: followUpRequestSchema.shape.messageId,
+  },
   wait: { type: 'boolean', description: "send as an update and print the service's answer" },
 };
 
@@ -147,7 +189,11 @@ export async function jobMessage(argv: string[], ctx: CommandContext): Promise<n
   const flags = parseFlags(argv, jobMessageSpec);
   const workflowId = workflowIdOf(flags);
   const messageId = stringFlag(flags['message-id']);
-  const request = { prompt: promptOf(flags), ...(messageId ? { messageId } : {}) };
+  const request = parseOrThrow(
+    followUpRequestSchema,
+    { prompt: promptOf(flags), ...(messageId ? { messageId } : {}) },
+    'follow-up',
+  );
   const client = await ctx.client();
   const json = flags.json === true;
   if (flags.wait) {
@@ -211,10 +257,21 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
   return ExitCode.ok;
 }
 
+/** What AgentJobStatus holds: a status of the service, or `creating` before it answered. */
+const JOB_LIST_STATUSES = [STATUS_NOT_CREATED, ...KNOWN_JOB_STATUSES] as const;
+
 export const jobListSpec: FlagSpec = {
-  project: { type: 'string', description: 'only jobs of this project (DocsProjectId)' },
-  status: { type: 'string', description: 'only jobs whose AgentJobStatus is this, e.g. active' },
-  limit: { type: 'string', description: 'at most this many (default 20)' },
+  project: {
+    type: 'string',
+    description: 'only jobs of this project (DocsProjectId)',
+    rule: projectIdSchema,
+  },
+  status: {
+    type: 'string',
+    description: `only jobs whose AgentJobStatus is this: ${JOB_LIST_STATUSES.join(', ')}`,
+    rule: z.enum(JOB_LIST_STATUSES, { error: `must be one of ${JOB_LIST_STATUSES.join(', ')}` }),
+  },
+  limit: LIMIT_FLAG,
 };
 
 export async function jobList(argv: string[], ctx: CommandContext): Promise<number> {

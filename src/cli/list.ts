@@ -1,12 +1,19 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { DocsProjectIdKey } from '../contract/names';
-import { intFlag } from './flags';
+import { intInRange } from '../contract/validation';
+import { intFlag, intRule, type FlagDef } from './flags';
 import { UsageError } from './usage-error';
 
 /** A value inside a visibility query, quoted so that no input can change the query. */
 export function quoteVisibility(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
+
+export const LIMIT_FLAG: FlagDef = {
+  type: 'string',
+  description: 'at most this many (default 20)',
+  rule: intRule(intInRange(1)),
+};
 
 /** `--limit`: at most this many rows, default 20. */
 export function limitFlag(value: string | boolean | undefined): number {

@@ -1,4 +1,5 @@
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
+import fs from 'node:fs';
+import path from 'node:path';
 import { exportRun, exportRunSpec } from './visitors-export-commands';
 import { setup, SETUP_DEPLOY_STEPS, setupSpec } from './setup-command';
 import {
@@ -13,11 +14,12 @@ import {
   scheduleCreate,
   scheduleCreateSpec,
   scheduleDescribe,
+  scheduleProject,
   scheduleSimple,
   scheduleUpdate,
   scheduleUpdateSpec,
 } from './schedule-commands';
-import { helpText, type FlagSpec } from './flags';
+import { helpText, inFlagTerms, parseFlags, stringFlag, type FlagSpec, type Flags } from './flags';
 import {
   jobCancel,
   jobCancelSpec,
@@ -31,17 +33,10 @@ import {
   jobStatusSpec,
 } from './agent-job-commands';
 import type { CommandContext } from './command-context';
-import { ExitCode, UsageError } from './usage-error';
-import {
-  connectClient,
-  grpcStatusOf,
-  isUnreachableStatus,
-  taskQueueFromEnv,
-  TemporalUnreachableError,
-} from '../client/connect';
-import { ENCRYPTED_ENCODING } from '../codec/aes-gcm-codec';
-import { PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';
-import { InputValidationError } from '../contract/validation';
+import { reportFailure, type CliStreams } from './output';
+import { ExitCode } from './usage-error';
+import { connectClient, taskQueueFromEnv, temporalConnectConfig } from '../client/connect';
+import { dataConverterFromEnv } from '../codec/data-converter';
 import { startTracing } from '../tracing/setup';
 
 interface Command {
@@ -50,9 +45,24 @@ interface Command {
   /** Printed after the options by `--help`. */
   details?: string;
   run: (argv: string[], ctx: CommandContext) => Promise<number>;
+  /** Variables it reads besides the connection's and the payload keys'. */
+  env?: readonly string[];
+  /** A paragraph of help before the options (the date convention, say). */
+  notes?: string;
 }
 
-const projectOnly: FlagSpec = { project: { type: 'string', description: 'project id', required: true } };
+const TASK_QUEUE_ENV = 'TEMPORAL_TASK_QUEUE  task queue of the workflows it starts (default docs-agent)';
+const OTEL_ENV = 'OTEL_*  traces: this command is the root span of the job or export (off when unset)';
+const CONNECTION_ENV = [
+  'TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY  the connection (default localhost:7233, default)',
+  'TEMPORAL_TLS (true|false), TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_*  TLS, mTLS',
+  'TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE  a profile of the Temporal config file (as the temporal CLI)',
+  'PAYLOAD_CODEC_KEYS or PAYLOAD_CODEC_KEYS_FILE  payload encryption keys, the same as the worker',
+];
+/** The one convention of every date range on the command line, the service's: the end is excluded. */
+export const DATE_RANGE_NOTE =
+  "Dates: --from is the first day, included; --to is the day after the last, excluded (the service's " +
+  'dateTo): --from 2026-11-01 --to 2026-11-02 is November 1st alone.';
 
 const COMMANDS: Record<string, Command> = {
   setup: {
@@ -61,50 +71,70 @@ const COMMANDS: Record<string, Command> = {
     details: SETUP_DEPLOY_STEPS,
     run: setup,
   },
-  'job start': { summary: 'start an agent job from a prompt', spec: jobStartSpec, run: jobStart },
+  'job start': {
+    summary: 'start an agent job from a prompt',
+    spec: jobStartSpec,
+    run: jobStart,
+    env: [TASK_QUEUE_ENV, OTEL_ENV],
+  },
   'job message': {
     summary: 'send a follow-up to a job (running or closed)',
     spec: jobMessageSpec,
     run: jobMessage,
+    env: [TASK_QUEUE_ENV],
   },
   'job status': { summary: "show a job's live state or result", spec: jobStatusSpec, run: jobStatus },
   'job list': { summary: 'list jobs by project and status', spec: jobListSpec, run: jobList },
   'job cancel': { summary: "cancel a job's workflow (polling stops)", spec: jobCancelSpec, run: jobCancel },
-  'export run': { summary: 'export unique visitors for a date range', spec: exportRunSpec, run: exportRun },
+  'export run': {
+    summary: 'export unique visitors for a date range',
+    spec: exportRunSpec,
+    run: exportRun,
+    env: [TASK_QUEUE_ENV, OTEL_ENV],
+    notes: DATE_RANGE_NOTE,
+  },
   'export status': {
     summary: "show an export's progress or result",
     spec: exportStatusSpec,
     run: exportStatus,
+    notes: DATE_RANGE_NOTE,
   },
   'export list': { summary: 'list exports by project and state', spec: exportListSpec, run: exportList },
   'schedule create': {
     summary: "create a project's nightly export schedule",
     spec: scheduleCreateSpec,
     run: scheduleCreate,
+    env: [TASK_QUEUE_ENV],
   },
   'schedule update': {
     summary: 'change time, zone or export options',
     spec: scheduleUpdateSpec,
     run: scheduleUpdate,
   },
-  'schedule describe': { summary: 'show a schedule', spec: projectOnly, run: scheduleDescribe },
-  'schedule pause': { summary: 'pause a schedule', spec: projectOnly, run: scheduleSimple('pause') },
-  'schedule unpause': { summary: 'resume a schedule', spec: projectOnly, run: scheduleSimple('unpause') },
+  'schedule describe': { summary: 'show a schedule', spec: scheduleProject, run: scheduleDescribe },
+  'schedule pause': { summary: 'pause a schedule', spec: scheduleProject, run: scheduleSimple('pause') },
+  'schedule unpause': {
+    summary: 'resume a schedule',
+    spec: scheduleProject,
+    run: scheduleSimple('unpause'),
+  },
   'schedule trigger': {
     summary: 'run a schedule now (exports every day due up to yesterday)',
-    spec: projectOnly,
+    spec: scheduleProject,
     run: scheduleSimple('trigger'),
   },
   'schedule backfill': {
-    summary: "export past days (--from-day..--to-day, both included) with a schedule's settings",
+    summary: "export past days (--from..--to, --to excluded) with a schedule's settings",
     spec: scheduleBackfillSpec,
     run: scheduleBackfill,
+    notes: DATE_RANGE_NOTE,
   },
-  'schedule delete': { summary: 'delete a schedule', spec: projectOnly, run: scheduleSimple('delete') },
+  'schedule delete': { summary: 'delete a schedule', spec: scheduleProject, run: scheduleSimple('delete') },
 };
 
 const PROGRAM = 'docs-agent';
 const EXIT_CODES = 'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 not found, 4 Temporal unreachable.';
+const HELP = new Set(['--help', '-h', 'help']);
 
 function commandRows(prefix = ''): string {
   return Object.entries(COMMANDS)
@@ -113,13 +143,13 @@ function commandRows(prefix = ''): string {
     .join('\n');
 }
 
-function overview(): string {
-  return `Usage: ${PROGRAM} <command> [options]\n\nCommands:\n${commandRows()}\n\nRun "${PROGRAM} <command> --help" for a command's options. ${EXIT_CODES}\n`;
-}
-
-/** The commands of a group (`job`, `export`, `schedule`), for `docs-agent job` and `docs-agent job --help`. */
-function groupOverview(group: string): string {
-  return `Usage: ${PROGRAM} ${group} <command> [options]\n\nCommands:\n${commandRows(`${group} `)}\n\nRun "${PROGRAM} ${group} <command> --help" for a command's options. ${EXIT_CODES}\n`;
+/** The commands of a group (`job`, `export`, `schedule`), or all of them. */
+function overview(group?: string): string {
+  const words = group === undefined ? PROGRAM : `${PROGRAM} ${group}`;
+  return (
+    `Usage: ${words} <command> [options]\n\nCommands:\n${commandRows(group === undefined ? '' : `${group} `)}\n\n` +
+    `Run "${words} <command> --help" for a command's options and the variables it reads. ${EXIT_CODES}\n`
+  );
 }
 
 const GROUPS = new Set(
@@ -136,41 +166,77 @@ function commandOf(argv: string[]): { name: string; command: Command; rest: stri
   return undefined;
 }
 
-export async function runCli(argv: string[]): Promise<number> {
+/** The version of the package this CLI ships in (src/cli and dist/cli alike sit two levels below it). */
+export function cliVersion(): string {
+  const file = path.resolve(__dirname, '../../package.json');
+  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+/** Runs one command line; `io` receives the CLI's own lines (a command's results go to the process's stdout). */
+export async function runCli(argv: string[], io: CliStreams = process): Promise<number> {
   const found = commandOf(argv);
   if (!found) {
     const [first = '', second] = argv;
-    if (argv.length === 0 || first === '--help' || first === 'help') {
-      process.stdout.write(overview());
+    if (argv.includes('--version')) {
+      io.stdout.write(`${PROGRAM} ${cliVersion()}\n`);
+      return ExitCode.ok;
+    }
+    if (argv.length === 0 || HELP.has(first)) {
+      (argv.length === 0 ? io.stderr : io.stdout).write(overview());
       return argv.length === 0 ? ExitCode.usage : ExitCode.ok;
     }
-    if (GROUPS.has(first) && (second === undefined || second === '--help' || second === 'help')) {
-      (second === undefined ? process.stderr : process.stdout).write(groupOverview(first));
+    if (GROUPS.has(first) && (second === undefined || HELP.has(second))) {
+      (second === undefined ? io.stderr : io.stdout).write(overview(first));
       return second === undefined ? ExitCode.usage : ExitCode.ok;
     }
     const name = argv.slice(0, 2).join(' ');
-    process.stderr.write(
-      `${PROGRAM}: unknown command "${name}"\n\n${GROUPS.has(first) ? groupOverview(first) : overview()}`,
+    io.stderr.write(
+      `${PROGRAM}: unknown command "${name}"\n\n${overview(GROUPS.has(first) ? first : undefined)}`,
     );
     return ExitCode.usage;
   }
   const { name, command, rest } = found;
-  if (rest.includes('--help')) {
-    process.stdout.write(helpText(`${PROGRAM} ${name} [options]`, command.spec));
-    if (command.details) process.stdout.write(`\n${command.details}`);
-    return ExitCode.ok;
+  const full = `${PROGRAM} ${name}`;
+  // Every flag, then the environment the connection needs, is checked before anything connects: bad input
+  // exits 2 at once, naming the flag or the variable and its rule.
+  let flags: Flags;
+  try {
+    flags = parseFlags(rest, command.spec);
+    if (flags.help || flags.version) {
+      io.stdout.write(
+        flags.help
+          ? helpText(
+              `${full} [options]`,
+              command.spec,
+              [...CONNECTION_ENV, ...(command.env ?? [])],
+              command.notes,
+            )
+          : `${PROGRAM} ${cliVersion()}\n`,
+      );
+      if (flags.help && command.details) io.stdout.write(`\n${command.details}`);
+      return ExitCode.ok;
+    }
+    temporalConnectConfig(overridesOf(flags));
+    dataConverterFromEnv();
+  } catch (error) {
+    return reportFailure(full, error, rest.includes('--json'), io);
   }
+  const json = flags.json === true;
   // A job or an export started here is one trace: this command's span is its root (when OTEL_* asks for traces).
   const tracing = TRACE_ROOTS.has(name) ? await startTracing('docs-agent-cli') : undefined;
   const ctx: CommandContext = {
-    client: () => connectClient(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+    client: () =>
+      connectClient({
+        overrides: overridesOf(flags),
+        ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+      }),
     taskQueue: taskQueueFromEnv(),
   };
   try {
     const run = () => command.run(rest, ctx);
-    return await (tracing ? tracing.inRootSpan(`${PROGRAM} ${name}`, run) : run());
+    return await (tracing ? tracing.inRootSpan(full, run) : run());
   } catch (error) {
-    return reportError(name, error);
+    return reportFailure(full, inFlagTerms(error, command.spec), json, io);
   } finally {
     await tracing?.shutdown();
   }
@@ -178,38 +244,11 @@ export async function runCli(argv: string[]): Promise<number> {
 
 const TRACE_ROOTS = new Set(['job start', 'export run']);
 
-function reportError(name: string, error: unknown): number {
-  const { code, text } = describeFailure(`${PROGRAM} ${name}`, error);
-  process.stderr.write(text);
-  return code;
-}
-
-/** The exit code and the message of a command that threw: by the error's type and gRPC status, never its text. */
-export function describeFailure(command: string, error: unknown): { code: number; text: string } {
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof UsageError || error instanceof InputValidationError) {
-    return {
-      code: ExitCode.usage,
-      text: `${command}: ${message}\nNothing was started. See "${command} --help".\n`,
-    };
+function overridesOf(flags: Flags): { address?: string; namespace?: string; profile?: string } {
+  const overrides: { address?: string; namespace?: string; profile?: string } = {};
+  for (const key of ['address', 'namespace', 'profile'] as const) {
+    const value = stringFlag(flags[key]);
+    if (value !== undefined) overrides[key] = value;
   }
-  if (error instanceof WorkflowNotFoundError || error instanceof ScheduleNotFoundError) {
-    return { code: ExitCode.notFound, text: `${command}: not found: ${message}\n` };
-  }
-  if (error instanceof ScheduleAlreadyRunning) {
-    return { code: ExitCode.failed, text: `${command}: the schedule already exists\n` };
-  }
-  if (message.includes(ENCRYPTED_ENCODING)) {
-    return {
-      code: ExitCode.failed,
-      text: `${command}: ${message}\nThe workflow's payloads are encrypted: set ${PAYLOAD_CODEC_KEYS_VAR} to read them.\n`,
-    };
-  }
-  if (error instanceof TemporalUnreachableError) {
-    return { code: ExitCode.unavailable, text: `${command}: ${message}\n` };
-  }
-  if (isUnreachableStatus(grpcStatusOf(error))) {
-    return { code: ExitCode.unavailable, text: `${command}: Temporal is unreachable: ${message}\n` };
-  }
-  return { code: ExitCode.failed, text: `${command}: ${message}\n` };
+  return overrides;
 }

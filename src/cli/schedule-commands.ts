@@ -10,32 +10,51 @@ import {
 } from '../client/schedule';
 import { describeVisitorsNightly } from '../client/schedule-nightly';
 import type { CommandContext } from './command-context';
-import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
+import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
-import { InputValidationError } from '../contract/validation';
-import { formatFlag } from './visitors-export-commands';
+import { durationSchema, InputValidationError } from '../contract/validation';
+import { apiDateSchema } from '../contract/api-dates';
+import { DEFAULT_MAX_CATCH_UP_DAYS, MAX_CATCH_UP_DAYS } from '../contract/nightly';
+import { addDays } from '../contract/zone-days';
+import { visitorsScheduleOptionsSchema } from '../client/schedule';
+import { exportOptionFlags, formatFlag } from './visitors-export-commands';
 
-const scheduleProject: FlagSpec = { project: { type: 'string', description: 'project id', required: true } };
+export const scheduleProject: FlagSpec = { project: PROJECT_FLAG };
+
+const { at, timeZone, maxCatchUpDays } = visitorsScheduleOptionsSchema.shape;
 
 export const scheduleCreateSpec: FlagSpec = {
   ...scheduleProject,
-  at: { type: 'string', description: 'time of day HH:MM', required: true },
-  tz: { type: 'string', description: 'IANA time zone, e.g. Europe/Paris (default UTC)' },
-  'catchup-window': { type: 'string', description: 'how late a missed run may still start (default 1d)' },
-  format: { type: 'string', description: 'csv, ndjson or json' },
-  'page-size': { type: 'string', description: 'rows per page, 1..250' },
-  concurrency: { type: 'string', description: 'pages in flight, 1..16' },
+  at: { type: 'string', description: 'time of day HH:MM (24-hour)', required: true, rule: at },
+  tz: { type: 'string', description: 'IANA time zone, e.g. Europe/Paris (default UTC)', rule: timeZone },
+  'catchup-window': {
+    type: 'string',
+    description: 'how late a missed run may still start, e.g. 12h (default 1 day)',
+    rule: durationSchema,
+  },
+  ...exportOptionFlags,
   'max-catch-up-days': {
     type: 'string',
-    description: 'days one run exports at most when it catches up, 1..100 (default 31)',
+    description: `days one run exports at most when it catches up, 1..${MAX_CATCH_UP_DAYS} (default ${DEFAULT_MAX_CATCH_UP_DAYS})`,
+    rule: intRule(maxCatchUpDays),
   },
 };
 
+/** Every setting not given keeps its current value: update promises no default. */
 export const scheduleUpdateSpec: FlagSpec = {
-  ...scheduleCreateSpec,
-  at: { type: 'string', description: 'time of day HH:MM (unchanged when not given)' },
-  tz: { type: 'string', description: 'IANA time zone (unchanged when not given)' },
+  ...Object.fromEntries(
+    Object.entries(scheduleCreateSpec).map(([name, flag]) => [
+      name,
+      name === 'project'
+        ? flag
+        : {
+            ...flag,
+            required: false,
+            description: `${flag.description.replace(/ \(default [^)]*\)$/, '')} (unchanged when not given)`,
+          },
+    ]),
+  ),
   'task-queue': { type: 'string', description: 'task queue of the runs (unchanged when not given)' },
 };
 
@@ -148,31 +167,39 @@ export function scheduleSimple(name: keyof typeof simple) {
 
 export const scheduleBackfillSpec: FlagSpec = {
   ...scheduleProject,
-  'from-day': {
+  from: {
     type: 'string',
-    description: "first day to export, YYYY-MM-DD in the schedule's zone (included)",
+    description: "first day to export, YYYY-MM-DD of the schedule's zone (included)",
     required: true,
+    rule: apiDateSchema,
   },
-  'to-day': {
+  to: {
     type: 'string',
     description:
-      'last day to export, YYYY-MM-DD (included): --from-day 2026-11-09 --to-day 2026-11-11 exports ' +
-      'the 9th, 10th and 11th, one export per day, with the schedule settings',
+      'end day, YYYY-MM-DD (excluded): --from 2026-11-09 --to 2026-11-12 exports the 9th, 10th and 11th, ' +
+      'one export per day, with the schedule settings',
     required: true,
+    rule: apiDateSchema,
   },
 };
 
 export async function scheduleBackfill(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, scheduleBackfillSpec);
-  const days = { fromDay: stringFlag(flags['from-day']) ?? '', toDay: stringFlag(flags['to-day']) ?? '' };
+  const from = stringFlag(flags.from) ?? '';
+  const to = stringFlag(flags.to) ?? '';
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(from) || !/^\d{4}-\d{2}-\d{2}$/.test(to)) {
+    throw new UsageError("--from, --to: must be days YYYY-MM-DD (days of the schedule's zone)");
+  }
+  if (to <= from) throw new UsageError('--to: must be after --from (the end day is excluded)');
+  const days = { fromDay: from, toDay: addDays(to, -1) };
   let started;
   try {
     started = await backfillVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '', days);
   } catch (error) {
-    // The client names fromDay/toDay: say the flags instead.
+    // The client names fromDay/toDay (both included): say the flags instead.
     if (!(error instanceof InputValidationError)) throw error;
     const flag = (field: string): string =>
-      field === 'fromDay' ? '--from-day' : field === 'toDay' ? '--to-day' : field;
+      field === 'fromDay' ? '--from' : field === 'toDay' ? '--to' : field;
     throw new UsageError(error.issues.map((issue) => `${flag(issue.field)}: ${issue.rule}`).join('; '));
   }
   print(

@@ -1,8 +1,16 @@
 import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
-import { startVisitorsExport } from '../client/visitors-export';
+import { startVisitorsExport, visitorsExportStartOptions } from '../client/visitors-export';
 import { watchExportProgress } from './export-progress';
-import { EXPORT_FORMATS, type ExportFormat } from '../contract/visitors-export';
-import { intFlag, parseFlags, stringFlag, type FlagSpec } from './flags';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_PAGE_SIZE,
+  EXPORT_FORMATS,
+  MAX_CONCURRENCY,
+  MAX_PAGE_SIZE,
+  visitorsExportInputSchema,
+  type ExportFormat,
+} from '../contract/visitors-export';
+import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
 import type { CommandContext } from './command-context';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
@@ -16,17 +24,50 @@ export function formatFlag(value: string | boolean | undefined): ExportFormat | 
   return format as ExportFormat;
 }
 
+const { dateFrom, pageSize, concurrency, format, timeZone } = visitorsExportInputSchema.shape;
+
+/** The export options a run and a schedule share, with the contract's rules and defaults. */
+export const exportOptionFlags: FlagSpec = {
+  'page-size': {
+    type: 'string',
+    description: `rows per page, 1..${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`,
+    rule: intRule(pageSize),
+  },
+  concurrency: {
+    type: 'string',
+    description: `pages in flight, 1..${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`,
+    rule: intRule(concurrency),
+  },
+  format: { type: 'string', description: `${EXPORT_FORMATS.join(', ')} (default csv)`, rule: format },
+};
+
 export const exportRunSpec: FlagSpec = {
-  project: { type: 'string', description: 'project id', required: true },
-  from: { type: 'string', description: 'first day, YYYY-MM-DD (inclusive)', required: true },
-  to: { type: 'string', description: 'end day, YYYY-MM-DD (exclusive)', required: true },
+  project: PROJECT_FLAG,
+  from: {
+    type: 'string',
+    description: 'first day, YYYY-MM-DD (included)',
+    required: true,
+    rule: dateFrom,
+    field: 'dateFrom',
+  },
+  to: {
+    type: 'string',
+    description: 'end day, YYYY-MM-DD (excluded)',
+    required: true,
+    rule: dateFrom,
+    field: 'dateTo',
+  },
   tz: {
     type: 'string',
+    field: 'timeZone',
     description: 'IANA zone whose days --from/--to name, e.g. Europe/Paris (default UTC, bare dates)',
+    rule: timeZone,
   },
-  'page-size': { type: 'string', description: 'rows per page, 1..250 (default 250)' },
-  concurrency: { type: 'string', description: 'pages in flight, 1..16 (default 4)' },
-  format: { type: 'string', description: 'csv, ndjson or json (default csv)' },
+  ...exportOptionFlags,
+  detach: {
+    type: 'boolean',
+    description: 'print the workflow id and return at once (follow with export status)',
+  },
 };
 
 export async function exportRun(argv: string[], ctx: CommandContext): Promise<number> {
@@ -44,9 +85,15 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(format === undefined ? {} : { format }),
   };
+  // The rules across flags (--to after --from, days with --tz) are checked before connecting too.
+  visitorsExportStartOptions(input, { taskQueue: ctx.taskQueue });
   const client = await ctx.client();
   const handle = await startVisitorsExport(client, input, { taskQueue: ctx.taskQueue });
   const json = flags.json === true;
+  if (flags.detach) {
+    print(json, { workflowId: handle.workflowId }, `workflow id: ${handle.workflowId}`);
+    return ExitCode.ok;
+  }
   if (!json) process.stdout.write(`workflow id: ${handle.workflowId}\n`);
   const stopWatching = watchExportProgress(client, handle.workflowId, { json, tty: process.stdout.isTTY });
   try {

@@ -1,13 +1,15 @@
 import { WorkflowFailedError } from '@temporalio/client';
+import { z } from 'zod';
 import { getExportProgress } from '../client/visitors-export';
 import { visitorsExportWorkflowId, WorkflowType } from '../contract/names';
-import type { VisitorsExportResult } from '../contract/visitors-export';
+import { timeZoneSchema, type VisitorsExportResult } from '../contract/visitors-export';
+import { apiDateSchema } from '../contract/api-dates';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
 import type { visitorsExport } from '../workflows/visitors-export/workflow';
 import type { CommandContext } from './command-context';
 import { exportProgressLine } from './export-progress';
 import { parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
-import { limitFlag, listWorkflows, quoteVisibility } from './list';
+import { LIMIT_FLAG, limitFlag, listWorkflows, quoteVisibility } from './list';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
 
@@ -16,10 +18,22 @@ export const exportStatusSpec: FlagSpec = {
     type: 'string',
     description: "workflow id (visitors-export/<projectId>/<from>_<to>, or a scheduled run's id)",
   },
-  project: { type: 'string', description: 'project id (with --from and --to, instead of --workflow-id)' },
-  from: { type: 'string', description: 'first day the export was started with' },
-  to: { type: 'string', description: 'end day the export was started with' },
-  tz: { type: 'string', description: 'the zone the export was started with (export run --tz), if any' },
+  project: {
+    type: 'string',
+    description: 'project id (with --from and --to, instead of --workflow-id)',
+    rule: projectIdSchema,
+  },
+  from: {
+    type: 'string',
+    description: 'first day the export was started with (included)',
+    rule: apiDateSchema,
+  },
+  to: { type: 'string', description: 'end day the export was started with (excluded)', rule: apiDateSchema },
+  tz: {
+    type: 'string',
+    description: 'the zone the export was started with (export run --tz), if any',
+    rule: timeZoneSchema,
+  },
 };
 
 function exportWorkflowIdOf(flags: Flags): string {
@@ -69,25 +83,27 @@ export async function exportStatus(argv: string[], ctx: CommandContext): Promise
   }
 }
 
+const EXECUTION_STATUSES = ['Running', 'Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'] as const;
+
 export const exportListSpec: FlagSpec = {
-  project: { type: 'string', description: 'only exports of this project (DocsProjectId)' },
+  project: {
+    type: 'string',
+    description: 'only exports of this project (DocsProjectId)',
+    rule: projectIdSchema,
+  },
   status: {
     type: 'string',
-    description: 'only workflows in this state: Running, Completed, Failed, Canceled, Terminated, TimedOut',
+    description: `only workflows in this state: ${EXECUTION_STATUSES.join(', ')}`,
+    rule: z.enum(EXECUTION_STATUSES, { error: `must be one of ${EXECUTION_STATUSES.join(', ')}` }),
   },
-  limit: { type: 'string', description: 'at most this many (default 20)' },
+  limit: LIMIT_FLAG,
 };
-
-const EXECUTION_STATUSES = ['Running', 'Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
 
 /** Exports (manual and scheduled runs) from visibility, newest first. */
 export async function exportList(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, exportListSpec);
   const limit = limitFlag(flags.limit);
   const status = stringFlag(flags.status);
-  if (status !== undefined && !EXECUTION_STATUSES.includes(status)) {
-    throw new UsageError(`--status: must be one of ${EXECUTION_STATUSES.join(', ')}`);
-  }
   const rows = await listWorkflows(
     await ctx.client(),
     {

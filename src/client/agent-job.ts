@@ -38,7 +38,7 @@ export type AgentJobHandle = WorkflowHandle<typeof agentJob>;
 const SUMMARY_CHARS = 200;
 const DETAILS_PROMPT_CHARS = 2000;
 
-const idempotencyKeySchema = z
+export const idempotencyKeySchema = z
   .string({ error: 'is required and must be a string' })
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')

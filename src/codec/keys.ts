@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secretFromEnv } from '../secret-env';
 
 /** The environment variable holding the payload keys: `<id>:<base64 of 32 bytes>`, comma-separated, newest first. */
 export const PAYLOAD_CODEC_KEYS_VAR = 'PAYLOAD_CODEC_KEYS';
@@ -57,17 +58,25 @@ const keysSchema = z
     }
   });
 
-/** Parses the key ring, or returns undefined when encryption is not configured (the variable unset or empty). */
+/**
+ * Parses the key ring from PAYLOAD_CODEC_KEYS or the file PAYLOAD_CODEC_KEYS_FILE names (both set is an error), or
+ * returns undefined when encryption is not configured (neither set, or empty).
+ */
 export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env): CodecKeyRing | undefined {
-  const raw = env[PAYLOAD_CODEC_KEYS_VAR];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const parsed = keysSchema.safeParse(raw);
+  let secret;
+  try {
+    secret = secretFromEnv(env, PAYLOAD_CODEC_KEYS_VAR);
+  } catch (error) {
+    throw new CodecKeyError(error instanceof Error ? error.message : String(error));
+  }
+  if (secret === undefined || secret.value.trim() === '') return undefined;
+  const parsed = keysSchema.safeParse(secret.value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` (entry ${Number(issue.path[0]) + 1})` : '';
-    throw new CodecKeyError(`${PAYLOAD_CODEC_KEYS_VAR}${where}: ${issue?.message ?? 'is invalid'}`);
+    throw new CodecKeyError(`${secret.source}${where}: ${issue?.message ?? 'is invalid'}`);
   }
   const [active] = parsed.data;
-  if (!active) throw new CodecKeyError(`${PAYLOAD_CODEC_KEYS_VAR}: must name at least one key`);
+  if (!active) throw new CodecKeyError(`${secret.source}: must name at least one key`);
   return { active, byId: new Map(parsed.data.map((key) => [key.id, key])) };
 }

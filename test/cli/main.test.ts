@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Connection, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
-import { describeFailure, runCli } from '../../src/cli/main';
+import { runCli } from '../../src/cli/main';
+import { describeFailure } from '../../src/cli/output';
 import { ExitCode } from '../../src/cli/usage-error';
 import { connectClient, grpcStatusOf, TemporalUnreachableError } from '../../src/client/connect';
 import { freePort } from '../../dev/ports';
@@ -26,10 +27,14 @@ describe('CLI errors: classified by type and gRPC status, never by their text', 
       (e: unknown) => e,
     );
     assert.ok(error instanceof TemporalUnreachableError, String(error));
-    assert.match(error.message, new RegExp(`^Temporal at ${address} is unreachable: `));
+    assert.match(error.message, new RegExp(`^Temporal at ${address} \\(TEMPORAL_ADDRESS\\) is unreachable`));
+    assert.match(error.message, /, that TEMPORAL_ADDRESS names it,/);
     const { code, text } = describeFailure('docs-agent job list', error);
     assert.equal(code, ExitCode.unavailable);
-    assert.match(text, new RegExp(`^docs-agent job list: Temporal at ${address} is unreachable`));
+    assert.match(
+      text,
+      new RegExp(`^docs-agent job list: Temporal at ${address} \\(TEMPORAL_ADDRESS\\) is unreachable`),
+    );
   });
 
   test("a call the server's transport refused (gRPC UNAVAILABLE): exit 4", async () => {
@@ -70,15 +75,11 @@ describe('CLI errors: classified by type and gRPC status, never by their text', 
 /** Runs the CLI in this process (commands that print help, and contact no server), capturing its output. */
 async function runCaptured(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = { stdout: '', stderr: '' };
-  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
-  process.stdout.write = (chunk: string | Uint8Array) => ((out.stdout += String(chunk)), true);
-  process.stderr.write = (chunk: string | Uint8Array) => ((out.stderr += String(chunk)), true);
-  try {
-    return { code: await runCli(argv), ...out };
-  } finally {
-    process.stdout.write = writes.stdout;
-    process.stderr.write = writes.stderr;
-  }
+  const io = {
+    stdout: { write: (text: string) => (out.stdout += text) },
+    stderr: { write: (text: string) => (out.stderr += text) },
+  };
+  return { code: await runCli(argv, io), ...out };
 }
 
 describe('CLI help', () => {

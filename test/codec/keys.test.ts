@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { CodecKeyError, loadCodecKeys } from '../../src/codec/keys';
 
@@ -42,4 +45,30 @@ describe('PAYLOAD_CODEC_KEYS', () => {
       );
     });
   }
+});
+
+describe('PAYLOAD_CODEC_KEYS_FILE', () => {
+  test('the ring is read from the file; the file and the variable together are refused', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-agent-keys-'));
+    try {
+      const file = path.join(dir, 'keys');
+      fs.writeFileSync(file, `k1:${material()},k0:${material()}\n`);
+      assert.deepEqual(
+        [...(loadCodecKeys({ PAYLOAD_CODEC_KEYS_FILE: file })?.byId.keys() ?? [])],
+        ['k1', 'k0'],
+      );
+      assert.throws(
+        () => loadCodecKeys({ PAYLOAD_CODEC_KEYS_FILE: file, PAYLOAD_CODEC_KEYS: `k2:${material()}` }),
+        (error: unknown) =>
+          error instanceof CodecKeyError && /are both set: set one of them, not both/.test(error.message),
+      );
+      fs.writeFileSync(file, 'k1:short\n');
+      assert.throws(
+        () => loadCodecKeys({ PAYLOAD_CODEC_KEYS_FILE: file }),
+        /PAYLOAD_CODEC_KEYS_FILE \(entry 1\): key "k1" must be 32 bytes/,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
