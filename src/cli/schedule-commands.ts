@@ -23,7 +23,7 @@ export const scheduleCreateSpec: FlagSpec = {
   at: { type: 'string', description: 'time of day HH:MM', required: true },
   tz: { type: 'string', description: 'IANA time zone, e.g. Europe/Paris (default UTC)' },
   'catchup-window': { type: 'string', description: 'how late a missed run may still start (default 1d)' },
-  format: { type: 'string', description: 'csv, ndjson or json' },
+  format: { type: 'string', description: 'csv, ndjson, json or parquet' },
   'page-size': { type: 'string', description: 'rows per page, 1..250' },
   concurrency: { type: 'string', description: 'pages in flight, 1..16' },
   'max-catch-up-days': {

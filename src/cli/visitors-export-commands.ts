@@ -26,7 +26,7 @@ export const exportRunSpec: FlagSpec = {
   },
   'page-size': { type: 'string', description: 'rows per page, 1..250 (default 250)' },
   concurrency: { type: 'string', description: 'pages in flight, 1..16 (default 4)' },
-  format: { type: 'string', description: 'csv, ndjson or json (default csv)' },
+  format: { type: 'string', description: 'csv, ndjson, json or parquet (default csv)' },
 };
 
 export async function exportRun(argv: string[], ctx: CommandContext): Promise<number> {
