@@ -106,6 +106,21 @@ async function served(manifest: VisitorsExportManifest): Promise<VisitorRow[]> {
 
 type DayCount = [project: string, day: string, zone: string, rows: number, total: number];
 
+/** (project, day, zone, rows, sum of total) of what the simulator serves for each export, ordered as DuckDB orders. */
+async function expectedCounts(
+  days: readonly string[],
+  manifestOf: (projectId: string, day: string) => Promise<VisitorsExportManifest>,
+): Promise<DayCount[]> {
+  const counts: DayCount[] = [];
+  for (const projectId of Object.keys(PROJECTS)) {
+    for (const day of days) {
+      const rows = await served(await manifestOf(projectId, day));
+      counts.push([projectId, day, 'Europe-Paris', rows.length, rows.reduce((sum, r) => sum + r.total, 0)]);
+    }
+  }
+  return counts;
+}
+
 const MONTH_QUERY = (root: string) => `
   SELECT project, day::VARCHAR, zone, count(*), sum(total)
   FROM read_parquet('${root}/**/*.parquet', hive_partitioning = true)
@@ -130,21 +145,11 @@ describe('Parquet exports read where they land', () => {
     }
 
     const counts = await duckdbQuery<DayCount>(MONTH_QUERY(root));
-    const expected: DayCount[] = [];
-    for (const projectId of Object.keys(PROJECTS)) {
-      for (const day of DAYS) {
-        const manifest = manifests.get(`${projectId} ${day}`);
-        assert.ok(manifest, `${projectId} ${day} exported`);
-        const rows = await served(manifest);
-        expected.push([
-          projectId,
-          day,
-          'Europe-Paris',
-          rows.length,
-          rows.reduce((sum, r) => sum + r.total, 0),
-        ]);
-      }
-    }
+    const expected = await expectedCounts(DAYS, (projectId, day) => {
+      const manifest = manifests.get(`${projectId} ${day}`);
+      assert.ok(manifest, `${projectId} ${day} exported`);
+      return Promise.resolve(manifest);
+    });
     // Every (project, day) once with the rows the service answered: no day missing, none doubled.
     assert.deepEqual(counts, expected);
 
@@ -209,28 +214,12 @@ print(json.dumps(rows, default=str))
       writer.secretAccessKey,
       `${s3().bucket}/${S3_PREFIX}`,
     );
-    const expected: DayCount[] = [];
-    for (const projectId of Object.keys(PROJECTS)) {
-      for (const day of S3_DAYS) {
-        const result = results.find((r) => r.projectId === projectId && r.dateFrom === day);
-        assert.ok(result);
-        const manifestKey = `${S3_PREFIX}/${exportFolderKey(projectId, day, nextDay(day), ZONE, 'hive')}/manifest.json`;
-        const object = await s3().client.send(
-          new GetObjectCommand({ Bucket: s3().bucket, Key: manifestKey }),
-        );
-        const manifest = JSON.parse(
-          (await object.Body?.transformToString('utf8')) ?? '',
-        ) as VisitorsExportManifest;
-        const rows = await served(manifest);
-        expected.push([
-          projectId,
-          day,
-          'Europe-Paris',
-          rows.length,
-          rows.reduce((sum, r) => sum + r.total, 0),
-        ]);
-      }
-    }
+    const expected = await expectedCounts(S3_DAYS, async (projectId, day) => {
+      const folder = exportFolderKey(projectId, day, nextDay(day), ZONE, 'hive');
+      const key = `${S3_PREFIX}/${folder}/manifest.json`;
+      const object = await s3().client.send(new GetObjectCommand({ Bucket: s3().bucket, Key: key }));
+      return JSON.parse((await object.Body?.transformToString('utf8')) ?? '') as VisitorsExportManifest;
+    });
     assert.deepEqual(counts, expected);
   });
 });
