@@ -48,7 +48,7 @@ async function mergeStep(input: MergeMemoryInput): Promise<MergeMemoryOutput> {
 const DUCKDB_SUM = `
 import duckdb, json, sys, time
 started = time.perf_counter()
-total = duckdb.connect().sql(f"SELECT sum(total) FROM {sys.argv[1]}('{sys.argv[2]}')").fetchone()[0]
+total = duckdb.connect().sql(f"SELECT sum(total) FROM {sys.argv[1]}('{sys.argv[2]}')").fetchall()[0][0]
 print(json.dumps({"seconds": time.perf_counter() - started, "total": total}))
 `;
 

@@ -4,7 +4,7 @@
 // the baseline. Install size is each library's installed closure (its dependencies included).
 //
 //   npm ci --prefix bench/parquet-writers
-//   node --import tsx bench/parquet-writers.ts [--rows 1000000] [--rounds 3] [--row-group 25000] [--record]
+//   node --import tsx bench/parquet-writers.ts [--rows 1000000] [--rounds 3] [--row-group 10000] [--record]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,7 +40,7 @@ function candidates(rowGroup: number): Candidate[] {
       codec: 'SNAPPY',
       packages: ['hyparquet-writer'],
     },
-    ...[0.4, 2, 4].map((scale) => ({
+    ...[0.25, 2.5, 10].map((scale) => ({
       label: `hyparquet-writer snappy, groups of ${rowGroup * scale}`,
       candidate: 'hyparquet' as const,
       codec: 'SNAPPY',
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
   if (!fs.existsSync(MODULES)) throw new Error('first: npm ci --prefix bench/parquet-writers');
   const rows = flag('rows', 1_000_000);
   const rounds = flag('rounds', 3);
-  const rowGroup = flag('row-group', 25_000);
+  const rowGroup = flag('row-group', 10_000);
   const list = candidates(rowGroup);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parquet-writers-'));
   const results = new Map<Candidate, Measurement[]>(list.map((c) => [c, []]));

@@ -7,11 +7,12 @@ import type { ParquetWriter, Writer } from 'hyparquet-writer' with { 'resolution
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
 /**
- * Rows per row group: the merge holds one group's columns and its encoding at a time, so this bounds its memory
- * (docs/benchmarks.md, "Parquet writers": 25,000 rows stay well within the merge's 100 MB where 100,000 do not)
- * while a reader still skips whole groups by their statistics.
+ * Rows per row group: the merge holds one group's columns and their encoding at a time (hyparquet-writer makes a
+ * few KB of garbage per row while it encodes), so this bounds the merge's memory. 10,000 rows keep a 200,000-row
+ * merge's RSS growth at 25 MiB where 25,000 took 100 (docs/benchmarks.md, "Parquet writers"); files grow 0.6%,
+ * and a reader still skips whole groups by their statistics.
  */
-export const ROW_GROUP_ROWS = 25_000;
+export const ROW_GROUP_ROWS = 10_000;
 
 /**
  * Snappy, which hyparquet-writer compresses in JavaScript: zstd would need node:zlib's zstd (Node 22.15+, not the

@@ -8,6 +8,7 @@ import type { VisitorRow } from '../../src/contract/visitors-export';
 import { LocalDestination } from '../../src/exports/local-destination';
 import { hashedOutput } from '../../src/exports/export-file-writer';
 import { CSV_HEADER, openExportFile, type ExportFileOptions } from '../../src/exports/formats';
+import { ROW_GROUP_ROWS } from '../../src/exports/parquet-file';
 import { duckdbRow, readWithPython } from '../helpers/export-readers';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -66,8 +67,8 @@ interface ParquetLayout {
 }
 
 describe('export files', () => {
-  test('parquet: pyarrow reads the schema, row groups of 25,000 and their statistics', async () => {
-    const rows = 60_123;
+  test('parquet: pyarrow reads the schema, row groups of ROW_GROUP_ROWS and their statistics', async () => {
+    const rows = 6 * ROW_GROUP_ROWS + 123;
     const file = await written(
       { format: 'parquet', range: { dateFrom: '2026-11-01', dateTo: '2026-11-02' } },
       rows,
@@ -84,7 +85,7 @@ describe('export files', () => {
     assert.equal(layout.rows, rows);
     assert.deepEqual(
       layout.groups.map((g) => g.rows),
-      [25_000, 25_000, 10_123],
+      [...Array.from({ length: 6 }, () => ROW_GROUP_ROWS), 123],
     );
     assert.ok(layout.groups.every((g) => g.codec === 'SNAPPY'));
     const [first] = layout.groups;

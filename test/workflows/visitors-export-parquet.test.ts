@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -15,7 +16,7 @@ import { exportFolderKey } from '../../src/exports/layout';
 import { visitorsExport } from '../../src/workflows';
 import { startStack } from '../../dev/stack';
 import { startTestWorker, type TestWorker } from '../../dev/worker';
-import { duckdbQuery, readWithPython } from '../helpers/export-readers';
+import { duckdbQuery, duckdbRow, readWithPython } from '../helpers/export-readers';
 import { useS3Stack } from '../helpers/s3';
 
 // A month of nightly Parquet exports as the schedule makes them: one visitorsExport per day of the zone, for two
@@ -27,6 +28,7 @@ const DAYS = Array.from({ length: 30 }, (_, i) =>
 );
 const S3_DAYS = DAYS.slice(12, 17); // 2026-10-24 to 2026-10-28: the night Paris leaves summer time among them
 const S3_QUEUE = 'parquet-s3';
+const STARTER = path.resolve(__dirname, '../../src/starter.ts');
 const S3_PREFIX = 'analytics';
 
 let s3Worker: TestWorker | undefined;
@@ -175,6 +177,48 @@ describe('Parquet exports read where they land', () => {
         ])
         .sort((a, b) => a[0].localeCompare(b[0])),
     );
+  });
+
+  test('`docs-agent export run --format parquet` writes a hive folder of a range', async () => {
+    const { code, stdout } = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      const argv = [
+        '--project',
+        'beta-site',
+        '--from',
+        '2026-09-01',
+        '--to',
+        '2026-09-08',
+        '--format',
+        'parquet',
+      ];
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', STARTER, 'export', 'run', ...argv],
+        {
+          env: {
+            PATH: process.env.PATH ?? '',
+            TEMPORAL_ADDRESS: stack().env.address,
+            TEMPORAL_NAMESPACE: 'default',
+            TEMPORAL_TASK_QUEUE: DEFAULT_TASK_QUEUE,
+          },
+        },
+        (error, out) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout: out }),
+      );
+    });
+    assert.equal(code, 0, stdout);
+    const file = path.join(
+      stack().exportDir,
+      'project=beta-site/from=2026-09-01/to=2026-09-08/visitors.parquet',
+    );
+    assert.ok(stdout.includes(file), stdout);
+    const [rows, days] = await duckdbRow<[number, string]>(
+      `SELECT count(*), string_agg(DISTINCT date_from::VARCHAR || '/' || date_to::VARCHAR) FROM read_parquet('${file}')`,
+    );
+    const manifest = JSON.parse(
+      await fs.readFile(path.join(path.dirname(file), 'manifest.json'), 'utf8'),
+    ) as VisitorsExportManifest;
+    assert.equal(rows, (await served(manifest)).length);
+    assert.equal(days, '2026-09-01/2026-09-08');
   });
 
   test('the same query over the bucket: pyarrow reads it through its S3 filesystem, DuckDB queries that', async () => {
