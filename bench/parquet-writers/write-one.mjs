@@ -2,9 +2,15 @@
 // visitor rows, produced page by page (250 rows) as the merge produces them, with one writer to one file, in row
 // groups of `rowGroup` rows. Prints { seconds, peakGrowthMiB (the library loaded included), bytes } as JSON. Run with --expose-gc.
 // Plain JavaScript: the candidates are installed only here (npm ci --prefix bench/parquet-writers).
-import fs from 'node:fs';
+import { Buffer } from 'node:buffer';
+import console from 'node:console';
 import { once } from 'node:events';
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
 import { Writable } from 'node:stream';
+import { ReadableStream } from 'node:stream/web';
+import { clearInterval, setImmediate, setInterval } from 'node:timers';
 import zlib from 'node:zlib';
 
 const PAGE_ROWS = 250;
