@@ -12,6 +12,7 @@ import { DocsApiClient } from '../src/docs-api/client';
 import { ExportStaging } from '../src/exports/staging';
 import { openExportDestination } from '../src/exports/open-destination';
 import type { S3DestinationOptions } from '../src/exports/s3-destination';
+import type { ExportCompression, ExportFormat } from '../src/contract/visitors-export';
 import { memoryOf } from './lib/process-stats';
 import { mergeRequestFor, stageRows, type StagedAs } from './lib/staged-export';
 
@@ -23,6 +24,11 @@ export interface MergeMemoryInput {
   stagedAs?: StagedAs;
   /** Only stage (the staging is left for a `merge` process), or only merge; both in one process by default. */
   step?: 'stage' | 'merge';
+  /** The export file's format (default csv) and EXPORT_COMPRESSION. */
+  format?: ExportFormat;
+  compression?: ExportCompression;
+  /** Leave the staging in place after the merge, for another merge of the same rows. */
+  keepStaging?: boolean;
 }
 
 export interface MergeMemoryOutput {
@@ -31,6 +37,8 @@ export interface MergeMemoryOutput {
   peakMiB: number;
   stageSeconds: number;
   mergeSeconds: number;
+  /** The export file's location and bytes (from its manifest entry). */
+  file?: string;
 }
 
 const EXPORT_KEY = 'bench/merge-memory';
@@ -53,13 +61,14 @@ async function main(): Promise<void> {
     docsApi: new DocsApiClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'bench_unused' }),
     exportDir: input.exportDir,
     ...(input.exportS3 ? { exportS3: input.exportS3 } : {}),
+    exportCompression: input.compression,
   });
   globalThis.gc?.();
   const baselineMiB = memoryOf(process.pid).rssMiB;
   let peakMiB = baselineMiB;
   const sampler = setInterval(() => (peakMiB = Math.max(peakMiB, memoryOf(process.pid).rssMiB)), 50);
   const mergeStarted = performance.now();
-  const request = mergeRequestFor(EXPORT_KEY, input.paths);
+  const request = mergeRequestFor(EXPORT_KEY, input.paths, input.format);
   const merged: MergeResult = await new MockActivityEnvironment().run(
     (r: MergeRequest) => activities.mergeVisitorsExport(r),
     request,
@@ -67,13 +76,14 @@ async function main(): Promise<void> {
   const mergeSeconds = (performance.now() - mergeStarted) / 1000;
   clearInterval(sampler);
   peakMiB = Math.max(peakMiB, memoryOf(process.pid).rssMiB);
-  await staging.remove();
+  if (!input.keepStaging) await staging.remove();
   const output: MergeMemoryOutput = {
     rows: merged.rows,
     baselineMiB,
     peakMiB,
     stageSeconds,
     mergeSeconds,
+    ...(merged.files[0] === undefined ? {} : { file: merged.files[0] }),
   };
   process.stdout.write(`${JSON.stringify(output)}\n`);
 }

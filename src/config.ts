@@ -6,6 +6,12 @@ import { defaultMaxCachedWorkflows } from './cache-size';
 import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
 import { parseDuration } from './contract/duration';
 import { ConfigError } from './contract/errors';
+import {
+  EXPORT_COMPRESSIONS,
+  EXPORT_LAYOUTS,
+  type ExportCompression,
+  type ExportLayout,
+} from './contract/visitors-export-constants';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { intFromText, portFromText } from './contract/validation';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevelName } from './operations/logging';
@@ -76,6 +82,16 @@ const workerEnvSchema = z.object({
     .default('./exports')
     .refine((value) => !isS3Uri(value) || parseS3Uri(value) !== undefined, S3_URI_RULE),
   EXPORT_S3_FORCE_PATH_STYLE: booleanFlag.default(false),
+  EXPORT_LAYOUT: z
+    .enum(EXPORT_LAYOUTS, {
+      error: `must be ${EXPORT_LAYOUTS.join(' or ')} (unset: hive for Parquet, default for CSV, NDJSON and JSON)`,
+    })
+    .optional(),
+  EXPORT_COMPRESSION: z
+    .enum(EXPORT_COMPRESSIONS, {
+      error: `must be ${EXPORT_COMPRESSIONS.join(' or ')} (gzip applies to CSV and NDJSON)`,
+    })
+    .default('none'),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(200),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt.default(100),
   /** Unset: sized to the heap limit (src/cache-size.ts). */
@@ -110,6 +126,10 @@ export interface WorkerConfig {
   exportDir: string;
   /** EXPORT_S3_FORCE_PATH_STYLE: path-style addressing for MinIO and most self-hosted S3 servers. */
   exportS3ForcePathStyle: boolean;
+  /** EXPORT_LAYOUT; undefined: each format's default (hive for Parquet). */
+  exportLayout: ExportLayout | undefined;
+  /** EXPORT_COMPRESSION: gzip for CSV and NDJSON. */
+  exportCompression: ExportCompression;
   maxConcurrentActivities: number;
   maxConcurrentWorkflowTasks: number;
   maxCachedWorkflows: number;
@@ -161,6 +181,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     taskQueue: e.TEMPORAL_TASK_QUEUE,
     exportDir: isS3Uri(e.EXPORT_DIR) ? e.EXPORT_DIR : path.resolve(e.EXPORT_DIR),
     exportS3ForcePathStyle: e.EXPORT_S3_FORCE_PATH_STYLE,
+    exportLayout: e.EXPORT_LAYOUT,
+    exportCompression: e.EXPORT_COMPRESSION,
     maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),

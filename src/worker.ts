@@ -118,6 +118,8 @@ export function activityDepsFromConfig(config: WorkerConfig, tracing?: Tracing, 
     }),
     exportDir: config.exportDir,
     exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
+    exportLayout: config.exportLayout,
+    exportCompression: config.exportCompression,
     retryUnknownOutcome: config.retryUnknownOutcome,
     budgets: {
       analytics: config.analyticsRateLimit,

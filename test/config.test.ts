@@ -158,6 +158,21 @@ describe('loadWorkerConfig', () => {
     );
   });
 
+  test('EXPORT_LAYOUT default or hive (unset: per format), EXPORT_COMPRESSION none or gzip; others named', () => {
+    const unset = loadWorkerConfig(valid);
+    assert.equal(unset.exportLayout, undefined);
+    assert.equal(unset.exportCompression, 'none');
+    const set = loadWorkerConfig({ ...valid, EXPORT_LAYOUT: 'hive', EXPORT_COMPRESSION: 'gzip' });
+    assert.deepEqual([set.exportLayout, set.exportCompression], ['hive', 'gzip']);
+    assert.throws(
+      () => loadWorkerConfig({ ...valid, EXPORT_LAYOUT: 'flat', EXPORT_COMPRESSION: 'zstd' }),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        /EXPORT_LAYOUT: must be default or hive/.test(error.message) &&
+        /EXPORT_COMPRESSION: must be none or gzip/.test(error.message),
+    );
+  });
+
   test('rejects a non-http base URL', () => {
     assert.throws(
       () => loadWorkerConfig({ ...valid, DOCS_API_BASE_URL: 'ftp://docs.example.test' }),

@@ -1,4 +1,5 @@
 import type { MergeRequest } from '../../src/activities/visitors-export';
+import type { ExportFormat } from '../../src/contract/visitors-export';
 import { CHUNK_PAGES } from '../../src/activities/page-block-chunks';
 import type { ExportStaging } from '../../src/exports/staging';
 
@@ -42,8 +43,12 @@ export async function stageRows(
   );
 }
 
-/** The merge activity's request for the rows stageRows staged under `exportKey`, as CSV. */
-export function mergeRequestFor(exportKey: string, paths: number): MergeRequest {
+/** The merge activity's request for the rows stageRows staged under `exportKey`, as CSV unless told. */
+export function mergeRequestFor(
+  exportKey: string,
+  paths: number,
+  format: ExportFormat = 'csv',
+): MergeRequest {
   return {
     exportKey,
     projectId: 'bench-merge',
@@ -53,7 +58,7 @@ export function mergeRequestFor(exportKey: string, paths: number): MergeRequest 
     pages: Math.ceil(paths / PAGE_SIZE),
     expectedRows: paths,
     totals: { human: 1, ai: 1, total: 1 },
-    format: 'csv',
+    format,
     warnings: [],
     workflowId: 'bench',
     runId: 'bench',

@@ -1,12 +1,14 @@
 import { Context } from '@temporalio/activity';
 import {
+  type ExportCompression,
   type ExportFormat,
+  type ExportLayout,
   type VisitorsExportManifest,
   type VisitorTotals,
 } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
 import { finishExportFolder } from '../exports/export-files';
-import { exportFileName, exportFolderKey } from '../exports/layout';
+import { compressionFor, exportFileName, exportFolderKey, layoutFor } from '../exports/layout';
 import { mergeStagedPages } from '../exports/merge';
 import { openExportDestination } from '../exports/open-destination';
 import type { S3DestinationOptions } from '../exports/s3-destination';
@@ -25,6 +27,10 @@ export interface VisitorsExportActivityDeps {
   exportDir: string;
   /** For `s3://`: addressing, and client settings beyond the standard AWS environment (tests name a server). */
   exportS3?: S3DestinationOptions;
+  /** EXPORT_LAYOUT: unset, `hive` for Parquet and `default` for the text formats. */
+  exportLayout?: ExportLayout | undefined;
+  /** EXPORT_COMPRESSION: `gzip` for CSV and NDJSON files (default none). */
+  exportCompression?: ExportCompression | undefined;
   /** How long a block's short run of pages waits before it is staged as a chunk (default CHUNK_WAIT_MS). */
   chunkWaitMs?: number;
 }
@@ -86,6 +92,8 @@ export function createVisitorsExportActivities({
   docsApi,
   exportDir,
   exportS3,
+  exportLayout,
+  exportCompression,
   chunkWaitMs,
 }: VisitorsExportActivityDeps) {
   const destination = openExportDestination(exportDir, exportS3);
@@ -137,14 +145,18 @@ export function createVisitorsExportActivities({
   async function merge(request: MergeRequest): Promise<MergeResult> {
     const staging = stagingOf(request.exportKey);
     const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
-    const folder = exportFolderKey(request.projectId, request.dateFrom, request.dateTo, request.timeZone);
-    const file = exportFileName(request.format);
+    const { projectId, dateFrom, dateTo, timeZone, format } = request;
+    const folder = exportFolderKey(projectId, dateFrom, dateTo, timeZone, layoutFor(format, exportLayout));
+    const compression = compressionFor(format, exportCompression);
+    const file = exportFileName(format, compression);
     // Finds every page's staged object from one listing first: a page no object holds fails it at once, before
     // the export file is touched, with ExportStagingMissing naming the offsets (mapped by exportFailures).
     const merged = await mergeStagedPages({
       staging,
       offsets,
-      format: request.format,
+      format,
+      compression,
+      range: { dateFrom, dateTo },
       target: `${folder}/${file}`,
       onPage: (page) => Context.current().heartbeat({ page }),
     });

@@ -2,8 +2,19 @@
 // ./visitors-export with `import type`), so zod is never evaluated in the workflow sandbox (docs/agent-job.md).
 import { INVALID_INPUT_FAILURE_TYPE } from './input-error';
 
-export const EXPORT_FORMATS = ['csv', 'ndjson', 'json'] as const;
+export const EXPORT_FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/**
+ * EXPORT_LAYOUT: `default` (`<projectId>/<from>_<to>[_<Zone>]/`) or `hive` (`project=<id>/day=<date>/`, …), the
+ * folders query engines take partitions from. Unset: `hive` for Parquet, `default` for the text formats.
+ */
+export const EXPORT_LAYOUTS = ['default', 'hive'] as const;
+export type ExportLayout = (typeof EXPORT_LAYOUTS)[number];
+
+/** EXPORT_COMPRESSION: `gzip` compresses CSV and NDJSON files (`visitors.csv.gz`); Parquet compresses itself. */
+export const EXPORT_COMPRESSIONS = ['none', 'gzip'] as const;
+export type ExportCompression = (typeof EXPORT_COMPRESSIONS)[number];
 
 export const DEFAULT_PAGE_SIZE = 250;
 export const MAX_PAGE_SIZE = 250;

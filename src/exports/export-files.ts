@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { EXPORT_FORMATS, type ExportFormat, type VisitorsExportManifest } from '../contract/visitors-export';
+import type { VisitorsExportManifest } from '../contract/visitors-export';
 import type { ExportDestination } from './destination';
-import { exportFileName, MANIFEST_FILE, TOTALS_FILE } from './layout';
+import { exportFileNames, MANIFEST_FILE, TOTALS_FILE } from './layout';
 
 /**
  * Completes an export folder whose export file is already in place: removes the file of another format left
- * by an earlier run of the range, then writes totals.json and, last, manifest.json (each whole): a reader that
+ * (or compression) by an earlier run of the range, then writes totals.json and, last, manifest.json (each whole): a reader that
  * finds the manifest finds the whole export, and its sha256 tells which export file it describes.
  */
 export async function finishExportFolder(
@@ -13,7 +13,7 @@ export async function finishExportFolder(
   folder: string,
   manifest: VisitorsExportManifest,
 ): Promise<{ exportFile: string; totalsFile: string; manifestFile: string }> {
-  await removeOtherFormats(destination, folder, manifest.format);
+  await removeOtherFormats(destination, folder, manifest.file);
   const totals = `${JSON.stringify(manifest.totals, null, 2)}\n`;
   await destination.writeFinal(`${folder}/${TOTALS_FILE}`, totals);
   const complete: VisitorsExportManifest = {
@@ -34,10 +34,10 @@ export async function finishExportFolder(
 async function removeOtherFormats(
   destination: ExportDestination,
   folder: string,
-  keep: ExportFormat,
+  keep: string,
 ): Promise<void> {
-  for (const format of EXPORT_FORMATS) {
-    if (format !== keep) await destination.removeFinal(`${folder}/${exportFileName(format)}`);
+  for (const name of exportFileNames()) {
+    if (name !== keep) await destination.removeFinal(`${folder}/${name}`);
   }
 }
 

@@ -1,5 +1,11 @@
-import type { ExportFormat } from '../contract/visitors-export';
-import type { VisitorRow } from '../contract/visitors-export';
+import { once } from 'node:events';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { InvariantError } from '../contract/errors';
+import type { ExportCompression, ExportFormat, VisitorRow } from '../contract/visitors-export';
+import type { ExportFileWriter, HashedOutput } from './export-file-writer';
+import { openParquetFile } from './parquet-file';
 
 export const CSV_HEADER = 'path,human,ai,total\n';
 
@@ -14,7 +20,9 @@ export interface RowEncoder {
   end(): string;
 }
 
-export function encoderFor(format: ExportFormat): RowEncoder {
+export type TextFormat = Exclude<ExportFormat, 'parquet'>;
+
+export function encoderFor(format: TextFormat): RowEncoder {
   switch (format) {
     case 'csv':
       return {
@@ -31,4 +39,82 @@ export function encoderFor(format: ExportFormat): RowEncoder {
         end: () => '\n]\n',
       };
   }
+}
+
+export interface ExportFileOptions {
+  format: ExportFormat;
+  /** gzip applies to the text formats (layout.ts's compressionFor says which); default none. */
+  compression?: ExportCompression | undefined;
+  /** The export's dates: Parquet writes them as columns (`day`, or `date_from` and `date_to`); required there. */
+  range?: { dateFrom: string; dateTo: string } | undefined;
+}
+
+/** The writer of an export file in its format, its bytes going to `output`. */
+export async function openExportFile(
+  output: HashedOutput,
+  options: ExportFileOptions,
+): Promise<ExportFileWriter> {
+  if (options.format === 'parquet') {
+    if (options.range === undefined) throw new InvariantError('a Parquet export file needs its dates');
+    return openParquetFile(output, options.range);
+  }
+  const target = options.compression === 'gzip' ? gzipped(output) : { ...output, end: async () => {} };
+  return textFile(encoderFor(options.format), target);
+}
+
+/**
+ * Encoded rows are gathered to about this many UTF-16 code units before they are written: one encode, one hash
+ * update and one await per chunk, not per page; memory stays a few hundred KB.
+ */
+const WRITE_CHUNK_UNITS = 256 * 1024;
+
+interface ByteSink {
+  write(chunk: Uint8Array): Promise<void>;
+  end(): Promise<void>;
+}
+
+function textFile(encoder: RowEncoder, sink: ByteSink): ExportFileWriter {
+  let pending: string[] = [encoder.start()];
+  let pendingUnits = pending[0]?.length ?? 0;
+  let rows = 0;
+  const flush = async (): Promise<void> => {
+    if (pendingUnits === 0) return;
+    const chunk = Buffer.from(pending.join(''), 'utf8');
+    pending = [];
+    pendingUnits = 0;
+    await sink.write(chunk);
+  };
+  const push = (text: string): void => {
+    pending.push(text);
+    pendingUnits += text.length;
+  };
+  return {
+    add: (row) => push(encoder.row(row, rows++)),
+    drain: async () => (pendingUnits >= WRITE_CHUNK_UNITS ? flush() : undefined),
+    async end() {
+      push(encoder.end());
+      await flush();
+      await sink.end();
+    },
+  };
+}
+
+/** One gzip stream (a single member, as every gzip reader expects) in front of `output`. */
+function gzipped(output: HashedOutput): ByteSink {
+  const gzip = createGzip();
+  const compressed = new Writable({
+    write: (chunk: Buffer, _encoding, done) => void output.write(chunk).then(() => done(), done),
+  });
+  const finished = pipeline(gzip, compressed);
+  // Observed by write and end; a failure before either must not be an unhandled rejection.
+  finished.catch(() => undefined);
+  return {
+    async write(chunk) {
+      if (!gzip.write(chunk)) await Promise.race([once(gzip, 'drain'), finished]);
+    },
+    async end() {
+      gzip.end();
+      await finished;
+    },
+  };
 }

@@ -1,6 +1,12 @@
 import path from 'node:path';
 import { zoneSuffix } from '../contract/names';
-import type { ExportFormat } from '../contract/visitors-export';
+import {
+  EXPORT_COMPRESSIONS,
+  EXPORT_FORMATS,
+  type ExportCompression,
+  type ExportFormat,
+  type ExportLayout,
+} from '../contract/visitors-export-constants';
 
 /**
  * Date-times carry ':' which some file systems refuse, and keys carry '/': both become '-'. '+' is kept so that
@@ -11,16 +17,23 @@ export function fileSafe(value: string): string {
 }
 
 /**
- * `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`): the
- * export's folder relative to the destination, '/'-separated on disk and in a bucket alike.
+ * The export's folder relative to the destination, '/'-separated on disk and in a bucket alike. `default`:
+ * `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`). `hive`:
+ * `project=<id>/day=<day>` for one day, `project=<id>/from=<dateFrom>/to=<dateTo>` for a range, then
+ * `/zone=<Area-City>` outside UTC: the folders DuckDB, Athena, Spark and Polars take partition columns from.
  */
 export function exportFolderKey(
   projectId: string,
   dateFrom: string,
   dateTo: string,
   timeZone?: string,
+  layout: ExportLayout = 'default',
 ): string {
-  return `${fileSafe(projectId)}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${fileSafe(zoneSuffix(timeZone))}`;
+  const zone = fileSafe(zoneSuffix(timeZone));
+  if (layout === 'default') return `${fileSafe(projectId)}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${zone}`;
+  const day = singleDay(dateFrom, dateTo);
+  const dates = day === undefined ? `from=${fileSafe(dateFrom)}/to=${fileSafe(dateTo)}` : `day=${day}`;
+  return `project=${fileSafe(projectId)}/${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
 }
 
 /** The export's folder under a local EXPORT_DIR. */
@@ -30,12 +43,46 @@ export function exportDirectory(
   dateFrom: string,
   dateTo: string,
   timeZone?: string,
+  layout: ExportLayout = 'default',
 ): string {
-  return path.join(exportDir, exportFolderKey(projectId, dateFrom, dateTo, timeZone));
+  return path.join(exportDir, exportFolderKey(projectId, dateFrom, dateTo, timeZone, layout));
 }
 
-export function exportFileName(format: ExportFormat): string {
-  return `visitors.${format}`;
+/** The layout an export is written in: EXPORT_LAYOUT when set, else `hive` for Parquet and `default` for text. */
+export function layoutFor(format: ExportFormat, configured?: ExportLayout): ExportLayout {
+  return configured ?? (format === 'parquet' ? 'hive' : 'default');
+}
+
+/** EXPORT_COMPRESSION applies to CSV and NDJSON; JSON is written plain and Parquet compresses its pages. */
+export function compressionFor(
+  format: ExportFormat,
+  configured: ExportCompression = 'none',
+): ExportCompression {
+  return format === 'csv' || format === 'ndjson' ? configured : 'none';
+}
+
+/** `visitors.<format>`, and `.gz` when gzip-compressed. */
+export function exportFileName(format: ExportFormat, compression: ExportCompression = 'none'): string {
+  return `visitors.${format}${compression === 'gzip' ? '.gz' : ''}`;
+}
+
+/** Every name an export file may have in a folder. */
+export function exportFileNames(): string[] {
+  return EXPORT_FORMATS.flatMap((format) =>
+    EXPORT_COMPRESSIONS.filter((compression) => compressionFor(format, compression) === compression).map(
+      (compression) => exportFileName(format, compression),
+    ),
+  );
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const DAY_MS = 86_400_000;
+
+/** The day a one-day export covers (`dateFrom` and `dateTo` days, `dateTo` the next), else undefined. */
+export function singleDay(dateFrom: string, dateTo: string): string | undefined {
+  if (!DAY.test(dateFrom) || !DAY.test(dateTo)) return undefined;
+  const next = new Date(Date.parse(`${dateFrom}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+  return next === dateTo ? dateFrom : undefined;
 }
 
 export const TOTALS_FILE = 'totals.json';

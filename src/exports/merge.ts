@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { InvariantError } from '../contract/errors';
-import type { ExportFormat, VisitorRow } from '../contract/visitors-export';
-import { StagingMissingError, type ExportDestination, type FinalObjectWriter } from './destination';
-import { encoderFor } from './formats';
+import type { ExportCompression, ExportFormat, VisitorRow } from '../contract/visitors-export';
+import { StagingMissingError, type ExportDestination } from './destination';
+import { hashedOutput } from './export-file-writer';
+import { openExportFile, type ExportFileOptions } from './formats';
 import { ObjectReadAhead, StagedObjectCache } from './merge-reads';
 import { SeenPaths } from './seen-paths';
 import type { StagedSource } from './staged-objects';
@@ -14,6 +14,10 @@ export interface MergeOptions {
   /** The offsets of the export's pages, in order. */
   offsets: readonly number[];
   format: ExportFormat;
+  /** gzip for CSV and NDJSON (none by default). */
+  compression?: ExportCompression;
+  /** The export's dates: a Parquet file holds them as columns. */
+  range?: ExportFileOptions['range'];
   /** Where the export file goes: the staging area's destination unless given. */
   destination?: ExportDestination;
   /** The export file's key (relative to the destination); replaced whole once complete. */
@@ -42,18 +46,11 @@ const MAX_REPORTED_DUPLICATES = 20;
  */
 const PAGES_AHEAD = 16;
 /**
- * Encoded rows are gathered to about this many UTF-16 code units before they are hashed and written: one
- * encode, one hash update and one await per chunk, not per page; memory stays a few hundred KB.
- */
-const WRITE_CHUNK_UNITS = 256 * 1024;
-
-/**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
  * one page) is counted and skipped: its first occurrence is kept.
  */
 export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutcome> {
   const sources = await sourcesOf(options.staging, options.offsets);
-  const encoder = encoderFor(options.format);
   const destination = options.destination ?? options.staging.destination;
   const file = await destination.openFinal(options.target);
   const output = hashedOutput(file);
@@ -69,7 +66,7 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
   const readAhead = new ObjectReadAhead(options.staging, sources, stop.signal, PAGES_AHEAD);
   let bytes: number;
   try {
-    output.add(encoder.start());
+    const writer = await openExportFile(output, options);
     for (let index = 0; index < sources.length; index += 1) {
       options.onPage?.(index);
       const pageRows = await readAhead.page(index);
@@ -84,13 +81,12 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
           continue;
         }
         seen.add(row.path, index);
-        output.add(encoder.row(row, rows));
+        writer.add(row);
         rows += 1;
       }
-      if (output.pendingUnits >= WRITE_CHUNK_UNITS) await output.flush();
+      await writer.drain();
     }
-    output.add(encoder.end());
-    await output.flush();
+    await writer.end();
     bytes = await file.commit();
   } catch (error) {
     stop.abort();
@@ -98,31 +94,6 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
     throw error;
   }
   return { rows, stagedRows, bytes, sha256: output.sha256(), duplicateCount, duplicatePaths };
-}
-
-/** Encoded text gathered into chunks, each hashed and written as one buffer. */
-function hashedOutput(file: FinalObjectWriter) {
-  const hash = createHash('sha256');
-  let pending: string[] = [];
-  let pendingUnits = 0;
-  return {
-    get pendingUnits(): number {
-      return pendingUnits;
-    },
-    add(text: string): void {
-      pending.push(text);
-      pendingUnits += text.length;
-    },
-    async flush(): Promise<void> {
-      if (pendingUnits === 0) return;
-      const chunk = Buffer.from(pending.join(''), 'utf8');
-      pending = [];
-      pendingUnits = 0;
-      hash.update(chunk);
-      await file.write(chunk);
-    },
-    sha256: (): string => hash.digest('hex'),
-  };
 }
 
 /** The sources of the export's pages; StagingMissingError naming the offsets no staged object holds. */

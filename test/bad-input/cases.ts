@@ -276,7 +276,7 @@ export const cliCases: CliCase[] = [
     name: 'export run --format xlsx',
     args: (p) => exportRun(p, '--format', 'xlsx'),
     exit: 2,
-    stderr: /--format: must be one of csv, ndjson, json/,
+    stderr: /--format: must be one of csv, ndjson, json, parquet/,
     workflowId: exportId,
   },
   {
@@ -495,7 +495,7 @@ export const clientCases: ClientCase[] = [
     name: "startVisitorsExport format 'xlsx'",
     call: (c, p) => exportOf(c, p, { format: 'xlsx' }),
     field: 'format',
-    rule: /^must be one of csv, ndjson, json$/,
+    rule: /^must be one of csv, ndjson, json, parquet$/,
   },
   {
     name: 'startVisitorsExport without dateTo',

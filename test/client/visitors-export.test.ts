@@ -120,7 +120,7 @@ describe('client: visitors exports', () => {
         /pageSize: must be at most 250; concurrency: must be at least 1/,
       ],
       [{ projectId: 'p', dateFrom: RANGE.dateTo, dateTo: RANGE.dateFrom }, /dateTo: must be after dateFrom/],
-      [{ projectId: 'p', ...RANGE, format: 'xlsx' }, /format: must be one of csv, ndjson, json/],
+      [{ projectId: 'p', ...RANGE, format: 'xlsx' }, /format: must be one of csv, ndjson, json, parquet/],
       [
         { projectId: 'p', ...RANGE, continuation: { exportKey: 'x' } },
         /continuation: is set by the workflow itself/,

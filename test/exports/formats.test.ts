@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
-import { CSV_HEADER, encoderFor } from '../../src/exports/formats';
-import type { ExportFormat } from '../../src/contract/visitors-export';
+import { CSV_HEADER, encoderFor, type TextFormat } from '../../src/exports/formats';
 
 const ROWS: VisitorRow[] = [
   { path: '/docs/intro', human: 3, ai: 1, total: 4 },
@@ -10,7 +9,7 @@ const ROWS: VisitorRow[] = [
   { path: '/docs/"quoted"\nline', human: 5, ai: 0, total: 5 },
 ];
 
-function encode(format: ExportFormat, rows: readonly VisitorRow[]): string {
+function encode(format: TextFormat, rows: readonly VisitorRow[]): string {
   const encoder = encoderFor(format);
   return encoder.start() + rows.map((row, index) => encoder.row(row, index)).join('') + encoder.end();
 }

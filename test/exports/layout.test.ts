@@ -4,7 +4,10 @@ import { describe, test } from 'node:test';
 import {
   exportDirectory,
   exportFileName,
+  exportFileNames,
+  exportFolderKey,
   fileSafe,
+  layoutFor,
   parseStagedChunkName,
   parseStagedPageName,
   stagedChunkName,
@@ -27,6 +30,45 @@ describe('export file layout', () => {
       path.join(exportDirectory('/exports', 'acme', '2026-11-01', '2026-11-02'), exportFileName('csv')),
       '/exports/acme/2026-11-01_2026-11-02/visitors.csv',
     );
+  });
+
+  test('hive: project=, then day= for one day or from=/to= for a range, then zone= outside UTC', () => {
+    const hive = (from: string, to: string, zone?: string) => exportFolderKey('acme', from, to, zone, 'hive');
+    assert.equal(hive('2026-11-01', '2026-11-02'), 'project=acme/day=2026-11-01');
+    assert.equal(hive('2026-11-01', '2026-11-02', 'UTC'), 'project=acme/day=2026-11-01');
+    assert.equal(
+      hive('2026-11-01', '2026-11-02', 'America/Argentina/Buenos_Aires'),
+      'project=acme/day=2026-11-01/zone=America-Argentina-Buenos_Aires',
+    );
+    assert.equal(hive('2026-02-28', '2026-03-01'), 'project=acme/day=2026-02-28');
+    assert.equal(hive('2026-11-01', '2026-11-03'), 'project=acme/from=2026-11-01/to=2026-11-03');
+    assert.equal(
+      hive('2026-11-01T00:00:00+02:00', '2026-11-02T00:00:00+02:00', 'Europe/Paris'),
+      'project=acme/from=2026-11-01T00-00-00+02-00/to=2026-11-02T00-00-00+02-00/zone=Europe-Paris',
+    );
+    assert.equal(
+      exportFolderKey('acme', '2026-11-01', '2026-11-02', 'Europe/Paris'),
+      'acme/2026-11-01_2026-11-02_Europe-Paris',
+    );
+  });
+
+  test('Parquet defaults to hive, text to the default layout; EXPORT_LAYOUT overrides both', () => {
+    assert.equal(layoutFor('parquet'), 'hive');
+    assert.equal(layoutFor('csv'), 'default');
+    assert.equal(layoutFor('parquet', 'default'), 'default');
+    assert.equal(layoutFor('ndjson', 'hive'), 'hive');
+  });
+
+  test('gzip names .csv.gz and .ndjson.gz; JSON and Parquet have one name each', () => {
+    assert.equal(exportFileName('csv', 'gzip'), 'visitors.csv.gz');
+    assert.deepEqual(exportFileNames().sort(), [
+      'visitors.csv',
+      'visitors.csv.gz',
+      'visitors.json',
+      'visitors.ndjson',
+      'visitors.ndjson.gz',
+      'visitors.parquet',
+    ]);
   });
 
   test('staged pages live under EXPORT_DIR and sort by offset as names', () => {

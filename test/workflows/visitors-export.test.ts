@@ -359,7 +359,11 @@ describe('visitorsExport against the simulator', () => {
     ['pageSize 2.5', { projectId: 'p', ...RANGE, pageSize: 2.5 }, /pageSize: must be an integer/],
     ['concurrency 17', { projectId: 'p', ...RANGE, concurrency: 17 }, /concurrency: must be at most 16/],
     ['concurrency 0', { projectId: 'p', ...RANGE, concurrency: 0 }, /concurrency: must be at least 1/],
-    ['format xml', { projectId: 'p', ...RANGE, format: 'xml' }, /format: must be one of csv, ndjson, json/],
+    [
+      'format xml',
+      { projectId: 'p', ...RANGE, format: 'xml' },
+      /format: must be one of csv, ndjson, json, parquet/,
+    ],
     [
       'unknown time zone',
       { projectId: 'p', timeZone: 'Mars/Olympus' },

@@ -1,0 +1,140 @@
+import type { VisitorRow } from '../contract/visitors-export';
+import type { ExportFileWriter, HashedOutput } from './export-file-writer';
+import { singleDay } from './layout';
+
+import type { ParquetWriter, Writer } from 'hyparquet-writer' with { 'resolution-mode': 'import' };
+
+type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
+
+/**
+ * Rows per row group: the merge holds one group's columns and their encoding at a time (hyparquet-writer makes a
+ * few KB of garbage per row while it encodes), so this bounds the merge's memory. 10,000 rows keep a 200,000-row
+ * merge's RSS growth at 25 MiB where 25,000 took 100 (docs/benchmarks.md, "Parquet writers"); files grow 0.6%,
+ * and a reader still skips whole groups by their statistics.
+ */
+export const ROW_GROUP_ROWS = 10_000;
+
+/**
+ * Snappy, which hyparquet-writer compresses in JavaScript: zstd would need node:zlib's zstd (Node 22.15+, not the
+ * Node 20 the image runs) or a WebAssembly or native writer many times its install size (docs/benchmarks.md).
+ */
+const CODEC = 'SNAPPY';
+
+const DAY_MS = 86_400_000;
+
+/** The constant columns: `day` for a one-day export, else `date_from` and `date_to` (dates, or timestamps). */
+function rangeColumns(dateFrom: string, dateTo: string): { element: SchemaElement; value: number }[] {
+  const day = singleDay(dateFrom, dateTo);
+  const date = (name: string, text: string) => ({
+    element: { name, type: 'INT32', converted_type: 'DATE', repetition_type: 'REQUIRED' } as const,
+    value: Date.parse(`${text}T00:00:00Z`) / DAY_MS,
+  });
+  if (day !== undefined) return [date('day', day)];
+  const isDay = (text: string) => /^\d{4}-\d{2}-\d{2}$/.test(text);
+  if (isDay(dateFrom) && isDay(dateTo)) return [date('date_from', dateFrom), date('date_to', dateTo)];
+  const instant = (name: string, text: string) => ({
+    element: {
+      name,
+      type: 'INT64',
+      converted_type: 'TIMESTAMP_MILLIS',
+      repetition_type: 'REQUIRED',
+    } as const,
+    value: Date.parse(text),
+  });
+  return [instant('date_from', dateFrom), instant('date_to', dateTo)];
+}
+
+/** One row group's columns, filled row by row. */
+class RowGroup {
+  size = 0;
+  readonly path: string[];
+  readonly human: BigInt64Array;
+  readonly ai: BigInt64Array;
+  readonly total: BigInt64Array;
+
+  constructor(readonly capacity: number) {
+    this.path = new Array<string>(capacity);
+    this.human = new BigInt64Array(capacity);
+    this.ai = new BigInt64Array(capacity);
+    this.total = new BigInt64Array(capacity);
+  }
+
+  add(row: VisitorRow): void {
+    const at = this.size;
+    this.path[at] = row.path;
+    this.human[at] = BigInt(row.human);
+    this.ai[at] = BigInt(row.ai);
+    this.total[at] = BigInt(row.total);
+    this.size += 1;
+  }
+}
+
+/**
+ * `visitors.parquet`: `path` (string), `human`, `ai`, `total` (int64) and the range's columns, written a row group
+ * at a time as rows arrive; only the footer waits for the end.
+ */
+export async function openParquetFile(
+  output: HashedOutput,
+  range: { dateFrom: string; dateTo: string },
+  rowGroupRows = ROW_GROUP_ROWS,
+): Promise<ExportFileWriter> {
+  // An ES module: loaded when a Parquet export first merges, never by workers that write text only.
+  const { ByteWriter, ParquetWriter } = await import('hyparquet-writer');
+  const constants = rangeColumns(range.dateFrom, range.dateTo);
+  const int64 = (name: string): SchemaElement => ({ name, type: 'INT64', repetition_type: 'REQUIRED' });
+  const schema: SchemaElement[] = [
+    { name: 'root', num_children: 4 + constants.length },
+    { name: 'path', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+    int64('human'),
+    int64('ai'),
+    int64('total'),
+    ...constants.map((column) => column.element),
+  ];
+  const bytes = new ByteWriter();
+  // Each row group's bytes go out as soon as it is encoded; the buffer is reused for the next.
+  const flush = async (): Promise<void> => {
+    const chunk = new Uint8Array(bytes.buffer.slice(0, bytes.index));
+    bytes.index = 0;
+    await output.write(chunk);
+  };
+  const writer: Writer = Object.assign(bytes, { flush, finish: flush });
+  const parquet = new ParquetWriter({ writer, schema, codec: CODEC, createdBy: 'docs-agent-worker' });
+  let group = new RowGroup(rowGroupRows);
+  const full: RowGroup[] = [];
+
+  const write = async (rows: RowGroup): Promise<void> => {
+    const columnData = [
+      { name: 'path', data: rows.path.slice(0, rows.size) },
+      { name: 'human', data: rows.human.subarray(0, rows.size) },
+      { name: 'ai', data: rows.ai.subarray(0, rows.size) },
+      { name: 'total', data: rows.total.subarray(0, rows.size) },
+      ...constants.map(({ element, value }) => ({
+        name: element.name,
+        data:
+          element.type === 'INT32'
+            ? new Int32Array(rows.size).fill(value)
+            : new BigInt64Array(rows.size).fill(BigInt(value)),
+      })),
+    ];
+    await parquet.write({ columnData, rowGroupSize: rows.size });
+  };
+
+  const drain = async (): Promise<void> => {
+    for (let next = full.shift(); next !== undefined; next = full.shift()) await write(next);
+  };
+  return {
+    add(row: VisitorRow): void {
+      group.add(row);
+      if (group.size === group.capacity) {
+        full.push(group);
+        group = new RowGroup(rowGroupRows);
+      }
+    },
+    drain,
+    async end(): Promise<void> {
+      await drain();
+      if (group.size > 0) await write(group);
+      await parquet.finish();
+    },
+  };
+}
