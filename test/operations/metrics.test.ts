@@ -11,6 +11,7 @@ import { startSimulator, type Simulator } from '../../dev/simulator';
 import { startTemporal } from '../../dev/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
 import { freePort } from '../../dev/ports';
+import { DASHBOARD, deployExpressions } from '../helpers/deploy';
 import { parseExposition, sumOf, type Sample } from '../helpers/prometheus';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -122,4 +123,35 @@ test('after an export: pages, rows and bytes as written, one merge timed, analyt
   assert.ok(sumOf(samples, `${M.budgetPermitWaitSeconds}_count`, { kind: 'analytics' }) >= 1);
   // The SDK's own beside them, on the same endpoint.
   assert.ok(samples.some((s) => s.name.startsWith('temporal_')));
+});
+
+test('every metric the Grafana dashboard and the alert rules name is one the worker serves', async () => {
+  // The SDK's as this worker served them after the job and the export; the worker's own from their one list,
+  // whose values the tests above check (a histogram is served as _bucket, _sum and _count).
+  const served = new Set((await scrape()).map((s) => s.name));
+  for (const metric of Object.values(DocsAgentMetrics)) {
+    const names =
+      metric.kind === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => metric.name + s) : [metric.name];
+    for (const name of names) served.add(name);
+  }
+  const named = new Map<string, Set<string>>();
+  for (const [file, expressions] of Object.entries(await deployExpressions())) {
+    for (const expression of expressions) {
+      for (const [name] of expression.matchAll(/\b(?:docs_agent|temporal)_[a-z0-9_]+\b/g)) {
+        named.set(name, (named.get(name) ?? new Set()).add(file));
+      }
+    }
+  }
+  const unknown = [...named]
+    .filter(([name]) => !served.has(name))
+    .map(([n, files]) => `${n} (${[...files].join(', ')})`);
+  assert.deepEqual(unknown, []);
+  // The dashboard shows every metric of the worker's own.
+  const onDashboard = [...named].filter(([, files]) => files.has(DASHBOARD)).map(([name]) => name);
+  for (const metric of Object.values(DocsAgentMetrics)) {
+    assert.ok(
+      onDashboard.some((name) => name.startsWith(metric.name)),
+      `${metric.name} on the dashboard`,
+    );
+  }
 });
