@@ -36,6 +36,13 @@ import {
   type HistoryEventsRow,
 } from './history-events';
 import { machine, recordSection } from './lib/report';
+import {
+  FULL_OBSERVABILITY,
+  observabilityOverhead,
+  observabilityTable,
+  QUICK_OBSERVABILITY,
+  type ObservabilityResult,
+} from './observability';
 import { TRACED_FOLLOW_UPS_TITLE, tracedFollowUps } from './tracing';
 import {
   FULL_TRACED_EXPORT,
@@ -83,6 +90,7 @@ export const BENCH_NAMES = [
   'scale',
   'storage',
   'tracing',
+  'observability',
 ] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
@@ -98,6 +106,7 @@ export const TITLES: Record<BenchName, string> = {
   scale: 'Agent jobs at scale',
   storage: 'Exports to object storage',
   tracing: 'Export speed, tracing off and on',
+  observability: 'Worker CPU, metrics and JSON logs off and on',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -113,6 +122,7 @@ export interface BenchResults {
   scale?: ConcurrentJobsRow[];
   storage?: ObjectStorageResult;
   tracing?: TracedExportResult;
+  observability?: ObservabilityResult;
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -268,6 +278,12 @@ async function tracingSection(quick: boolean, results: BenchResults): Promise<st
   return tracedExportTable(result);
 }
 
+async function observabilitySection(quick: boolean, results: BenchResults): Promise<string> {
+  const result = await observabilityOverhead(quick ? QUICK_OBSERVABILITY : FULL_OBSERVABILITY);
+  results.observability = result;
+  return observabilityTable(result);
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
@@ -280,6 +296,7 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   scale: scaleSection,
   storage: storageSection,
   tracing: tracingSection,
+  observability: observabilitySection,
 };
 
 export interface RunOptions {
