@@ -37,6 +37,7 @@ import {
 } from './history-events';
 import { machine, recordSection } from './lib/report';
 import { TRACED_FOLLOW_UPS_TITLE, tracedFollowUps } from './tracing';
+import { versioning, versioningTables, type VersioningResult } from './versioning';
 import {
   FULL_TRACED_EXPORT,
   QUICK_TRACED_EXPORT,
@@ -83,6 +84,7 @@ export const BENCH_NAMES = [
   'scale',
   'storage',
   'tracing',
+  'versioning',
 ] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
@@ -98,6 +100,7 @@ export const TITLES: Record<BenchName, string> = {
   scale: 'Agent jobs at scale',
   storage: 'Exports to object storage',
   tracing: 'Export speed, tracing off and on',
+  versioning: 'Worker Versioning: versioned against unversioned',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -113,6 +116,7 @@ export interface BenchResults {
   scale?: ConcurrentJobsRow[];
   storage?: ObjectStorageResult;
   tracing?: TracedExportResult;
+  versioning?: VersioningResult;
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -268,6 +272,12 @@ async function tracingSection(quick: boolean, results: BenchResults): Promise<st
   return tracedExportTable(result);
 }
 
+async function versioningSection(quick: boolean, results: BenchResults): Promise<string> {
+  const result = await versioning(quick);
+  results.versioning = result;
+  return versioningTables(result);
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
@@ -280,6 +290,7 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   scale: scaleSection,
   storage: storageSection,
   tracing: tracingSection,
+  versioning: versioningSection,
 };
 
 export interface RunOptions {
