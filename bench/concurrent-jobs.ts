@@ -7,6 +7,7 @@ import { cpuSecondsOf, descendantPids, memoryOf, sampleRss } from './lib/process
 import { markdownTable } from './lib/report';
 import { mapPool } from './lib/pool';
 import { startProcessStack, workerPid } from '../dev/stack';
+import { makeCurrentIfVersioned } from '../dev/worker-version';
 import { percentile } from './lib/stats';
 
 /** One row of the table: a number of jobs on a fresh stack (dev server, simulator, worker process). */
@@ -187,6 +188,7 @@ async function oneScenario(scenario: JobsScenario, startConcurrency: number): Pr
   });
   try {
     const { client, sim } = stack;
+    await makeCurrentIfVersioned(client, scenario.workerEnv);
     const pid = workerPid(stack);
     const devServer = descendantPids('start-dev');
     const devCpu = () => devServer.reduce((sum, p) => sum + cpuSecondsOf(p), 0);

@@ -44,6 +44,7 @@ import {
   type ObservabilityResult,
 } from './observability';
 import { TRACED_FOLLOW_UPS_TITLE, tracedFollowUps } from './tracing';
+import { versioning, versioningTables, type VersioningResult } from './versioning';
 import {
   FULL_TRACED_EXPORT,
   QUICK_TRACED_EXPORT,
@@ -91,6 +92,7 @@ export const BENCH_NAMES = [
   'storage',
   'tracing',
   'observability',
+  'versioning',
 ] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
@@ -107,6 +109,7 @@ export const TITLES: Record<BenchName, string> = {
   storage: 'Exports to object storage',
   tracing: 'Export speed, tracing off and on',
   observability: 'Worker CPU, metrics and JSON logs off and on',
+  versioning: 'Worker Versioning: versioned against unversioned',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -123,6 +126,7 @@ export interface BenchResults {
   storage?: ObjectStorageResult;
   tracing?: TracedExportResult;
   observability?: ObservabilityResult;
+  versioning?: VersioningResult;
   markdown: Partial<Record<BenchName, string>>;
   seconds: Partial<Record<BenchName, number>>;
 }
@@ -284,6 +288,12 @@ async function observabilitySection(quick: boolean, results: BenchResults): Prom
   return observabilityTable(result);
 }
 
+async function versioningSection(quick: boolean, results: BenchResults): Promise<string> {
+  const result = await versioning(quick);
+  results.versioning = result;
+  return versioningTables(result);
+}
+
 const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Promise<string>> = {
   export: exportSection,
   jobs: jobsSection,
@@ -297,6 +307,7 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   storage: storageSection,
   tracing: tracingSection,
   observability: observabilitySection,
+  versioning: versioningSection,
 };
 
 export interface RunOptions {

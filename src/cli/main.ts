@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { exportRun, exportRunSpec } from './visitors-export-commands';
-import { setup, SETUP_DEPLOY_STEPS, setupSpec } from './setup-command';
+import { setup, SETUP_DEPLOY_STEPS, SETUP_ENV, setupSpec } from './setup-command';
 import {
   exportList,
   exportListSpec,
@@ -42,8 +42,6 @@ import { startTracing } from '../tracing/setup';
 interface Command {
   summary: string;
   spec: FlagSpec;
-  /** Printed after the options by `--help`. */
-  details?: string;
   run: (argv: string[], ctx: CommandContext) => Promise<number>;
   /** Variables it reads besides the connection's and the payload keys'. */
   env?: readonly string[];
@@ -68,7 +66,8 @@ const COMMANDS: Record<string, Command> = {
   setup: {
     summary: 'check the namespace, register its search attributes; route new runs to a version',
     spec: setupSpec,
-    details: SETUP_DEPLOY_STEPS,
+    notes: SETUP_DEPLOY_STEPS,
+    env: SETUP_ENV,
     run: setup,
   },
   'job start': {
@@ -213,7 +212,6 @@ export async function runCli(argv: string[], io: CliStreams = process): Promise<
             )
           : `${PROGRAM} ${cliVersion()}\n`,
       );
-      if (flags.help && command.details) io.stdout.write(`\n${command.details}`);
       return ExitCode.ok;
     }
     temporalConnectConfig(overridesOf(flags));

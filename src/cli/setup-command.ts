@@ -9,7 +9,8 @@ import {
   type RoutingChange,
 } from '../client/worker-deployment';
 import type { CommandContext } from './command-context';
-import { intFlag, parseFlags, stringFlag, type FlagSpec, type Flags } from './flags';
+import { intInRange } from '../contract/validation';
+import { intFlag, intRule, parseFlags, stringFlag, type FlagSpec, type Flags } from './flags';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
 
@@ -26,19 +27,27 @@ export const setupSpec: FlagSpec = {
     type: 'boolean',
     description: 'make that version current: new runs start on it, long-lived workflows move to it',
   },
-  ramp: { type: 'string', description: 'send this percentage (0-100) of new runs to that version instead' },
+  ramp: {
+    type: 'string',
+    description: 'send this percentage (0-100) of new runs to that version instead',
+    rule: intRule(intInRange(0, 100)),
+  },
 };
 
+export const SETUP_ENV = [
+  'TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID  the version --deployment-name and --build-id default to',
+];
+
 /** `docs-agent setup --help`: the rolling deploy these flags serve (docs/upgrading.md). */
-export const SETUP_DEPLOY_STEPS = `A rolling deploy under Worker Versioning (docs/upgrading.md):
+export const SETUP_DEPLOY_STEPS = `Checks the namespace and registers the search attributes (once per namespace).
+With a Worker Deployment Version, shows the deployment; routes new runs to the version only with --set-current
+or --ramp. A rolling deploy under Worker Versioning (docs/upgrading.md):
   1. Start the new version's workers: TEMPORAL_DEPLOYMENT_NAME=<name> TEMPORAL_WORKER_BUILD_ID=<new>.
   2. Make it current: docs-agent setup --deployment-name <name> --build-id <new> --set-current
      (or ramp first: --ramp 10, later --set-current).
   3. Watch the old version drain: its pinned runs finish on it.
      temporal worker deployment describe-version --deployment-name <name> --build-id <old>
-  4. Stop the old workers once it is drained.
-Without --set-current or --ramp, setup changes no routing: it shows the deployment.
-`;
+  4. Stop the old workers once it is drained.`;
 
 function versionOf(flags: Flags): WorkerDeploymentVersion | undefined {
   const deploymentName = stringFlag(flags['deployment-name']) ?? process.env.TEMPORAL_DEPLOYMENT_NAME;
@@ -57,11 +66,7 @@ function versionOf(flags: Flags): WorkerDeploymentVersion | undefined {
 }
 
 function rampOf(flags: Flags): number | undefined {
-  const percentage = intFlag(flags.ramp, 'ramp');
-  if (percentage !== undefined && (percentage < 0 || percentage > 100)) {
-    throw new UsageError(`--ramp: must be a percentage from 0 to 100, got ${percentage}`);
-  }
-  return percentage;
+  return intFlag(flags.ramp, 'ramp');
 }
 
 function attributeLine(a: SearchAttributeSetup): string {

@@ -23,9 +23,9 @@ export const VERSIONING_BEHAVIOR = {
 export type VersionedWorkflowType = keyof typeof VERSIONING_BEHAVIOR;
 
 /**
- * Declares each workflow function's behaviour; a workflow type without one does not compile. Only a versioned
- * worker may send one (an unversioned worker's task completion with a behaviour is refused), hence the getter:
- * it runs before a run's first activation, where currentDeploymentVersion says which kind of worker runs it.
+ * Declares each workflow function's behaviour (test/workflows/versioning.test.ts: every registered type has one).
+ * Only a versioned worker may send one (an unversioned worker's task completion with a behaviour is refused),
+ * hence the getter: it runs before a run's first activation, where the worker's version is known.
  */
 export function declareVersioningBehaviors(workflows: Record<VersionedWorkflowType, Workflow>): void {
   for (const [type, behavior] of Object.entries(VERSIONING_BEHAVIOR)) {

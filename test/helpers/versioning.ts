@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { describeDeployment } from '../../src/client/worker-deployment';
+import { versionPolled as polled } from '../../dev/worker-version';
 
 const STARTER = path.resolve(__dirname, '../../src/starter.ts');
 
@@ -40,15 +39,9 @@ export function runSetup(
   });
 }
 
-/** Waits until a worker of `buildId` has polled, so the server knows the version. */
-export async function versionPolled(client: Client, buildId: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const deployment = await describeDeployment(client, DEPLOYMENT_NAME);
-    if (deployment.versions.some((v) => v.buildId === buildId)) return;
-    await sleep(200);
-  }
-  assert.fail(`no worker of ${DEPLOYMENT_NAME}.${buildId} polled within ${timeoutMs} ms`);
+/** Waits until a worker of `buildId` of DEPLOYMENT_NAME has polled, so the server knows the version. */
+export function versionPolled(client: Client, buildId: string): Promise<void> {
+  return polled(client, { deploymentName: DEPLOYMENT_NAME, buildId });
 }
 
 /** Makes `buildId` current with `docs-agent setup --set-current`, the way the deploy steps say. */

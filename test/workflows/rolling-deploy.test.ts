@@ -85,6 +85,14 @@ test('a rolling deploy v1 -> v2 with work in flight fails nothing and loses noth
     const status = (await before.describe()).status.name;
     assert.equal(status, 'RUNNING', 'the export is in flight at the switch');
     await makeCurrent(client, address, 'v2');
+    // What docs/upgrading.md tells operators to list: the runs that keep v1's workers up.
+    await eventually(async () => {
+      const open = await runsOf(
+        client,
+        `TemporalWorkerDeploymentVersion = '${DEPLOYMENT_NAME}:v1' AND ExecutionStatus = 'Running'`,
+      );
+      return open.some((run) => run.workflowId === before.workflowId) ? true : undefined;
+    }, 'the v1 export listed as running on v1');
     sim.faults.remove(slow);
 
     // After the switch: a new export, more follow-ups (signal and update), the next night.

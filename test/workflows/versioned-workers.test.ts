@@ -8,7 +8,7 @@ import { setCurrentVersion } from '../../src/client/worker-deployment';
 import type { VisitorsExportResult } from '../../src/contract/visitors-export';
 import { startTestWorker, type TestWorker } from '../../dev/worker';
 import { useStack } from '../helpers/stack';
-import { DEPLOYMENT_NAME, runVersioning, taskBuildIds, versionPolled } from '../helpers/versioning';
+import { DEPLOYMENT_NAME, runSetup, runVersioning, taskBuildIds, versionPolled } from '../helpers/versioning';
 import { projectWithJobs, startJob } from './agent-job-harness';
 
 // In-process workers on one dev server. The stack's worker is unversioned on the default task queue (as every
@@ -75,6 +75,16 @@ describe('Worker Versioning', () => {
       sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 250 });
       await start('v1', dirV1);
       const onV1 = await Promise.all([1, 2, 3].map((day) => exportDay('pinned', day)));
+      // Routing to a version none of whose workers polled yet is refused, and says what to do.
+      const early = await runSetup(env.address, [
+        '--deployment-name',
+        DEPLOYMENT_NAME,
+        '--build-id',
+        'v2',
+        '--set-current',
+      ]);
+      assert.equal(early.code, 1, early.stderr);
+      assert.match(early.stdout, /no worker of version v2 has polled yet: start them/);
       await start('v2', dirV2);
       for (const handle of onV1) assert.equal((await handle.describe()).status.name, 'RUNNING');
       const onV2 = await Promise.all([4, 5].map((day) => exportDay('pinned', day)));
