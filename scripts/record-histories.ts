@@ -11,13 +11,14 @@ import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../src/contract/budget';
 import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
 import { startSimulator, type Simulator } from '../dev/simulator';
 import { startTemporal } from '../dev/temporal';
-import { startTestWorker } from '../dev/worker';
+import { startTestWorker, type TestWorker } from '../dev/worker';
+import { makeCurrentIfVersioned } from '../dev/worker-version';
 import { historyBytes, historyToJson } from '../dev/history-json';
 import { AGENT_JOB_CURRENT_PATCH } from '../src/workflows/agent-job/workflow';
 
 /**
  * Records the histories that test/replay replays:
- * `npx tsx scripts/record-histories.ts [agent-job|visitors-export|nightly]`.
+ * `npx tsx scripts/record-histories.ts [agent-job|visitors-export|nightly|versioning]`.
  * Re-record only when a workflow change is meant to change its commands (and patch running workflows).
  */
 const OUT_DIR = path.resolve(__dirname, '../test/replay/histories');
@@ -245,6 +246,45 @@ async function recordNightly(client: Parameters<typeof startAgentJob>[0], sim: S
   await schedule.delete();
 }
 
+/**
+ * The analytics limiter on versioned workers across a deploy, on a server of its own (the limiter's id is the
+ * organization's): started on v1, then v2 made current and an export asks for a permit, so the v1 run continues
+ * as new onto v2. Saved as budget-limiter-version-move.json: the v1 run, with its version-check timers and the
+ * continue-as-new that the new target version asks for.
+ */
+async function recordVersionMove(_client: unknown, sim: Simulator): Promise<void> {
+  const env = await startTemporal();
+  const taskQueue = 'replay-versioned';
+  const workers: TestWorker[] = [];
+  const join = async (buildId: string): Promise<void> => {
+    const version = { TEMPORAL_DEPLOYMENT_NAME: 'replay', TEMPORAL_WORKER_BUILD_ID: buildId };
+    const deploymentVersion = { deploymentName: 'replay', buildId };
+    workers.push(await startTestWorker(env, { service: sim, taskQueue, deploymentVersion }));
+    await makeCurrentIfVersioned(env.client, version);
+  };
+  const exportDay = async (day: string, dateTo: string) => {
+    const projectId = 'replay-versioned';
+    sim.configureProject(projectId, { visitorPaths: 200 });
+    const input = { projectId, dateFrom: day, dateTo, pageSize: 50, concurrency: 2 };
+    return (await startVisitorsExport(env.client, input, { taskQueue })).result();
+  };
+  try {
+    await join('v1');
+    await exportDay('2026-11-01', '2026-11-02');
+    const limiter = await limiterOf(env.client, ANALYTICS);
+    const firstRunId = (await limiter.describe()).runId;
+    await join('v2');
+    await exportDay('2026-11-02', '2026-11-03');
+    const moved = env.client.workflow.getHandle(limiter.workflowId, firstRunId);
+    if ((await moved.describe()).status.name !== 'CONTINUED_AS_NEW')
+      throw new Error('the limiter did not move');
+    await save('budget-limiter-version-move', moved, sim);
+  } finally {
+    await Promise.allSettled(workers.map((worker) => worker.stop()));
+    await env.teardown();
+  }
+}
+
 async function main(): Promise<void> {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const [env, sim] = await Promise.all([startTemporal(), startSimulator({ jobs: { durationMs: 2000 } })]);
@@ -254,6 +294,7 @@ async function main(): Promise<void> {
       'agent-job': [recordLongJob, recordContinueAsNew],
       'visitors-export': [recordExport],
       nightly: [recordNightly],
+      versioning: [recordVersionMove],
     };
     const only = process.argv[2];
     if (only !== undefined && !(only in recorders)) {
