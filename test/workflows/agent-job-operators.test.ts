@@ -230,7 +230,8 @@ describe('agentJob under operators: callers hear the truth, the history stays bo
     const projectId = projectWithJobs(h.sim, 'op-queue-full', 600_000);
     const handle = await startJob(h.client, { projectId, prompt: 'Busy job' }, 'full');
     await eventually(async () => (await getAgentJobState(h.client, handle.workflowId)).jobId, 'the job');
-    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'latency', latencyMs: 20_000 });
+    // The first follow-up stays at the service for the whole test: the queue stays full however slow the CLI starts.
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'latency', latencyMs: 240_000 });
     await Promise.all(
       Array.from({ length: FOLLOW_UP_LIMITS.maxPending }, (_, i) =>
         handle.signal(followUpSignal, { prompt: prompt(`q${i}`), messageId: `q${i}` }),
