@@ -5,7 +5,7 @@ import { startAgentJob, getAgentJobState } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
 import { createVisitorsSchedule } from '../src/client/schedule';
 import { nightlyWatermarkWorkflowId } from '../src/contract/nightly';
-import { visitorsScheduleId } from '../src/contract/names';
+import { agentJobCreateRecordId, visitorsScheduleId } from '../src/contract/names';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../src/contract/budget';
 import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
@@ -14,7 +14,6 @@ import { startTemporal } from '../dev/temporal';
 import { startTestWorker, type TestWorker } from '../dev/worker';
 import { makeCurrentIfVersioned } from '../dev/worker-version';
 import { historyBytes, historyToJson } from '../dev/history-json';
-import { AGENT_JOB_CURRENT_PATCH } from '../src/workflows/agent-job/workflow';
 
 /**
  * Records the histories that test/replay replays:
@@ -49,16 +48,13 @@ function readsOf(sim: Simulator, projectId: string): number {
   return sim.requests().filter((r) => r.route === 'getJob' && r.projectId === projectId).length;
 }
 
-/**
- * The patch runs are recorded under: histories recorded under earlier patches stay committed beside them and go
- * on guarding runs started before (agent-job-long: a timer per poll; agent-job-poll-activity: poll-in-activity).
- */
-const CURRENT = AGENT_JOB_CURRENT_PATCH;
+/** The agent job's histories: agent-job.json and agent-job-continued-run.json. */
+const CURRENT = 'agent-job';
 
 /**
  * A job of about a minute: ~25 polls, a 429 burst on reads, follow-ups by signal (one duplicate) and update, a
- * refused one, a re-sent one. Saved as agent-job-2026-11.json, with its project's budget limiter as
- * budget-limiter-agent.json (creates and messages granted in order, one at a time).
+ * refused one, a re-sent one. Saved as agent-job.json, with its project's budget limiter as
+ * budget-limiter-agent.json (creates and messages granted in order, one at a time), and the create record.
  */
 async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
   const projectId = 'replay-long';
@@ -92,6 +88,11 @@ async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: S
   await handle.result();
   await save(CURRENT, handle, sim);
   await save('budget-limiter-agent', await limiterOf(client, projectId), sim);
+  await save(
+    'agent-job-create-record',
+    client.workflow.getHandle(agentJobCreateRecordId(handle.workflowId)),
+    sim,
+  );
 }
 
 /** The agent budget limiter of a project (its id ends with the project; the key's fingerprint comes before). */
@@ -114,9 +115,8 @@ async function limiterOf(
 
 /**
  * A run that continues as new (low threshold) with follow-ups still queued behind a 429. Polls write no events
- * since 'poll-in-activity': delivered follow-ups grow the history first. Recorded as
- * agent-job-2026-11-continued-run.json (agent-job-continued-run.json and agent-job-poll-activity-continued-run.json:
- * the same under earlier patches).
+ * in the poll activity: delivered follow-ups grow the history first, and the run continues as new between
+ * them. Recorded as agent-job-continued-run.json.
  */
 async function recordContinueAsNew(
   client: Parameters<typeof startAgentJob>[0],

@@ -1,4 +1,6 @@
-import { createAgentJobActivities, type AgentJobActivityDeps } from './agent-job';
+import { Context } from '@temporalio/activity';
+import { readCreateRecord, writeCreateRecord } from '../client/agent-job-record';
+import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
 import { createInputCheckActivities } from './input-check';
 import { createNightlyActivities } from './nightly';
@@ -8,13 +10,24 @@ export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps & B
 
 /** Every activity the worker registers, built from explicit dependencies (real parts or test fakes). */
 export function createActivities(deps: ActivityDeps) {
+  const budget = createBudgetActivities(deps);
   return {
-    ...createAgentJobActivities(deps),
+    ...createAgentJobActivities({
+      releasePermit: budget.releaseBudgetPermits,
+      createRecords: temporalCreateRecords,
+      ...deps,
+    }),
     ...createVisitorsExportActivities(deps),
-    ...createBudgetActivities(deps),
+    ...budget,
     ...createInputCheckActivities(),
     ...createNightlyActivities(),
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** Create records as Temporal workflows (see contract/names.ts agentJobCreateRecordId), through the activity's client. */
+const temporalCreateRecords: CreateRecords = {
+  read: (workflowId) => readCreateRecord(Context.current().client, workflowId),
+  write: (record) => writeCreateRecord(Context.current().client, record, Context.current().info.taskQueue),
+};

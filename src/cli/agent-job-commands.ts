@@ -11,14 +11,18 @@ import {
   startAgentJob,
 } from '../client/agent-job';
 import { agentJobFailureOf } from '../client/agent-job-failures';
-import { agentJobWorkflowId, AgentJobStatusKey, WorkflowType } from '../contract/names';
+import { AgentJobIdKey, agentJobWorkflowId, AgentJobStatusKey, WorkflowType } from '../contract/names';
 import {
   followUpRequestSchema,
   type AgentJob,
   type AgentJobResult,
+  type FollowUpRecord,
   type PollingOptions,
 } from '../contract/agent-job';
 import { KNOWN_JOB_STATUSES, STATUS_NOT_CREATED } from '../contract/agent-job-constants';
+import { getStateQuery } from '../contract/messages';
+import { readCreateRecord } from '../client/agent-job-record';
+import { AgentJobResetRefusedError, resetAgentJob } from '../client/agent-job-reset';
 import { durationSchema, parseOrThrow, projectIdSchema, promptSchema } from '../contract/validation';
 import { z } from 'zod';
 import { PROJECT_FLAG, parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
@@ -179,21 +183,25 @@ export const jobMessageSpec: FlagSpec = {
   'prompt-file': { type: 'string', description: 'read the follow-up from a file ("-" for stdin)' },
   'message-id': {
     type: 'string',
-    description: 'deduplication id: delivered at most once per id',
+    description: 'deduplication id: delivered at most once per id and job (default: a new UUID, printed)',
     rule: followUpRequestSchema.shape.messageId,
   },
   wait: { type: 'boolean', description: "send as an update and print the service's answer" },
 };
 
+/** How long `job message` waits for the workflow to show the follow-up in its state. */
+const RECEIPT_WAIT_MS = 10_000;
+
+/**
+ * Sends a follow-up and says what the workflow did with it: queued or already delivered (exit 0), or not queued
+ * (rejected: queue full, job failed or archived, invalid; exit 1, with the reason). A messageId is always sent
+ * (a new UUID when none is given) so that the receipt can be found, and the same command can be repeated safely.
+ */
 export async function jobMessage(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, jobMessageSpec);
   const workflowId = workflowIdOf(flags);
-  const messageId = stringFlag(flags['message-id']);
-  const request = parseOrThrow(
-    followUpRequestSchema,
-    { prompt: promptOf(flags), ...(messageId ? { messageId } : {}) },
-    'follow-up',
-  );
+  const messageId = stringFlag(flags['message-id']) ?? randomUUID();
+  const request = parseOrThrow(followUpRequestSchema, { prompt: promptOf(flags), messageId }, 'follow-up');
   const client = await ctx.client();
   const json = flags.json === true;
   if (flags.wait) {
@@ -202,8 +210,48 @@ export async function jobMessage(argv: string[], ctx: CommandContext): Promise<n
     return ExitCode.ok;
   }
   const delivery = await followUpAnyState(client, workflowId, request, { taskQueue: ctx.taskQueue });
-  print(json, delivery, `queued for ${delivery.workflowId} (run ${delivery.runId})`);
-  return ExitCode.ok;
+  const record =
+    delivery.earlierStatus === undefined
+      ? await receiptOf(client, delivery.workflowId, delivery.runId, messageId)
+      : { messageId, prompt: '', status: delivery.earlierStatus };
+  const status = record?.status ?? 'pending';
+  const receipt = { ...delivery, messageId, status, ...(record?.error ? { reason: record.error } : {}) };
+  if (status === 'rejected') {
+    print(json, receipt, `follow-up ${messageId} not queued: ${record?.error ?? 'rejected'}`);
+    return ExitCode.failed;
+  }
+  const where = `${delivery.workflowId} (run ${delivery.runId})`;
+  print(
+    json,
+    receipt,
+    delivery.earlierStatus !== undefined
+      ? `follow-up ${messageId} was received before by ${where}: ${status}, not sent again`
+      : status === 'pending'
+        ? `queued for ${where} as ${messageId}`
+        : `follow-up ${messageId} for ${where}: ${status}`,
+  );
+  return status === 'outcome_unknown' ? ExitCode.failed : ExitCode.ok;
+}
+
+/** The run's record of the follow-up, once the workflow has seen the signal (undefined if not in time). */
+async function receiptOf(
+  client: Client,
+  workflowId: string,
+  runId: string,
+  messageId: string,
+): Promise<FollowUpRecord | undefined> {
+  const until = Date.now() + RECEIPT_WAIT_MS;
+  for (;;) {
+    try {
+      const state = await client.workflow.getHandle(workflowId, runId).query(getStateQuery);
+      const record = state.followUps.find((r) => r.messageId === messageId);
+      if (record) return record;
+    } catch {
+      // Not queryable yet (a new run's first task), or it continued as new: the signal went with it.
+    }
+    if (Date.now() >= until) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 export const jobStatusSpec: FlagSpec = { ...target };
@@ -226,10 +274,21 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
       // A job that failed is a status to show; anything else (e.g. a payload the CLI cannot decode) is an error.
       if (!(error instanceof WorkflowFailedError)) throw error;
       const failure = agentJobFailureOf(error);
+      // Cancelled or terminated runs carry no details: the job id is in AgentJobId, or (a run terminated while
+      // its create was in flight) in the job's create record.
+      const jobId =
+        description.typedSearchAttributes.get(AgentJobIdKey) ??
+        (await readCreateRecord(client, workflowId))?.jobId ??
+        null;
       print(
         json,
-        { workflow: description.status.name, failure },
-        `${description.status.name}: ${failure?.message ?? String(error)}`,
+        { workflow: description.status.name, jobId, failure },
+        [
+          `${description.status.name}: ${failure?.message ?? String(error)}`,
+          jobId === null
+            ? 'no service job was created'
+            : `job ${jobId} (the service job may still run: \`job message\` continues it)`,
+        ].join('\n'),
       );
       // The job failed, timed out or was cancelled or terminated: the README's exit code 1.
       return ExitCode.failed;
@@ -330,4 +389,47 @@ export async function jobCancel(argv: string[], ctx: CommandContext): Promise<nu
     `cancellation requested for ${workflowId}: polling stops and the workflow ends CANCELLED (the service job itself is not cancelled: the service has no such operation)`,
   );
   return ExitCode.ok;
+}
+
+export const jobResetSpec: FlagSpec = {
+  ...target,
+  to: {
+    type: 'string',
+    description:
+      'WorkflowTaskCompleted event id to reset to (default: the latest safe one); unsafe ids are refused',
+  },
+  reason: { type: 'string', description: 'why, recorded in the history' },
+};
+
+/**
+ * Resets the job's current run only to a point where nothing is sent to the service twice (see
+ * client/agent-job-reset.ts); prints the safe points when the one asked for is not. `temporal workflow reset`
+ * has no such guard: docs/agent-job.md, "Operating it".
+ */
+export async function jobReset(argv: string[], ctx: CommandContext): Promise<number> {
+  const flags = parseFlags(argv, jobResetSpec);
+  const workflowId = workflowIdOf(flags);
+  const to = stringFlag(flags.to);
+  const toEventId = to === undefined ? undefined : Number(to);
+  if (toEventId !== undefined && !(Number.isInteger(toEventId) && toEventId > 0)) {
+    throw new UsageError(`--to: must be a whole event id > 0, got "${to}"`);
+  }
+  const reason = stringFlag(flags.reason);
+  const json = flags.json === true;
+  try {
+    const reset = await resetAgentJob(await ctx.client(), workflowId, {
+      ...(toEventId === undefined ? {} : { toEventId }),
+      ...(reason === undefined ? {} : { reason }),
+    });
+    print(
+      json,
+      { workflowId, ...reset },
+      `reset ${workflowId} to event ${reset.toEventId}: run ${reset.runId} -> ${reset.resetRunId}`,
+    );
+    return ExitCode.ok;
+  } catch (error) {
+    if (!(error instanceof AgentJobResetRefusedError)) throw error;
+    print(json, { workflowId, refused: error.message, ...error.points }, `reset refused: ${error.message}`);
+    return ExitCode.failed;
+  }
 }

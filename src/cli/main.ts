@@ -27,6 +27,8 @@ import {
   jobListSpec,
   jobMessage,
   jobMessageSpec,
+  jobReset,
+  jobResetSpec,
   jobStart,
   jobStartSpec,
   jobStatus,
@@ -85,6 +87,11 @@ const COMMANDS: Record<string, Command> = {
   'job status': { summary: "show a job's live state or result", spec: jobStatusSpec, run: jobStatus },
   'job list': { summary: 'list jobs by project and status', spec: jobListSpec, run: jobList },
   'job cancel': { summary: "cancel a job's workflow (polling stops)", spec: jobCancelSpec, run: jobCancel },
+  'job reset': {
+    summary: "reset a job's run, only to a point that sends nothing twice",
+    spec: jobResetSpec,
+    run: jobReset,
+  },
   'export run': {
     summary: 'export unique visitors for a date range',
     spec: exportRunSpec,

@@ -16,7 +16,9 @@ import {
   type AgentJobInput,
   type AgentJobResult,
   type AgentJobState,
+  type FollowUpRecord,
   type FollowUpRequest,
+  type FollowUpStatus,
   type PollingOptions,
 } from '../contract/agent-job';
 import { FollowUpNotAcceptedError } from '../contract/errors';
@@ -32,6 +34,7 @@ import {
 import { truncate } from '../contract/text';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
 import type { agentJob } from '../workflows/agent-job/workflow';
+import { readCreateRecord } from './agent-job-record';
 
 export type AgentJobHandle = WorkflowHandle<typeof agentJob>;
 
@@ -182,19 +185,24 @@ export interface FollowUpAnyStateOptions {
 
 export interface FollowUpDelivery {
   workflowId: string;
-  /** The run that received the follow-up. */
+  /** The run that received the follow-up (or, with `earlierStatus`, the closed run that had it). */
   runId: string;
   /** True when the workflow had closed and a new run was started for the same service job. */
   startedNewRun: boolean;
   jobId: string | undefined;
+  /** A closed run of this job had already received this messageId: nothing was sent again. Its status then. */
+  earlierStatus?: FollowUpStatus;
 }
 
 /**
  * A follow-up whatever the workflow's state. Running: it is signalled. Closed (completed, timed out, cancelled,
  * terminated): a new run of the same workflow id is started by signal-with-start, attached to the same service
- * job (its id and project read from the closed run's search attributes), so the job continues and is polled
- * to its end again. Concurrent callers end up in the same new run. A job that is failed or archived, or a run
- * that closed before any job existed, is not accepted: FollowUpNotAcceptedError says why.
+ * job (its id and project read from the closed run's search attributes, or from the job's create record when
+ * the run was terminated while its create was in flight), so the job continues and is polled to its end again.
+ * The new run starts knowing the follow-ups the closed run settled, so a messageId is delivered at most once
+ * per job across runs; a messageId the closed run had is not sent again (`earlierStatus`). Concurrent callers
+ * end up in the same new run. A job that is failed or archived, or a run that closed before any job existed,
+ * is not accepted: FollowUpNotAcceptedError says why.
  */
 export async function followUpAnyState(
   client: Client,
@@ -205,17 +213,23 @@ export async function followUpAnyState(
   parseOrThrow(followUpRequestSchema, request, 'follow-up');
   const handle = client.workflow.getHandle<typeof agentJob>(workflowId);
   const last = await handle.describe();
-  const jobId = last.typedSearchAttributes.get(AgentJobIdKey);
   const projectId = last.typedSearchAttributes.get(DocsProjectIdKey);
   if (last.status.name === 'RUNNING') {
     try {
       await handle.signal(followUpSignal, request);
-      return { workflowId, runId: last.runId, startedNewRun: false, jobId };
+      return {
+        workflowId,
+        runId: last.runId,
+        startedNewRun: false,
+        jobId: last.typedSearchAttributes.get(AgentJobIdKey),
+      };
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
       // It closed between describe and signal: continue the job in a new run, below.
     }
   }
+  const jobId =
+    last.typedSearchAttributes.get(AgentJobIdKey) ?? (await readCreateRecord(client, workflowId))?.jobId;
   if (jobId === undefined || projectId === undefined) {
     throw new FollowUpNotAcceptedError(
       `Workflow ${workflowId} closed (${last.status.name}) before a service job was created: there is no job to follow up; start a new one`,
@@ -229,6 +243,12 @@ export async function followUpAnyState(
       workflowId,
     );
   }
+  const earlier = await settledFollowUps(client, workflowId, last.runId, request);
+  const seen =
+    request.messageId === undefined ? undefined : earlier.find((r) => r.messageId === request.messageId);
+  if (seen !== undefined) {
+    return { workflowId, runId: last.runId, startedNewRun: false, jobId, earlierStatus: seen.status };
+  }
   const started = await client.workflow.signalWithStart<typeof agentJob, [FollowUpRequest]>(
     WorkflowType.agentJob,
     {
@@ -240,6 +260,7 @@ export async function followUpAnyState(
           prompt: request.prompt,
           jobId,
           ...(options.polling === undefined ? {} : { polling: options.polling }),
+          ...(earlier.length === 0 ? {} : { earlierFollowUps: earlier }),
         },
       ],
       signal: followUpSignal,
@@ -258,6 +279,31 @@ export async function followUpAnyState(
     startedNewRun: started.signaledRunId !== last.runId,
     jobId,
   };
+}
+
+/**
+ * The follow-ups a closed run settled (delivered, rejected, outcome unknown), read by a query (a worker replays
+ * the closed run). Those it still held as pending were never sent. Without them a messageId could be sent
+ * twice: a follow-up with a messageId is refused when they cannot be read.
+ */
+async function settledFollowUps(
+  client: Client,
+  workflowId: string,
+  runId: string,
+  request: FollowUpRequest,
+): Promise<FollowUpRecord[]> {
+  try {
+    const state = await client.workflow.getHandle(workflowId, runId).query(getStateQuery);
+    return state.followUps.filter((record) => record.status !== 'pending');
+  } catch (error) {
+    if (request.messageId === undefined) return [];
+    throw new FollowUpNotAcceptedError(
+      `Workflow ${workflowId}: the follow-ups of its closed run could not be read, so ${request.messageId} ` +
+        `could be sent twice; nothing was sent (is a worker running?)`,
+      workflowId,
+      { cause: error },
+    );
+  }
 }
 
 function summaryOf(prefix: string, prompt: string): string {

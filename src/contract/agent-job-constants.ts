@@ -1,4 +1,3 @@
-import type { CompletePollingOptions } from './agent-job';
 import { INVALID_INPUT_FAILURE_TYPE } from './input-error';
 
 // The agent job's names and constants, free of zod: workflow code imports values only from here (and types
@@ -32,6 +31,11 @@ export const KNOWN_JOB_STATUSES = ['active', ...TERMINAL_JOB_STATUSES] as const;
 export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived'] as const;
 /** The status shown (getState, AgentJobStatus) before the service has answered the create. */
 export const STATUS_NOT_CREATED = 'creating';
+/**
+ * The status held for a job known by its id whose status was not read yet (a malformed create answer that named
+ * it, a create answered from its record): read at once.
+ */
+export const STATUS_UNREAD = 'unread';
 
 /** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
 export const DEFAULT_POLLING = {
@@ -39,7 +43,9 @@ export const DEFAULT_POLLING = {
   maxInterval: '2m',
   backoffCoefficient: 2,
   deadline: '24h',
-} as const satisfies CompletePollingOptions;
+} as const satisfies Record<'initialInterval' | 'maxInterval' | 'deadline', string> & {
+  backoffCoefficient: number;
+};
 
 /** Each poll interval is shortened by up to this fraction, deterministically (see docs/agent-job.md). */
 export const POLL_JITTER_RATIO = 0.1;

@@ -34,6 +34,17 @@ export const agentJobSchema = z
 
 export type AgentJob = z.infer<typeof agentJobSchema>;
 
+/** What the create activity records once the service answered a create (see agentJobCreateRecordId). */
+export interface AgentJobCreateRecord {
+  /** The agentJob workflow and run that sent the create. */
+  workflowId: string;
+  runId: string;
+  projectId: string;
+  jobId: string;
+  /** ISO 8601 time of the service's answer. */
+  recordedAt: string;
+}
+
 /** The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count. */
 export type AgentJobResult = Omit<AgentJob, 'id'> & {
   jobId: string;
@@ -57,6 +68,11 @@ export interface AgentJobState extends Pick<AgentJob, 'model' | 'source'> {
   /** ISO 8601 time the running poll activity started (its retries are the polls), or null when none runs. */
   pollingSince: string | null;
   pendingFollowUps: number;
+  /**
+   * Follow-up signals this job did not queue (invalid, queue full at FOLLOW_UP_LIMITS.maxPending, job ending),
+   * since it started: each is also listed in `followUps` as `rejected`, with the reason.
+   */
+  notAcceptedFollowUps: number;
   followUps: FollowUpRecord[];
   lastError: string | null;
   /** ISO 8601 time after which the workflow fails with AgentJobTimedOut. */
@@ -163,6 +179,10 @@ export const agentJobContinuationSchema = z
      * `resendAt` (epoch ms, 0 = now); `resendAttempt` grows the backoff when no Retry-After was given. */
     resendAt: nonNegativeInt,
     resendAttempt: nonNegativeInt,
+    /** A follow-up was refused with 409: the job is read before the next one is sent. */
+    readBeforeNextMessage: z.boolean().optional(),
+    /** Follow-up signals not queued so far (see AgentJobState.notAcceptedFollowUps). */
+    notAcceptedFollowUps: nonNegativeInt.optional(),
     /** Runs before this one. */
     continuedRuns: nonNegativeInt,
   })
@@ -182,6 +202,11 @@ export const agentJobInputSchema = z
     continueAsNewAfterEvents: intInRange(100)
       .max(40_000, 'must be at most 40000 (Temporal fails a run at 51200 events)')
       .optional(),
+    /**
+     * With `jobId`: the follow-ups earlier runs of this workflow id settled (delivered, rejected, outcome
+     * unknown), so that a messageId is delivered at most once per job across runs. Set by followUpAnyState.
+     */
+    earlierFollowUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords).optional(),
     /** Set by the workflow itself when it continues as new; not for callers. */
     continuation: agentJobContinuationSchema.optional(),
   })

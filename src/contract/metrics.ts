@@ -41,6 +41,12 @@ export const DocsAgentMetrics = {
     labels: ['project'],
     help: 'Follow-up messages the service accepted',
   },
+  followUpsNotAccepted: {
+    name: 'docs_agent_follow_ups_not_accepted_total',
+    kind: 'counter',
+    labels: ['project'],
+    help: 'Follow-up signals a job could not queue (queue full, job failed or archived, invalid): never sent',
+  },
   jobPolls: {
     name: 'docs_agent_job_polls_total',
     kind: 'counter',

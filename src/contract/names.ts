@@ -6,6 +6,8 @@ export const DEFAULT_TASK_QUEUE = 'docs-agent';
 /** Workflow type names: the exported workflow function names under src/workflows. */
 export const WorkflowType = {
   agentJob: 'agentJob',
+  /** The record of a job's create, kept outside the job's runs (see agentJobCreateRecordId). */
+  agentJobCreateRecord: 'agentJobCreateRecord',
   visitorsExport: 'visitorsExport',
 } as const;
 
@@ -29,6 +31,15 @@ export const workflowIdPrefix = {
 
 export function agentJobWorkflowId(projectId: string, key: string): string {
   return `${workflowIdPrefix.agentJob}/${projectId}/${key}`;
+}
+
+/**
+ * `agent-job-created/<projectId>/<key>`: the record of the job the agentJob workflow `agent-job/<projectId>/<key>`
+ * created, written by the create activity as soon as the service answered. It outlives the runs of the job's
+ * workflow: a run terminated mid-create, or reset to before its create, finds the job there, never creates a second.
+ */
+export function agentJobCreateRecordId(agentJobWorkflowId: string): string {
+  return agentJobWorkflowId.replace(/^agent-job\//, `${workflowIdPrefix.agentJob}-created/`);
 }
 
 /**

@@ -27,8 +27,10 @@ interface JobAnswer {
  * here, not the metrics silently.
  */
 const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
-  createAgentJob: (metrics, { input, error }) => {
-    if (error === undefined) metrics.record('jobsStarted', 1, { project: projectOf(input) });
+  createAgentJob: (metrics, { input, result, error }) => {
+    // A create answered from its record (a reset run) started nothing.
+    const recorded = (result as { recorded?: true } | undefined)?.recorded === true;
+    if (error === undefined && !recorded) metrics.record('jobsStarted', 1, { project: projectOf(input) });
   },
   sendAgentJobMessage: (metrics, { input, error }) => {
     if (error === undefined) metrics.record('followUpsDelivered', 1, { project: projectOf(input) });
@@ -44,9 +46,6 @@ const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
       projectOf(execution.input),
       (execution.result as { job?: JobAnswer } | undefined)?.job,
     );
-  },
-  getAgentJob: (metrics, { input, result, error }) => {
-    if (error === undefined) recordPoll(metrics, projectOf(input), result as JobAnswer);
   },
   mergeVisitorsExport: (metrics, { input, result, error, seconds }) => {
     if (error !== undefined) return;

@@ -10,3 +10,9 @@ export function recordPermitWait(kind: BudgetKind, waitedMs: number): void {
   const { name, help } = DocsAgentMetrics.budgetPermitWaitSeconds;
   metricMeter.createHistogram(name, 'float', '', help).record(Math.max(0, waitedMs) / 1000, { kind });
 }
+
+/** A follow-up signal the job could not queue (its sender cannot be told: getState lists it as rejected). */
+export function recordFollowUpNotAccepted(projectId: string): void {
+  const { name, help } = DocsAgentMetrics.followUpsNotAccepted;
+  metricMeter.createCounter(name, '', help).add(1, { project: projectId });
+}

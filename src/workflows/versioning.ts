@@ -18,6 +18,8 @@ export const VERSIONING_BEHAVIOR = {
   docsBudgetLimiter: 'PINNED',
   /** Never ends: the same. */
   visitorsExportWatermark: 'PINNED',
+  /** Completes in its first task (it returns its input): it never meets another version. */
+  agentJobCreateRecord: 'PINNED',
 } as const satisfies Record<string, VersioningBehavior>;
 
 export type VersionedWorkflowType = keyof typeof VERSIONING_BEHAVIOR;

@@ -46,17 +46,49 @@ async function failureOf(
 }
 
 describe('agent job activities', () => {
-  test('create, get and message return the job as the service answered', async () => {
+  test('create and message return the job as the service answered', async () => {
     const env = new MockActivityEnvironment();
     const job: AgentJob = await env.run(activities.createAgentJob, {
       projectId: 'p1',
       prompt: 'Add a changelog',
     });
     assert.equal(job.status, 'active');
-    const read: AgentJob = await env.run(activities.getAgentJob, { projectId: 'p1', jobId: job.id });
-    assert.equal(read.id, job.id);
-    await env.run(activities.sendAgentJobMessage, { projectId: 'p1', jobId: job.id, prompt: 'And a FAQ' });
+    const sent: AgentJob = await env.run(activities.sendAgentJobMessage, {
+      projectId: 'p1',
+      jobId: job.id,
+      prompt: 'And a FAQ',
+    });
+    assert.equal(sent.id, job.id);
     assert.equal(sim.stats().messagesAccepted, 1);
+  });
+
+  test('a call on a permit gives it back once answered, and a failed release never fails the call', async () => {
+    const released: unknown[] = [];
+    const withBudget = createAgentJobActivities({
+      docsApi,
+      releasePermit: (release) => {
+        released.push(release);
+        return Promise.reject(new Error('limiter unreachable'));
+      },
+    });
+    sim.faults.add({ route: 'createJob', kind: 'status', status: 422, times: 1 });
+    await failureOf(
+      new MockActivityEnvironment().run(withBudget.createAgentJob, {
+        projectId: 'p1',
+        prompt: 'x',
+        permitId: 'a',
+      }),
+    );
+    const job: AgentJob = await new MockActivityEnvironment().run(withBudget.createAgentJob, {
+      projectId: 'p1',
+      prompt: 'Add a changelog',
+      permitId: 'b',
+    });
+    assert.equal(job.status, 'active');
+    assert.deepEqual(
+      released.map((r) => (r as { permitId: string }).permitId),
+      ['a', 'b'],
+    );
   });
 
   test('bad input: non-retryable, names the field, nothing sent', async () => {
@@ -71,7 +103,9 @@ describe('agent job activities', () => {
 
   test('4xx answers are non-retryable', async () => {
     const env = new MockActivityEnvironment();
-    const notFound = await failureOf(env.run(activities.getAgentJob, { projectId: 'p1', jobId: 'job_nope' }));
+    const notFound = await failureOf(
+      env.run(activities.sendAgentJobMessage, { projectId: 'p1', jobId: 'job_nope', prompt: 'x' }),
+    );
     assert.equal(notFound.type, 'NotFoundError');
     assert.equal(notFound.nonRetryable, true);
     assert.equal(notFound.details[0].status, 404);
@@ -112,9 +146,9 @@ describe('agent job activities', () => {
   });
 
   test('cancellation aborts the request in flight', async () => {
-    sim.faults.add({ route: 'getJob', kind: 'hang', times: 1 });
+    sim.faults.add({ route: 'createJob', kind: 'hang', times: 1 });
     const env = new MockActivityEnvironment();
-    const pending = env.run(activities.getAgentJob, { projectId: 'p1', jobId: 'job_1' });
+    const pending = env.run(activities.createAgentJob, { projectId: 'p1', prompt: 'x' });
     setTimeout(() => env.cancel('CANCELLED'), 100);
     await assert.rejects(pending, (error: unknown) => error instanceof CancelledFailure);
   });

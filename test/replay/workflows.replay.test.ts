@@ -7,7 +7,6 @@ import { installQuietRuntime } from '../../dev/temporal';
 import { workflowBundle } from '../../dev/workflow-bundle';
 import { historyBytes, historyFromJson } from '../../dev/history-json';
 import { BUDGET_LIMITER_WORKFLOW_TYPE, type PermitGrant } from '../../src/contract/budget';
-import { AGENT_JOB_CURRENT_PATCH } from '../../src/workflows/agent-job/workflow';
 
 // Histories recorded by `npx tsx scripts/record-histories.ts` against the simulator. Replaying them with
 // today's bundle proves a code change keeps old runs deterministic; re-record only for intended changes
@@ -57,38 +56,35 @@ const count = (events: RecordedEvent[], suffix: string) =>
   events.filter((event) => event.eventType.endsWith(suffix)).length;
 
 describe('replay of committed histories', () => {
-  test('agentJob: a long job and a continued-as-new run', () => {
-    assert.ok(files.includes('agent-job-long.json'), `histories: ${files.join(', ')}`);
-    const long = load('agent-job-long.json').events;
-    assert.ok(count(long, 'TIMER_FIRED') >= 20, 'a long job: many polls');
-    assert.ok(count(long, 'SIGNALED') >= 3, 'with follow-ups by signal');
-    assert.ok(count(long, 'UPDATE_COMPLETED') >= 1, 'and by update');
-    assert.equal(count(load('agent-job-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
-  });
-
-  test('agentJob since poll-in-activity: polls in one activity, cancelled by follow-ups', () => {
-    const { text, events } = load('agent-job-poll-activity.json');
-    assert.ok(text.includes('pollAgentJob'), 'the patched path');
-    // Two patch markers and the input check's local activity marker.
-    assert.equal(count(events, 'MARKER_RECORDED'), 3);
-    assert.ok(count(events, 'ACTIVITY_TASK_CANCEL_REQUESTED') >= 2, 'follow-ups cancelled the poll activity');
-    assert.ok(count(events, 'SIGNALED') >= 3 && count(events, 'UPDATE_COMPLETED') >= 1);
-    assert.equal(count(load('agent-job-poll-activity-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
-  });
-
-  test('agentJob since agent-job-2026-11: one patch marker, permits from the project limiter', () => {
-    const { events } = load('agent-job-2026-11.json');
-    const patches = markers(events, 'core_patch').map((data) => (JSON.parse(data) as { id: string }).id);
-    assert.deepEqual(patches, [AGENT_JOB_CURRENT_PATCH]);
+  test('agentJob: polls in one activity, follow-ups on permits of the project limiter, a continued run', () => {
+    const { text, events } = load('agent-job.json');
+    assert.deepEqual(
+      markers(events, 'core_patch'),
+      [],
+      'no patch: workflow changes ship under Worker Versioning',
+    );
+    assert.ok(text.includes('pollAgentJob'), 'polls in the poll activity');
     const localActivities = markers(events, 'core_local_activity').join('\n');
     assert.match(localActivities, /"activity_type":"checkWorkflowInput"/);
     assert.match(localActivities, /"activity_type":"requestBudgetPermit"/, 'permits asked by local activity');
-    assert.ok(count(events, 'ACTIVITY_TASK_CANCEL_REQUESTED') >= 2, 'follow-ups cancelled the poll activity');
+    assert.doesNotMatch(
+      localActivities,
+      /releaseBudgetPermits/,
+      'the call activities release their own permits',
+    );
+    assert.ok(
+      count(events, 'ACTIVITY_TASK_CANCEL_REQUESTED') >= 1,
+      'a follow-up cancelled the poll activity',
+    );
     assert.ok(count(events, 'SIGNALED') >= 3 && count(events, 'UPDATE_COMPLETED') >= 1);
-    assert.equal(count(load('agent-job-2026-11-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
+    assert.equal(count(load('agent-job-continued-run.json').events, 'CONTINUED_AS_NEW'), 1);
     const limiter = load('budget-limiter-agent.json');
     assert.ok(limiter.text.includes(BUDGET_LIMITER_WORKFLOW_TYPE), 'the limiter workflow');
     assert.ok(count(limiter.events, 'SIGNALED') >= 4, 'asks and releases of the create and messages');
+    assert.ok(
+      load('agent-job-create-record.json').text.includes('agentJobCreateRecord'),
+      'the create record',
+    );
   });
 
   test('visitorsExport: a run that continued as new with retried pages, and the run that merged', () => {

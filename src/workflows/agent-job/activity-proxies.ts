@@ -14,6 +14,8 @@ export const POLL_PRIORITY = { priorityKey: 5 } as const;
 /**
  * Create and message are not idempotent: one attempt each. The workflow re-sends only what the service cannot
  * have acted on (see call-failures.ts). The timeout is above the HTTP client's own (30 s for headers, 30 s for the body).
+ * The workflow runs them in a non-cancellable scope (job-calls.ts): the request may already be at the service, so
+ * its answer is always recorded, whatever happens to the workflow.
  */
 export const { createAgentJob, sendAgentJobMessage } = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: '75 seconds',
@@ -40,20 +42,4 @@ export const { pollAgentJob } = proxyActivities<AgentJobActivities>({
   retry: POLL_RETRY,
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   priority: POLL_PRIORITY,
-});
-
-/**
- * Runs that started before 'poll-in-activity' (replayed histories) read the job once per timer.
- * Reading the job is safe to repeat: transient errors (5xx, 429 with Retry-After, network) are retried here,
- * outside the poll count. The workflow adds a schedule-to-close timeout: the time left before its deadline.
- */
-export const { getAgentJob } = proxyActivities<AgentJobActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    // maximumAttempts unset: unlimited, bounded by the deadline.
-    nonRetryableErrorTypes: [...REJECTION_FAILURE_TYPES],
-  },
 });

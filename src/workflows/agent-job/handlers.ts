@@ -9,6 +9,7 @@ import { followUpRequestIssues } from '../../contract/follow-up-checks';
 import { InputValidationError } from '../../contract/input-error';
 import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../../contract/messages';
 import { refusesFollowUps, statusOf, toAgentJobState, type RunState } from './state';
+import { recordFollowUpNotAccepted } from '../metrics';
 import { refreshVisibility } from './visibility';
 
 /** Registers the query, signal and update; called before the workflow's first await (signal-with-start). */
@@ -33,6 +34,8 @@ function acceptSignal(state: RunState, raw: unknown): void {
   if (notAccepted !== undefined) {
     log.warn('Follow-up signal not accepted', { messageId, reason: notAccepted.reason });
     state.followUps.recordNotAccepted(messageId, prompt, notAccepted.reason);
+    state.notAccepted += 1;
+    recordFollowUpNotAccepted(state.projectId);
   } else {
     state.followUps.enqueue(messageId, prompt);
     state.arrivals += 1;

@@ -1,15 +1,21 @@
-import { ApplicationFailure, isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  log,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
 import { refusalOf } from '../budget/permits';
-import { createAgentJob, getAgentJob, sendAgentJobMessage } from './activity-proxies';
+import { createAgentJob, sendAgentJobMessage } from './activity-proxies';
 import { pollDelayMs, pollJitterKey } from '../../contract/poll-schedule';
-import { classifyCallFailure, failureTypeOf, isTimeout, resendDelayMs } from './call-failures';
+import { classifyCallFailure, resendDelayMs } from './call-failures';
 import { truncate } from '../../contract/text';
 import { isKnownStatus, isTerminal, iso, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
-import { createOutcomeUnknown, createRejected, pollRejected, timedOut } from './workflow-failures';
+import { createOutcomeUnknown, createRejected, timedOut } from './workflow-failures';
 
 const SUMMARY_PROMPT_CHARS = 80;
 
@@ -21,7 +27,7 @@ export async function attemptCreate(state: RunState): Promise<void> {
       await spendingPermit(state, permit, () =>
         createAgentJob.executeWithOptions(
           { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
-          [{ projectId: state.projectId, prompt: state.input.prompt }],
+          [{ projectId: state.projectId, prompt: state.input.prompt, ...permitHeld(permit) }],
         ),
       ),
     );
@@ -61,7 +67,12 @@ function created(state: RunState, job: AgentJob): void {
 
 /** The job of an activity's answer; fields the service sent with an unexpected type were dropped, and are logged. */
 function jobOf(answer: AgentJobAnswer): AgentJob {
-  const { responseWarnings, ...job } = answer;
+  const { responseWarnings, recorded, ...job } = answer;
+  if (recorded === true) {
+    log.warn('This workflow id created its job before (a reset run): not created again, reading it', {
+      jobId: job.id,
+    });
+  }
   if (responseWarnings !== undefined) {
     log.warn('The service answered fields of an unexpected type: they were dropped', {
       jobId: job.id,
@@ -69,31 +80,6 @@ function jobOf(answer: AgentJobAnswer): AgentJob {
     });
   }
   return job;
-}
-
-/** One poll: get-job as a short activity whose own retries absorb transient errors (they are not polls). */
-export async function pollJob(state: RunState): Promise<void> {
-  const jobId = state.jobId as string;
-  const remaining = Math.max(1000, state.deadlineAt - Date.now());
-  let job: AgentJob;
-  try {
-    job = jobOf(
-      await getAgentJob.executeWithOptions(
-        { scheduleToCloseTimeout: remaining, summary: `Poll job ${jobId} (poll ${state.polls + 1})` },
-        [{ projectId: state.projectId, jobId }],
-      ),
-    );
-  } catch (error) {
-    if (isCancellation(error)) throw error;
-    if (isTimeout(error)) throw timedOut(state, error);
-    throw pollRejected(state, failureTypeOf(error), error);
-  }
-  state.polls += 1;
-  state.pollAfterMessage = false;
-  state.lastError = null;
-  applyJob(state, job);
-  schedulePoll(state, state.backoffStep + 1);
-  refreshVisibility(state);
 }
 
 /** Sends the follow-up at the head of the queue, once; never two in flight (one loop calls this). */
@@ -107,7 +93,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
       await spendingPermit(state, permit, () =>
         sendAgentJobMessage.executeWithOptions(
           { summary: `Send follow-up ${next.messageId}: ${firstLine(next.prompt)}` },
-          [{ projectId: state.projectId, jobId, prompt: next.prompt }],
+          [{ projectId: state.projectId, jobId, prompt: next.prompt, ...permitHeld(permit) }],
         ),
       ),
     );
@@ -132,15 +118,15 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
       else {
         state.resendAttempt = 0;
         state.resendAt = 0;
+        // Refused because of the job's state (409: failed, archived): read it once before sending the next, so
+        // the rest are answered without a request when the job takes no more.
+        if (outcome.status === 409) state.readBeforeNextMessage = true;
       }
     }
   } finally {
     refreshVisibility(state);
   }
 }
-
-/** Creates and messages take permits of their project's budget (runs recorded before budgets do not). */
-export const AGENT_BUDGET_PATCH = 'agent-budget';
 
 /**
  * A create waits this long after its workflow started before it may be granted, so that a job started a moment
@@ -151,8 +137,8 @@ const CREATE_ORDER_SETTLE_MS = 300;
 
 /**
  * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
- * the order asked (requestedAt: a create's workflow start time). Null in runs recorded before budgets. The wait
- * ends at the workflow's deadline, as AgentJobTimedOut.
+ * the order asked (requestedAt: a create's workflow start time). The wait ends at the workflow's deadline, as
+ * AgentJobTimedOut.
  */
 async function acquireAgentPermit(
   state: RunState,
@@ -183,17 +169,27 @@ async function acquireAgentPermit(
   }
 }
 
-/** Makes the call on the permit, notes a 429 for the next ask, and lets the project's next request go. */
-async function spendingPermit<T>(state: RunState, permit: PermitGrant | null, call: () => Promise<T>): Promise<T> {
-  if (permit === null || state.budget === null) return call();
+/**
+ * Makes the call on the permit and notes a 429 for the next ask. The call runs to its end whatever happens to
+ * the workflow: the request may already be at the service (neither create nor message is idempotent), so its
+ * answer is always recorded, and a cancellation takes effect at the workflow's next wait. The activity gives
+ * the permit back itself as soon as the service answered, also when the workflow was terminated meanwhile.
+ */
+async function spendingPermit<T>(
+  state: RunState,
+  permit: PermitGrant | null,
+  call: () => Promise<T>,
+): Promise<T> {
   try {
-    return await call();
+    return await CancellationScope.nonCancellable(call);
   } catch (error) {
-    state.budgetRefusal = refusalOf(error, permit);
+    if (permit !== null) state.budgetRefusal = refusalOf(error, permit);
     throw error;
-  } finally {
-    await state.budget.release(state.projectId, { permitId: permit.permitId });
   }
+}
+
+function permitHeld(permit: PermitGrant | null): { permitId?: string } {
+  return permit === null ? {} : { permitId: permit.permitId };
 }
 
 /** The job continues after a message: read it again soon, from the initial interval. */

@@ -7,13 +7,14 @@ import {
 } from '@temporalio/workflow';
 import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
 import { InvariantError } from '../../contract/errors';
-import { attemptCreate, deliverNextFollowUp, pollJob } from './job-calls';
+import { attemptCreate, deliverNextFollowUp } from './job-calls';
 import { pollInActivity } from './poll-activity';
 import {
   isFinished,
   needsPolling,
   refusesFollowUps,
   statusOf,
+  STATUS_UNREAD,
   toContinuation,
   toResult,
   type RunState,
@@ -35,15 +36,21 @@ export async function runUntilDone(state: RunState): Promise<AgentJobResult> {
     }
     const now = Date.now();
     if (now >= state.deadlineAt) throw timedOut(state);
+    // Between any two calls (follow-ups included): nothing is in flight here, queued signals travel on.
+    if (continueAsNewDue(state) && allHandlersFinished()) await continueAsNew(state);
 
     if (state.jobId === null) {
       if (now >= state.resendAt) {
         await attemptCreate(state);
         continue;
       }
-    } else if (state.job === null) {
-      // Attached to an existing job (or continued before the first read): learn its status first.
-      await pollJob(state);
+    } else if (
+      state.job === null ||
+      statusOf(state) === STATUS_UNREAD ||
+      (state.readBeforeNextMessage && state.followUps.pendingCount > 0)
+    ) {
+      // Attached to an existing job, known by id only, or a follow-up was refused with 409: read it at once.
+      await pollInActivity(state, { returnOnFirstRead: true });
       continue;
     } else if (state.followUps.pendingCount > 0 && refusesFollowUps(statusOf(state))) {
       state.followUps.rejectAll(`not sent: job ${state.jobId} is ${statusOf(state)}`);
@@ -53,17 +60,11 @@ export async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       await deliverNextFollowUp(state);
       continue;
     } else if (needsPolling(state) && now >= (state.nextPollAt ?? now)) {
-      if (!state.pollInActivity) {
-        await pollJob(state);
-        continue;
-      }
       // The poll activity makes no event while it waits: a run continues as new only between polls.
-      if (continueAsNewDue(state) && allHandlersFinished()) await continueAsNew(state);
       await pollInActivity(state);
       continue;
     }
 
-    if (continueAsNewDue(state) && allHandlersFinished()) await continueAsNew(state);
     await waitForNextDue(state);
   }
 }
@@ -110,6 +111,7 @@ async function continueAsNew(state: RunState): Promise<never> {
     prompt: state.input.prompt,
     ...(state.input.polling === undefined ? {} : { polling: state.input.polling }),
     ...(state.jobId === null ? {} : { jobId: state.jobId }),
+    // The earlier runs' follow-ups are in the continuation's records.
     ...(state.input.continueAsNewAfterEvents === undefined
       ? {}
       : { continueAsNewAfterEvents: state.input.continueAsNewAfterEvents }),

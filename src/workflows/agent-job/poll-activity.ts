@@ -3,21 +3,23 @@ import type { PolledJob } from '../../activities/poll-agent-job';
 import { POLL_RETRY, pollAgentJob } from './activity-proxies';
 import { failureTypeOf, isTimeout } from './call-failures';
 import { applyJob, schedulePoll } from './job-calls';
-import { isTerminal, statusOf, type RunState } from './state';
+import { isTerminal, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 import { pollRejected, timedOut } from './workflow-failures';
-
-/** Name of the patch that moved the waits between polls from workflow timers into the poll activity's retries. */
-export const POLL_IN_ACTIVITY_PATCH = 'poll-in-activity';
 
 type PollEnd = { kind: 'polled'; result: PolledJob } | { kind: 'failed'; error: unknown };
 
 /**
  * Polls until the job is terminal in one activity whose retries are the waits (see activities/poll-agent-job.ts).
  * A follow-up that arrives meanwhile (or a follow-up's re-send falling due) cancels the activity at once, so the
- * loop can send it; the next poll then starts again from initialInterval.
+ * loop can send it; the next poll then starts again from initialInterval. The one path for every read: a job
+ * attached by id (its status not known yet) and a read after a refused follow-up (`returnOnFirstRead`) come back
+ * with the first answer.
  */
-export async function pollInActivity(state: RunState): Promise<void> {
+export async function pollInActivity(
+  state: RunState,
+  { returnOnFirstRead = false }: { returnOnFirstRead?: boolean } = {},
+): Promise<void> {
   const jobId = state.jobId as string;
   const arrivals = state.arrivals;
   const scope = new CancellationScope();
@@ -45,7 +47,7 @@ export async function pollInActivity(state: RunState): Promise<void> {
             },
             firstPoll: state.polls + 1,
             firstStep: state.backoffStep,
-            knownStatus: statusOf(state),
+            knownStatus: returnOnFirstRead ? STATUS_UNREAD : statusOf(state),
           },
         ],
       ),
@@ -82,6 +84,7 @@ export async function pollInActivity(state: RunState): Promise<void> {
   }
   state.polls += end.result.polls;
   state.pollAfterMessage = false;
+  state.readBeforeNextMessage = false;
   state.lastError = null;
   applyJob(state, end.result.job);
   // A new running status: shown now, then polled on from where the backoff was.

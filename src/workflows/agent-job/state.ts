@@ -9,13 +9,14 @@ import {
   FOLLOW_UP_REFUSING_STATUSES,
   KNOWN_JOB_STATUSES,
   STATUS_NOT_CREATED,
+  STATUS_UNREAD,
   TERMINAL_JOB_STATUSES,
 } from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import type { BudgetPermits } from '../budget/permits';
 import { resolvePolling, type PollingSettings } from '../../contract/poll-schedule';
-import { FollowUpQueue } from './follow-ups';
+import { FollowUpQueue, type FollowUpQueueSnapshot } from './follow-ups';
 
 /** Everything one run of the workflow knows. What crosses continue-as-new is `toContinuation`. */
 export interface RunState {
@@ -33,8 +34,10 @@ export interface RunState {
   nextPollAt: number | null;
   /** When the running poll activity started (it owns the waits between polls); null when none runs. */
   pollingSince: number | null;
-  /** False only when replaying a run that started before the 'poll-in-activity' patch: one timer per poll. */
-  readonly pollInActivity: boolean;
+  /** A follow-up was refused with 409: the job is read once before the next one is sent. */
+  readBeforeNextMessage: boolean;
+  /** Follow-ups not accepted into the queue in this run (invalid, queue full, job ending): also a metric. */
+  notAccepted: number;
   pollAfterMessage: boolean;
   lastError: string | null;
   /** Re-send bookkeeping for the create (before the job exists) or the follow-up at the head of the queue. */
@@ -52,7 +55,7 @@ export interface RunState {
   budgetRefusal: BudgetRefusal | undefined;
 }
 
-export function initialState(input: AgentJobInput, now: number, pollInActivity: boolean): RunState {
+export function initialState(input: AgentJobInput, now: number): RunState {
   const polling = resolvePolling(input.polling);
   const carried = input.continuation;
   return {
@@ -62,14 +65,15 @@ export function initialState(input: AgentJobInput, now: number, pollInActivity: 
     continueAsNewAfterEvents: input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.agentJob,
     deadlineAt: carried?.deadlineAt ?? now + polling.deadlineMs,
     continuedRuns: carried?.continuedRuns ?? 0,
-    followUps: new FollowUpQueue(carried),
+    followUps: new FollowUpQueue(carried ?? earlierRuns(input)),
     jobId: input.jobId ?? null,
     job: carried?.job ?? null,
     polls: carried?.polls ?? 0,
     backoffStep: carried?.backoffStep ?? 0,
     nextPollAt: carried?.nextPollAt ?? null,
     pollingSince: null,
-    pollInActivity,
+    readBeforeNextMessage: carried?.readBeforeNextMessage ?? false,
+    notAccepted: carried?.notAcceptedFollowUps ?? 0,
     pollAfterMessage: carried?.pollAfterMessage ?? false,
     lastError: carried?.lastError ?? null,
     resendAttempt: carried?.resendAttempt ?? 0,
@@ -82,8 +86,7 @@ export function initialState(input: AgentJobInput, now: number, pollInActivity: 
   };
 }
 
-/** The status held for a job whose create answer named it but whose status could not be read: polled at once. */
-export const STATUS_UNREAD = 'unread';
+export { STATUS_UNREAD };
 
 export function statusOf(state: RunState): string {
   return state.job?.status ?? STATUS_NOT_CREATED;
@@ -123,6 +126,7 @@ export function toAgentJobState(state: RunState): AgentJobState {
     nextPollAt: needsPolling(state) && state.nextPollAt !== null ? iso(state.nextPollAt) : null,
     pollingSince: state.pollingSince === null ? null : iso(state.pollingSince),
     pendingFollowUps: state.followUps.pendingCount,
+    notAcceptedFollowUps: state.notAccepted,
     followUps: state.followUps.records(),
     lastError: state.lastError,
     deadlineAt: iso(state.deadlineAt),
@@ -151,8 +155,17 @@ export function toContinuation(state: RunState): AgentJobContinuation {
     lastError: state.lastError,
     resendAt: state.resendAt,
     resendAttempt: state.resendAttempt,
+    readBeforeNextMessage: state.readBeforeNextMessage,
+    notAcceptedFollowUps: state.notAccepted,
     continuedRuns: state.continuedRuns + 1,
   };
+}
+
+/** A new run for a job that earlier runs followed up: their settled follow-ups, so none is sent twice. */
+function earlierRuns(input: AgentJobInput): FollowUpQueueSnapshot | undefined {
+  const earlier = input.earlierFollowUps;
+  if (earlier === undefined) return undefined;
+  return { followUps: earlier, pendingFollowUps: [], omittedFollowUps: 0, unnamedFollowUps: 0 };
 }
 
 export function iso(epochMs: number): string {

@@ -6,7 +6,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
 } from '@temporalio/workflow';
 import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
 import { AgentJobFailureType } from '../../contract/agent-job-constants';
@@ -14,17 +13,9 @@ import { InvariantError } from '../../contract/errors';
 import { invalidInputOf } from '../input-check';
 import { BudgetPermits } from '../budget/permits';
 import { registerHandlers } from './handlers';
-import { AGENT_BUDGET_PATCH } from './job-calls';
 import { runUntilDone } from './loop';
-import { POLL_IN_ACTIVITY_PATCH } from './poll-activity';
 import { initialState, type RunState } from './state';
 import { refreshVisibility } from './visibility';
-
-/**
- * Each patch costs a run a marker and a search-attribute upsert: new runs carry this one, which implies
- * 'poll-in-activity', 'input-checked-outside-sandbox' and 'agent-budget' (4 events fewer per job).
- */
-export const AGENT_JOB_CURRENT_PATCH = 'agent-job-2026-11';
 
 /**
  * Creates a documentation-service agent job once, polls it with backoff to a terminal status, delivers
@@ -32,19 +23,13 @@ export const AGENT_JOB_CURRENT_PATCH = 'agent-job-2026-11';
  * Design and operator notes: docs/agent-job.md.
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
-  // Every patch is decided before the first await: on replay, a patch asked for after the input check's local
-  // activity would meet its marker out of turn (a nondeterminism error).
-  // New runs write one marker for all three changes; runs recorded between them write their own.
-  const current = patched(AGENT_JOB_CURRENT_PATCH);
-  const pollInActivity = current || patched(POLL_IN_ACTIVITY_PATCH);
-  const withinBudget = current || patched(AGENT_BUDGET_PATCH);
   // Handlers are registered before the first await (signal-with-start), so the state is built before the
   // input check: valid input always builds one; input that cannot is refused by the check just below.
-  const state = stateOrUndefined(input, pollInActivity);
+  const state = stateOrUndefined(input);
   if (state) registerHandlers(state);
-  await failOnBadInput(input, current);
+  await failOnBadInput(input);
   if (!state) throw new InvariantError('agentJob input passed its check but could not be read');
-  if (withinBudget) state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
+  state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
   refreshVisibility(state);
   try {
     return await runUntilDone(state);
@@ -55,9 +40,9 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   }
 }
 
-function stateOrUndefined(input: AgentJobInput, pollInActivity: boolean): RunState | undefined {
+function stateOrUndefined(input: AgentJobInput): RunState | undefined {
   try {
-    return initialState(input, Date.now(), pollInActivity);
+    return initialState(input, Date.now());
   } catch {
     return undefined;
   }
@@ -67,8 +52,9 @@ function stateOrUndefined(input: AgentJobInput, pollInActivity: boolean): RunSta
  * Bad input fails the run at once, before any call to the service, naming the field (e.g. a hand-typed CLI
  * start). Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
  */
-async function failOnBadInput(input: unknown, checkPatched: boolean): Promise<void> {
-  const refusal = await invalidInputOf('agentJob', input, checkPatched);
+async function failOnBadInput(input: unknown): Promise<void> {
+  // The input check's own patch predates this workflow's histories: its runs never wrote that marker.
+  const refusal = await invalidInputOf('agentJob', input, true);
   if (refusal === null) return;
   throw ApplicationFailure.create({
     type: AgentJobFailureType.invalidInput,
@@ -80,7 +66,8 @@ async function failOnBadInput(input: unknown, checkPatched: boolean): Promise<vo
 
 /**
  * The run ends in failure or cancellation: waiting updates fail with FollowUpNotSent (queued signals stay
- * listed as pending), and the state says that the service job may still run, as there is no cancel operation.
+ * listed as pending, never sent: a call in flight always ran to its end first), and the state says that the
+ * service job may still run, as there is no cancel operation. The job id stays in AgentJobId and getState.
  */
 async function closeFollowUps(state: RunState, error: unknown): Promise<void> {
   const cancelled = isCancellation(error);

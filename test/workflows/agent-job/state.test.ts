@@ -22,7 +22,7 @@ const ACTIVE: AgentJob = { id: 'job_1', status: 'active', prLink: null, model: '
 
 describe('RunState: what one run knows, what it shows, what crosses continue-as-new', () => {
   test('a new run: no job, the deadline 24 h from now by default, nothing to poll yet', () => {
-    const state = initialState(INPUT, NOW, true);
+    const state = initialState(INPUT, NOW);
     assert.equal(statusOf(state), STATUS_NOT_CREATED);
     assert.equal(state.deadlineAt, NOW + 86_400_000);
     assert.equal(state.continueAsNewAfterEvents, CONTINUE_AS_NEW_AFTER_EVENTS.agentJob);
@@ -37,6 +37,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
       nextPollAt: null,
       pollingSince: null,
       pendingFollowUps: 0,
+    notAcceptedFollowUps: 0,
       followUps: [],
       lastError: null,
       deadlineAt: '2026-11-25T12:00:00.000Z',
@@ -47,7 +48,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
   });
 
   test('an active job is polled; a terminal one is finished once no follow-up waits or needs a read', () => {
-    const state = initialState(INPUT, NOW, true);
+    const state = initialState(INPUT, NOW);
     state.jobId = ACTIVE.id;
     state.job = ACTIVE;
     state.nextPollAt = NOW + 5000;
@@ -75,7 +76,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
   });
 
   test('the continuation passes its own schema and carries the run over: deadline, job, polls, follow-ups', () => {
-    const first = initialState({ ...INPUT, polling: { deadline: '1h' } }, NOW, true);
+    const first = initialState({ ...INPUT, polling: { deadline: '1h' } }, NOW);
     first.jobId = ACTIVE.id;
     first.job = ACTIVE;
     first.polls = 12;
@@ -88,7 +89,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     assert.equal(continuation.continuedRuns, 1);
 
     const later = NOW + 30 * 60_000;
-    const next = initialState({ ...INPUT, jobId: ACTIVE.id, continuation }, later, true);
+    const next = initialState({ ...INPUT, jobId: ACTIVE.id, continuation }, later);
     assert.equal(next.deadlineAt, NOW + 3_600_000, 'the deadline does not restart');
     assert.equal(next.continuedRuns, 1);
     assert.equal(next.polls, 12);

@@ -17,7 +17,7 @@ const NOW = Date.UTC(2026, 10, 24, 12);
 const FAILED: AgentJob = { id: 'job_9', status: 'failed', prLink: null };
 
 function stateWith(job: AgentJob | null): RunState {
-  const state = initialState({ projectId: 'acme', prompt: 'x' }, NOW, true);
+  const state = initialState({ projectId: 'acme', prompt: 'x' }, NOW);
   state.jobId = job?.id ?? null;
   state.job = job;
   state.polls = 3;

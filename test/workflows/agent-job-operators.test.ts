@@ -1,0 +1,330 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { awaitAgentJob, followUpAnyState, getAgentJobState, sendFollowUp } from '../../src/client/agent-job';
+import { readCreateRecord } from '../../src/client/agent-job-record';
+import { AgentJobResetRefusedError, resetAgentJob, resetPointsOf } from '../../src/client/agent-job-reset';
+import {
+  AgentJobFailureType,
+  FOLLOW_UP_LIMITS,
+  type AgentJobContinuation,
+  type AgentJobInput,
+} from '../../src/contract/agent-job';
+import { followUpSignal } from '../../src/contract/messages';
+import { AgentJobIdKey } from '../../src/contract/names';
+import {
+  continuedAsNewInput,
+  eventually,
+  projectWithJobs,
+  requestsOf,
+  startJob,
+  useAgentJobStack,
+  workflowFailure,
+} from './agent-job-harness';
+
+// Issue 39: what operators do to running jobs (cancel, terminate, reset, resend) loses no job and sends nothing
+// twice. Each test counts what the simulator received: creates per key, messages per messageId (each follow-up's
+// prompt names its messageId).
+
+const h = useAgentJobStack();
+const STARTER = path.resolve(__dirname, '../../src/starter.ts');
+
+const prompt = (messageId: string) => `Follow-up ${messageId}`;
+
+function creates(projectId: string): number {
+  return requestsOf(h.sim, { projectId, route: 'createJob' }).length;
+}
+
+function sent(projectId: string, messageId: string): number {
+  return requestsOf(h.sim, { projectId, route: 'sendMessage' }).filter((r) => r.prompt === prompt(messageId))
+    .length;
+}
+
+const inFlight = (projectId: string, route: 'createJob' | 'sendMessage') => () =>
+  requestsOf(h.sim, { projectId, route }).some((r) => r.status === 0);
+
+async function closed(handle: WorkflowHandle): Promise<string> {
+  return eventually(async () => {
+    const status = (await handle.describe()).status.name;
+    return status === 'RUNNING' ? undefined : status;
+  }, 'the run to close');
+}
+
+/** `docs-agent <args>` as a user runs it: exit code and output. */
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', STARTER, ...args],
+      {
+        env: { PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default' },
+      },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('agentJob under operators: a call the service may have received is never abandoned', () => {
+  test('case 1: cancelled while its create is in flight, the job id is kept and the permit released', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-cancel-create', 600_000);
+    h.sim.faults.add({ route: 'createJob', projectId, kind: 'latency', latencyMs: 3000, times: 1 });
+    const handle = await startJob(h.client, { projectId, prompt: 'Cancelled mid-create' }, 'cancelled');
+    await eventually(inFlight(projectId, 'createJob'), 'the create at the service');
+    await handle.cancel();
+    await assert.rejects(
+      handle.result(),
+      (error: unknown) => error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure,
+    );
+
+    const state = await getAgentJobState(h.client, handle.workflowId);
+    assert.ok(state.jobId !== null, 'the cancelled run knows its job');
+    assert.equal(h.sim.job(state.jobId)?.projectId, projectId, 'the job the service created');
+    assert.equal(h.sim.stats().jobsCreatedByProject[projectId], 1);
+    assert.equal((await handle.describe()).typedSearchAttributes.get(AgentJobIdKey), state.jobId);
+    assert.match(state.lastError ?? '', new RegExp(`service job ${state.jobId} may still run`));
+    const status = await cli('job', 'status', '--workflow-id', handle.workflowId, '--json');
+    assert.equal((JSON.parse(status.stdout) as { jobId: string }).jobId, state.jobId, status.stderr);
+
+    // The next create of the project goes at once: the cancelled run's permit was given back.
+    const next = await startJob(h.client, { projectId, prompt: 'The next one' }, 'next');
+    await eventually(() => creates(projectId) === 2, 'the next create, well before the 90 s hold', 20_000);
+    await next.terminate();
+  });
+
+  test('case 1: terminated while its create is in flight, `job status` and `job message` find the job', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-terminate-create', 600_000);
+    h.sim.faults.add({ route: 'createJob', projectId, kind: 'latency', latencyMs: 3000, times: 1 });
+    const handle = await startJob(h.client, { projectId, prompt: 'Terminated mid-create' }, 'terminated');
+    await eventually(inFlight(projectId, 'createJob'), 'the create at the service');
+    await handle.terminate('operator');
+
+    const record = await eventually(() => readCreateRecord(h.client, handle.workflowId), 'the create record');
+    assert.equal(
+      h.sim.job(record.jobId)?.projectId,
+      projectId,
+      'the record names the job the service created',
+    );
+    const status = await cli('job', 'status', '--workflow-id', handle.workflowId, '--json');
+    assert.equal(status.code, 1, 'a terminated run is a failure to show');
+    assert.equal((JSON.parse(status.stdout) as { jobId: string }).jobId, record.jobId);
+
+    const delivery = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('t1'),
+      messageId: 't1',
+    });
+    assert.equal(delivery.jobId, record.jobId);
+    assert.equal(delivery.startedNewRun, true);
+    await eventually(() => sent(projectId, 't1') === 1, 'the follow-up to the same job');
+    assert.equal(h.sim.job(record.jobId)?.messages.length, 1);
+    assert.equal(creates(projectId), 1, 'never a second job');
+    await h.client.workflow.getHandle(handle.workflowId).terminate();
+  });
+
+  test('case 2: cancelled while a follow-up is in flight, it is recorded delivered and never sent again', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-cancel-message', 600_000);
+    const handle = await startJob(h.client, { projectId, prompt: 'Cancelled mid-message' }, 'message');
+    await eventually(async () => (await getAgentJobState(h.client, handle.workflowId)).jobId, 'the job');
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'latency', latencyMs: 3000, times: 1 });
+    await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('y1'), messageId: 'y1' });
+    await eventually(inFlight(projectId, 'sendMessage'), 'the message at the service');
+    await handle.cancel();
+    assert.equal(await closed(handle), 'CANCELLED');
+
+    const state = await getAgentJobState(h.client, handle.workflowId);
+    assert.deepEqual(
+      state.followUps.map(({ messageId, status }) => ({ messageId, status })),
+      [{ messageId: 'y1', status: 'delivered' }],
+    );
+    const again = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('y1'),
+      messageId: 'y1',
+    });
+    assert.equal(again.earlierStatus, 'delivered');
+    assert.equal(again.startedNewRun, false);
+    assert.equal(sent(projectId, 'y1'), 1);
+  });
+
+  test('case 3: a messageId is delivered once per job across runs (close, then restart)', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-across-runs', 2500);
+    const handle = await startJob(h.client, { projectId, prompt: 'Across runs' }, 'across');
+    await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('y1'), messageId: 'y1' });
+    const first = await handle.result();
+    assert.equal(first.followUps[0]?.status, 'delivered');
+
+    const repeat = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('y1'),
+      messageId: 'y1',
+    });
+    assert.deepEqual(
+      { earlier: repeat.earlierStatus, started: repeat.startedNewRun },
+      { earlier: 'delivered', started: false },
+    );
+    const next = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('y2'),
+      messageId: 'y2',
+    });
+    assert.equal(next.startedNewRun, true);
+    // The new run knows y1 from its input: a repeat signalled to it is not sent either.
+    await followUpAnyState(h.client, handle.workflowId, { prompt: prompt('y1'), messageId: 'y1' });
+    const second = await awaitAgentJob(h.client, handle.workflowId);
+
+    assert.deepEqual(
+      second.followUps.map(({ messageId, status }) => ({ messageId, status })),
+      [
+        { messageId: 'y1', status: 'delivered' },
+        { messageId: 'y2', status: 'delivered' },
+      ],
+    );
+    assert.deepEqual([sent(projectId, 'y1'), sent(projectId, 'y2')], [1, 1]);
+  });
+
+  test('case 6: a reset to before the create does not create again; one that would re-send is refused', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-reset', 600_000);
+    const handle = await startJob(h.client, { projectId, prompt: 'Reset me' }, 'reset');
+    const { jobId } = await eventually(async () => {
+      const state = await getAgentJobState(h.client, handle.workflowId);
+      return state.jobId !== null && state.pollingSince !== null ? state : undefined;
+    }, 'the job polled');
+    const first = resetPointsOf((await handle.fetchHistory()).events ?? []).safe[0] ?? 0;
+    const reset = await resetAgentJob(h.client, handle.workflowId, { toEventId: first });
+    assert.notEqual(reset.resetRunId, reset.runId);
+    await eventually(async () => {
+      const state = await getAgentJobState(h.client, handle.workflowId);
+      return state.jobId === jobId && state.polls > 0;
+    }, 'the reset run to find its job from the create record');
+    assert.equal(creates(projectId), 1, 'the replayed create was answered from its record');
+
+    for (const id of ['r1', 'r2'])
+      await sendFollowUp(h.client, handle.workflowId, { prompt: prompt(id), messageId: id });
+    await eventually(() => sent(projectId, 'r2') === 1, 'both follow-ups sent');
+    await eventually(
+      async () => (await getAgentJobState(h.client, handle.workflowId)).pendingFollowUps === 0,
+      'settled',
+    );
+    await assert.rejects(
+      resetAgentJob(h.client, handle.workflowId, { toEventId: first }),
+      (error: unknown) =>
+        error instanceof AgentJobResetRefusedError && /would send follow-ups again/.test(error.message),
+    );
+    const refused = await cli('job', 'reset', '--workflow-id', handle.workflowId, '--to', String(first));
+    assert.equal(refused.code, 1);
+    assert.match(refused.stdout + refused.stderr, /reset refused/);
+    const safe = await cli('job', 'reset', '--workflow-id', handle.workflowId, '--json');
+    assert.equal(safe.code, 0, safe.stderr);
+
+    h.sim.completeJob(jobId ?? '', 'completed');
+    const result = await awaitAgentJob(h.client, handle.workflowId);
+    assert.deepEqual(
+      result.followUps.map((f) => f.status),
+      ['delivered', 'delivered'],
+    );
+    assert.deepEqual([creates(projectId), sent(projectId, 'r1'), sent(projectId, 'r2')], [1, 1, 1]);
+  });
+});
+
+describe('agentJob under operators: callers hear the truth, the history stays bounded', () => {
+  test('case 7: `job message` exits 1 and says why when the queue is full; getState counts it', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-queue-full', 600_000);
+    const handle = await startJob(h.client, { projectId, prompt: 'Busy job' }, 'full');
+    await eventually(async () => (await getAgentJobState(h.client, handle.workflowId)).jobId, 'the job');
+    // The first follow-up stays at the service for the whole test: the queue stays full however slow the CLI starts.
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'latency', latencyMs: 240_000 });
+    await Promise.all(
+      Array.from({ length: FOLLOW_UP_LIMITS.maxPending }, (_, i) =>
+        handle.signal(followUpSignal, { prompt: prompt(`q${i}`), messageId: `q${i}` }),
+      ),
+    );
+    const queued = await cli('job', 'message', '--workflow-id', handle.workflowId, '--prompt', 'one more');
+    const dropped = await cli(
+      'job',
+      'message',
+      '--workflow-id',
+      handle.workflowId,
+      '--prompt',
+      prompt('over'),
+      '--message-id',
+      'over',
+      '--json',
+    );
+    assert.equal(dropped.code, 1, dropped.stdout);
+    const receipt = JSON.parse(dropped.stdout) as { status: string; reason: string };
+    assert.equal(receipt.status, 'rejected');
+    assert.match(receipt.reason, /20 follow-ups are already waiting/);
+    assert.equal(queued.code, 1, 'the one without an id was refused too, and said so');
+    const state = await getAgentJobState(h.client, handle.workflowId);
+    assert.equal(state.notAcceptedFollowUps, 2);
+    assert.equal(sent(projectId, 'over'), 0);
+    await handle.terminate();
+  });
+
+  test('case 8: continue-as-new happens between follow-ups while the queue is not empty', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-can-queue', 600_000);
+    const input: Omit<AgentJobInput, 'polling'> = {
+      projectId,
+      prompt: 'Many follow-ups',
+      continueAsNewAfterEvents: 100,
+    };
+    const handle = await startJob(h.client, input, 'can');
+    const firstRunId = (await handle.describe()).runId;
+    await eventually(async () => (await getAgentJobState(h.client, handle.workflowId)).jobId, 'the job');
+    const ids = Array.from({ length: FOLLOW_UP_LIMITS.maxPending }, (_, i) => `c${i}`);
+    await Promise.all(ids.map((id) => handle.signal(followUpSignal, { prompt: prompt(id), messageId: id })));
+    await eventually(
+      async () =>
+        (await getAgentJobState(h.client, handle.workflowId)).followUps.filter(
+          (f) => f.status === 'delivered',
+        ).length === ids.length,
+      'every follow-up delivered',
+      60_000,
+    );
+
+    const firstRun = h.client.workflow.getHandle(handle.workflowId, firstRunId);
+    const carried = await continuedAsNewInput<{ continuation: AgentJobContinuation }>(firstRun);
+    assert.ok(carried, 'the first run continued as new');
+    assert.ok(carried.continuation.pendingFollowUps.length > 0, 'with follow-ups still queued');
+    assert.ok((await firstRun.describe()).historyLength < 140, 'near its limit of 100 events');
+    assert.deepEqual(
+      ids.map((id) => sent(projectId, id)),
+      ids.map(() => 1),
+    );
+    await handle.terminate();
+  });
+
+  test('case 9: a job failed at the service takes one 409, then a read; the rest are not sent', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-failed-job', 1000, 'failed');
+    const handle = await startJob(
+      h.client,
+      {
+        projectId,
+        prompt: 'Fails at the service',
+        polling: { initialInterval: '30s', maxInterval: '30s', deadline: '2m' },
+      },
+      'failed',
+    );
+    const { jobId } = await eventually(async () => {
+      const state = await getAgentJobState(h.client, handle.workflowId);
+      return state.jobId !== null ? state : undefined;
+    }, 'the job');
+    await eventually(() => h.sim.job(jobId ?? '')?.status === 'failed', 'the job to fail at the service');
+    for (const id of ['f1', 'f2', 'f3', 'f4', 'f5']) {
+      await handle.signal(followUpSignal, { prompt: prompt(id), messageId: id });
+    }
+    const failure = await workflowFailure(handle.result());
+
+    assert.equal(failure.type, AgentJobFailureType.jobFailed);
+    const messages = requestsOf(h.sim, { projectId, route: 'sendMessage' });
+    assert.deepEqual(
+      messages.map((r) => r.status),
+      [409],
+      'one refused message, then none',
+    );
+    const { followUps } = failure.details?.[0] as { followUps: { status: string }[] };
+    assert.deepEqual(
+      followUps.map((f) => f.status),
+      ['rejected', 'rejected', 'rejected', 'rejected', 'rejected'],
+    );
+  });
+});
