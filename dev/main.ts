@@ -18,10 +18,10 @@ const STATE_DIR = path.resolve('.temporal-dev');
 const TEMPORAL_PORT = devPort('DEV_TEMPORAL_PORT', 7233);
 const UI_PORT = devPort('DEV_UI_PORT', 8233);
 const SIMULATOR_PORT = devPort('DEV_SIMULATOR_PORT', 4010);
-/** The namespace where Nexus callers run (README: "Calling the worker through Nexus"). */
+/** The namespace where Nexus callers run (README: "Calling it from other services"). */
 const CALLERS_NAMESPACE = 'callers';
 
-/** A port from the environment (README: "npm run dev"), or the default; a bad value stops before anything starts. */
+/** A port from the environment (docs/development.md: "Prerequisites"), or the default; a bad value stops before anything starts. */
 function devPort(name: string, fallback: number): number {
   const text = process.env[name];
   if (text === undefined || text === '') return fallback;
@@ -36,7 +36,7 @@ async function startDevServer(): Promise<ChildProcess> {
   const cli = temporalCliPath();
   if (!cli) {
     throw new Error(
-      'The Temporal CLI is needed: install it (README, "Quick start") or set TEMPORAL_CLI_PATH',
+      'The Temporal CLI is needed: install it (README, "Quick start"; docs/development.md) or set TEMPORAL_CLI_PATH',
     );
   }
   fs.mkdirSync(STATE_DIR, { recursive: true });

@@ -69,11 +69,7 @@ describe('Dockerfile and docker-compose.yml', () => {
     const compose = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
     const mount = /^\s*-\s*exports:(\/\S+)\s*$/m.exec(compose)?.[1];
     assert.equal(mount, '/exports', 'compose mounts the exports volume at /exports (EXPORT_DIR=/exports)');
-    assert.match(
-      compose,
-      /^\s*EXPORT_DIR: \$\{EXPORT_DIR:-s3:\/\/exports\}$/m,
-      'the MinIO bucket by default',
-    );
+    assert.match(compose, /^\s*EXPORT_DIR: s3:\/\/exports$/m, 'the SeaweedFS bucket');
     assert.equal(exportDir, undefined, 'the image leaves EXPORT_DIR to compose');
     const runs = steps
       .slice(0, userAt)
@@ -115,55 +111,70 @@ describe('Dockerfile and docker-compose.yml', () => {
   );
 
   test(
-    'compose runs Jaeger (OTLP in, UI published) and the worker exports its traces to it',
+    'compose runs Jaeger v2 (OTLP in, UI published) and the worker exports its traces to it',
     { skip: composeSkipped() },
     async () => {
       const base = { DOCS_API_KEY: 'ci_placeholder', DOCS_API_BASE_URL: 'https://docs.example.test' };
       const traced = await composeConfig(base);
       assert.equal(traced.ok, true, traced.output);
-      assert.match(traced.output, /^ {2}jaeger:$/m);
-      assert.match(traced.output, /image: jaegertracing\/all-in-one:1\.76\.0/);
-      assert.match(traced.output, /COLLECTOR_OTLP_ENABLED: "true"/);
+      assert.match(traced.output, /image: jaegertracing\/jaeger:2\.\d+\.\d+/);
+      assert.match(traced.output, /receivers\.otlp\.protocols\.http\.endpoint=0\.0\.0\.0:4318/);
       assert.match(traced.output, /127\.0\.0\.1:16686:16686/, 'the UI on a published port');
       assert.match(traced.output, /127\.0\.0\.1:4318:4318/, 'OTLP/HTTP in, for the CLI on the host');
       assert.match(traced.output, /OTEL_EXPORTER_OTLP_ENDPOINT: http:\/\/jaeger:4318\n/);
-      assert.match(traced.output, /OTEL_EXPORTER_OTLP_PROTOCOL: http\/protobuf\n/);
-      // Set and empty: no endpoint, so the worker loads no tracing at all.
-      const off = await composeConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: '' });
-      assert.equal(off.ok, true, off.output);
-      assert.match(off.output, /OTEL_EXPORTER_OTLP_ENDPOINT: (''|"")\n/);
     },
   );
 
   test(
-    'compose exports to its MinIO bucket by default, and to AWS S3 with the documented overrides',
+    "only compose's own variables reach the containers: a shell's OTEL_* and AWS_* do not",
     { skip: composeSkipped() },
     async () => {
-      const base = { DOCS_API_KEY: 'ci_placeholder', DOCS_API_BASE_URL: 'https://docs.example.test' };
-      const minio = await composeConfig(base);
-      assert.equal(minio.ok, true, minio.output);
-      assert.match(minio.output, /^ {2}minio:$/m);
-      assert.match(minio.output, /^ {2}minio-setup:$/m);
+      const shell = {
+        DOCS_API_KEY: 'ci_placeholder',
+        DOCS_API_BASE_URL: 'https://docs.example.test',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318',
+        AWS_ACCESS_KEY_ID: 'AKIA-from-the-shell',
+        AWS_ENDPOINT_URL_S3: 'https://s3.example.test',
+        EXPORT_DIR: '/elsewhere',
+      };
+      const config = await composeConfig(shell);
+      assert.equal(config.ok, true, config.output);
+      assert.doesNotMatch(config.output, /localhost:4318|AKIA-from-the-shell|s3\.example\.test|\/elsewhere/);
+      assert.match(config.output, /EXPORT_DIR: s3:\/\/exports\n/);
+      assert.match(config.output, /AWS_ENDPOINT_URL_S3: http:\/\/seaweedfs:8333\n/);
+      assert.match(config.output, /image: chrislusf\/seaweedfs:\d+\.\d+/);
       const compose = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
-      assert.match(compose, /mc mb --ignore-existing local\/exports/, 'the one-shot creates the bucket');
-      assert.match(compose, /mc ilm rule add --prefix \.staging\/ --expire-days 7 local\/exports/);
-      assert.match(minio.output, /EXPORT_DIR: s3:\/\/exports\n/);
-      assert.match(minio.output, /AWS_ENDPOINT_URL_S3: http:\/\/minio:9000\n/);
-      assert.match(minio.output, /EXPORT_S3_FORCE_PATH_STYLE: "true"/);
+      assert.match(compose, /s3\.bucket\.create -name exports/, 'the one-shot creates the bucket');
+      assert.match(compose, /fs\.configure -locationPrefix=\/buckets\/exports\/\.staging\/ -ttl=7d/);
+    },
+  );
 
-      const aws = await composeConfig({
+  test(
+    'the worker outlives its shutdown grace, and reads its secrets from Docker secrets when asked',
+    { skip: composeSkipped() },
+    async () => {
+      const base = { DOCS_API_BASE_URL: 'https://docs.example.test', DOCS_API_KEY: '' };
+      const config = await composeConfig({
         ...base,
-        EXPORT_DIR: 's3://my-bucket/docs-exports',
-        AWS_REGION: 'eu-west-1',
-        AWS_ENDPOINT_URL_S3: '',
-        EXPORT_S3_FORCE_PATH_STYLE: 'false',
-        AWS_ACCESS_KEY_ID: '',
-        AWS_SECRET_ACCESS_KEY: '',
+        DOCS_API_KEY_SECRET: '/run/host/docs_api_key.txt',
+        DOCS_API_KEY_FILE: '/run/secrets/docs_api_key',
+        PAYLOAD_CODEC_KEYS_FILE: '/run/secrets/payload_codec_keys',
       });
-      assert.equal(aws.ok, true, aws.output);
-      assert.match(aws.output, /EXPORT_DIR: s3:\/\/my-bucket\/docs-exports/);
-      assert.match(aws.output, /AWS_ENDPOINT_URL_S3: ''/, 'empty: the SDK uses AWS S3');
-      assert.match(aws.output, /AWS_ACCESS_KEY_ID: ''/, 'empty: the role of the instance or task');
+      assert.equal(config.ok, true, config.output);
+      assert.match(config.output, /stop_grace_period: 45s/);
+      assert.match(config.output, /DOCS_API_KEY_FILE: \/run\/secrets\/docs_api_key\n/);
+      assert.match(config.output, /file: \/run\/host\/docs_api_key\.txt/);
+      const worker = config.output.slice(config.output.indexOf('\n  worker:'));
+      assert.match(worker, /secrets:\n\s+- (source: )?docs_api_key\n\s+- (source: )?payload_codec_keys/);
+      const cli = await composeConfig(
+        { ...base, PAYLOAD_CODEC_KEYS_FILE: '/run/secrets/payload_codec_keys' },
+        '--profile',
+        'cli',
+      );
+      assert.equal(cli.ok, true, cli.output);
+      const cliService = cli.output.slice(cli.output.indexOf('\n  cli:'), cli.output.indexOf('\n  jaeger:'));
+      assert.match(cliService, /PAYLOAD_CODEC_KEYS_FILE: \/run\/secrets\/payload_codec_keys/);
+      assert.doesNotMatch(cliService, /DOCS_API_KEY/, 'the API key stays with the worker');
     },
   );
 });

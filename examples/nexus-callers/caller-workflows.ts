@@ -2,10 +2,14 @@
 // run an agent job and a visitors export through the endpoint. Register this file's workflows on a worker of the
 // caller's namespace (see run-caller.ts); the endpoint routes the operations to the docs-agent worker.
 import { createNexusServiceClient } from '@temporalio/workflow';
-import type { AgentJobInput, AgentJobResult } from '../../src/contract/agent-job';
-import { DEFAULT_NEXUS_ENDPOINT } from '../../src/contract/names';
-import { docsAgentNexusService } from '../../src/contract/nexus-service';
-import type { VisitorsExportInput, VisitorsExportResult } from '../../src/contract/visitors-export';
+import {
+  DEFAULT_NEXUS_ENDPOINT,
+  docsAgentNexusService,
+  type AgentJobInput,
+  type AgentJobResult,
+  type VisitorsExportInput,
+  type VisitorsExportResult,
+} from '@docs-agent/client/nexus';
 
 const docsAgent = () =>
   createNexusServiceClient({ endpoint: DEFAULT_NEXUS_ENDPOINT, service: docsAgentNexusService });

@@ -36,7 +36,7 @@ import {
 } from './agent-job-commands';
 import type { CommandContext } from './command-context';
 import { reportFailure, type CliStreams } from './output';
-import { ExitCode } from './usage-error';
+import { ExitCode, UsageError } from './usage-error';
 import { connectClient, taskQueueFromEnv, temporalConnectConfig } from '../client/connect';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { startTracing } from '../tracing/setup';
@@ -196,6 +196,9 @@ export async function runCli(argv: string[], io: CliStreams = process): Promise<
       return second === undefined ? ExitCode.usage : ExitCode.ok;
     }
     const name = argv.slice(0, 2).join(' ');
+    if (argv.includes('--json')) {
+      return reportFailure(PROGRAM, new UsageError(`unknown command "${name}"`), true, io);
+    }
     io.stderr.write(
       `${PROGRAM}: unknown command "${name}"\n\n${overview(GROUPS.has(first) ? first : undefined)}`,
     );

@@ -5,7 +5,7 @@ import { visitorsExportWorkflowId, WorkflowType } from '../contract/names';
 import { timeZoneSchema, type VisitorsExportResult } from '../contract/visitors-export';
 import { apiDateSchema } from '../contract/api-dates';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
-import type { visitorsExport } from '../workflows/visitors-export/workflow';
+import type { VisitorsExportWorkflow } from '../contract/workflow-types';
 import type { CommandContext } from './command-context';
 import { exportProgressLine } from './export-progress';
 import { parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
@@ -63,7 +63,7 @@ export async function exportStatus(argv: string[], ctx: CommandContext): Promise
   const workflowId = exportWorkflowIdOf(flags);
   const json = flags.json === true;
   const client = await ctx.client();
-  const handle = client.workflow.getHandle<typeof visitorsExport>(workflowId);
+  const handle = client.workflow.getHandle<VisitorsExportWorkflow>(workflowId);
   const description = await handle.describe();
   const workflow = description.status.name;
   if (workflow === 'RUNNING') {

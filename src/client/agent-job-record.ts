@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { AgentJobCreateRecord } from '../contract/agent-job';
 import { WorkflowType, agentJobCreateRecordId } from '../contract/names';
-import type { agentJobCreateRecord } from '../workflows/agent-job/create-record';
+import type { AgentJobCreateRecordWorkflow } from '../contract/workflow-types';
 
 /**
  * The job the agentJob workflow `workflowId` created, from its create record; undefined when no create of it was
@@ -12,7 +12,7 @@ export async function readCreateRecord(
   client: Client,
   workflowId: string,
 ): Promise<AgentJobCreateRecord | undefined> {
-  const handle = client.workflow.getHandle<typeof agentJobCreateRecord>(agentJobCreateRecordId(workflowId));
+  const handle = client.workflow.getHandle<AgentJobCreateRecordWorkflow>(agentJobCreateRecordId(workflowId));
   try {
     return await handle.result();
   } catch (error) {
@@ -28,7 +28,7 @@ export async function writeCreateRecord(
   taskQueue: string,
 ): Promise<void> {
   try {
-    await client.workflow.start<typeof agentJobCreateRecord>(WorkflowType.agentJobCreateRecord, {
+    await client.workflow.start<AgentJobCreateRecordWorkflow>(WorkflowType.agentJobCreateRecord, {
       workflowId: agentJobCreateRecordId(record.workflowId),
       taskQueue,
       args: [record],

@@ -26,17 +26,17 @@ import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../contract/m
 import {
   AgentJobIdKey,
   AgentJobStatusKey,
-  DEFAULT_TASK_QUEUE,
   DocsProjectIdKey,
   WorkflowType,
   agentJobWorkflowId,
 } from '../contract/names';
 import { truncate } from '../contract/text';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
-import type { agentJob } from '../workflows/agent-job/workflow';
+import type { AgentJobWorkflow } from '../contract/workflow-types';
 import { readCreateRecord } from './agent-job-record';
+import { taskQueueFromEnv } from './connect';
 
-export type AgentJobHandle = WorkflowHandle<typeof agentJob>;
+export type AgentJobHandle = WorkflowHandle<AgentJobWorkflow>;
 
 const SUMMARY_CHARS = 200;
 const DETAILS_PROMPT_CHARS = 2000;
@@ -60,7 +60,7 @@ export interface StartAgentJobOptions {
 export function agentJobStartOptions(
   input: AgentJobInput,
   options: StartAgentJobOptions,
-): WorkflowStartOptions<typeof agentJob> & { workflowId: string } {
+): WorkflowStartOptions<AgentJobWorkflow> & { workflowId: string } {
   const key = parseOrThrow(idempotencyKeySchema, options.key, 'idempotency key');
   parseOrThrow(agentJobInputSchema, input, 'agentJob input');
   if (input.continuation !== undefined) {
@@ -71,7 +71,7 @@ export function agentJobStartOptions(
   }
   return {
     workflowId: agentJobWorkflowId(input.projectId, key),
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue: options.taskQueue ?? taskQueueFromEnv(),
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -93,10 +93,10 @@ export async function startAgentJob(
 ): Promise<AgentJobHandle> {
   const start = agentJobStartOptions(input, options);
   try {
-    return await client.workflow.start<typeof agentJob>(WorkflowType.agentJob, start);
+    return await client.workflow.start<AgentJobWorkflow>(WorkflowType.agentJob, start);
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      return client.workflow.getHandle<typeof agentJob>(start.workflowId);
+      return client.workflow.getHandle<AgentJobWorkflow>(start.workflowId);
     }
     throw error;
   }
@@ -107,7 +107,7 @@ export async function startAgentJob(
  * workflow failure reject with WorkflowFailedError; `agentJobFailureOf` reads its type and data.
  */
 export async function awaitAgentJob(client: Client, workflowId: string): Promise<AgentJobResult> {
-  return client.workflow.getHandle<typeof agentJob>(workflowId).result();
+  return client.workflow.getHandle<AgentJobWorkflow>(workflowId).result();
 }
 
 export async function getAgentJobState(client: Client, workflowId: string): Promise<AgentJobState> {
@@ -211,7 +211,7 @@ export async function followUpAnyState(
   options: FollowUpAnyStateOptions = {},
 ): Promise<FollowUpDelivery> {
   parseOrThrow(followUpRequestSchema, request, 'follow-up');
-  const handle = client.workflow.getHandle<typeof agentJob>(workflowId);
+  const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
   const last = await handle.describe();
   const projectId = last.typedSearchAttributes.get(DocsProjectIdKey);
   if (last.status.name === 'RUNNING') {
@@ -249,11 +249,11 @@ export async function followUpAnyState(
   if (seen !== undefined) {
     return { workflowId, runId: last.runId, startedNewRun: false, jobId, earlierStatus: seen.status };
   }
-  const started = await client.workflow.signalWithStart<typeof agentJob, [FollowUpRequest]>(
+  const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,
     {
       workflowId,
-      taskQueue: options.taskQueue ?? last.taskQueue ?? DEFAULT_TASK_QUEUE,
+      taskQueue: options.taskQueue ?? last.taskQueue ?? taskQueueFromEnv(),
       args: [
         {
           projectId,

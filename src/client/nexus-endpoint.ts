@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { DEFAULT_NEXUS_ENDPOINT, DEFAULT_TASK_QUEUE } from '../contract/names';
-import { grpcStatusOf } from './connect';
+import { DEFAULT_NEXUS_ENDPOINT } from '../contract/names';
+import { grpcStatusOf, taskQueueFromEnv } from './connect';
 
 const GRPC_ALREADY_EXISTS = 6;
 
@@ -9,7 +9,7 @@ export interface NexusEndpointOptions {
   endpoint?: string;
   /** The namespace the worker polls (default: the client's). */
   targetNamespace?: string;
-  /** The worker's task queue (default `docs-agent`). */
+  /** The worker's task queue (default: TEMPORAL_TASK_QUEUE, else `docs-agent`). */
   taskQueue?: string;
 }
 
@@ -32,7 +32,7 @@ export async function ensureNexusEndpoint(
         target: {
           worker: {
             namespace: options.targetNamespace ?? client.options.namespace,
-            taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+            taskQueue: options.taskQueue ?? taskQueueFromEnv(),
           },
         },
       },

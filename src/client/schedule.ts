@@ -7,7 +7,7 @@ import {
   type ScheduleOptions,
 } from '@temporalio/client';
 import { z } from 'zod';
-import { DEFAULT_TASK_QUEUE, DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
+import { DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
 import { durationSchema, intInRange, parseOrThrow, projectIdSchema } from '../contract/validation';
 import {
   EXPORT_FORMATS,
@@ -20,6 +20,7 @@ import { MAX_CATCH_UP_DAYS } from '../contract/nightly';
 import { addDays } from '../contract/zone-days';
 import { scheduleInput, zoneOf } from './schedule-input';
 import { startVisitorsExport } from './visitors-export';
+import { taskQueueFromEnv } from './connect';
 
 const timeOfDaySchema = z
   .string({ error: 'must be a string' })
@@ -72,7 +73,7 @@ function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
     action: {
       type: 'startWorkflow',
       workflowType: WorkflowType.visitorsExport,
-      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      taskQueue: options.taskQueue ?? taskQueueFromEnv(),
       // The server appends each run's nominal time to this id.
       workflowId: `${visitorsScheduleId(options.projectId)}/run`,
       args: [input],

@@ -5,12 +5,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import { getProgressQuery } from '../contract/messages';
-import {
-  DEFAULT_TASK_QUEUE,
-  DocsProjectIdKey,
-  visitorsExportWorkflowId,
-  WorkflowType,
-} from '../contract/names';
+import { DocsProjectIdKey, visitorsExportWorkflowId, WorkflowType } from '../contract/names';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
 import {
   visitorsExportInputSchema,
@@ -18,9 +13,10 @@ import {
   type VisitorsExportInput,
   type VisitorsExportResult,
 } from '../contract/visitors-export';
-import type { visitorsExport } from '../workflows/visitors-export/workflow';
+import type { VisitorsExportWorkflow } from '../contract/workflow-types';
+import { taskQueueFromEnv } from './connect';
 
-export type VisitorsExportHandle = WorkflowHandle<typeof visitorsExport>;
+export type VisitorsExportHandle = WorkflowHandle<VisitorsExportWorkflow>;
 
 /** A manual export names its range; only scheduled runs omit the dates. */
 export type ManualVisitorsExportInput = Omit<
@@ -38,10 +34,10 @@ export type ManualVisitorsExportInput = Omit<
 export function visitorsExportStartOptions(
   input: VisitorsExportInput,
   options: { taskQueue?: string } = {},
-): WorkflowStartOptions<typeof visitorsExport> & { workflowId: string } {
+): WorkflowStartOptions<VisitorsExportWorkflow> & { workflowId: string } {
   validateManualInput(input);
   return {
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue: options.taskQueue ?? taskQueueFromEnv(),
     workflowId: visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo, input.timeZone),
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     workflowIdConflictPolicy: 'USE_EXISTING',
@@ -65,11 +61,11 @@ export async function startVisitorsExport(
 ): Promise<VisitorsExportHandle> {
   const start = visitorsExportStartOptions(input, options);
   try {
-    return await client.workflow.start<typeof visitorsExport>(WorkflowType.visitorsExport, start);
+    return await client.workflow.start<VisitorsExportWorkflow>(WorkflowType.visitorsExport, start);
   } catch (error) {
     // Raised by servers that do not support the conflict policy: the running export is the one to follow.
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      return client.workflow.getHandle<typeof visitorsExport>(start.workflowId);
+      return client.workflow.getHandle<VisitorsExportWorkflow>(start.workflowId);
     }
     throw error;
   }

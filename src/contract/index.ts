@@ -11,3 +11,4 @@ export * from './zone-days';
 export * from './failure-types';
 export * from './errors';
 export * from './continue-as-new';
+export * from './workflow-types';

@@ -157,6 +157,12 @@ describe('the CLI refuses bad input before it connects: exit 2, naming the flag 
       { exitCode: error.exitCode, type: error.type, message: error.message },
       { exitCode: 2, type: 'UsageError', message: '--page-size: must be an integer (got "lots")' },
     );
+    const unknown = await cli(['job', 'launch', '--json']);
+    assert.equal(unknown.code, 2);
+    assert.equal(
+      (JSON.parse(unknown.stderr) as { error: { message: string } }).error.message,
+      'unknown command "job launch"',
+    );
     const tls = await cli(['job', 'list', '--json'], { TEMPORAL_TLS: 'maybe' });
     assert.equal((JSON.parse(tls.stderr) as { error: { type: string } }).error.type, 'ConfigError');
   });

@@ -21,6 +21,14 @@ const CALLERS = 'callers';
 const EXAMPLES = path.resolve(__dirname, '../../examples/nexus-callers');
 const run = promisify(execFile);
 
+function withClientPackageAlias<C extends { resolve?: { alias?: unknown } }>(config: C): C {
+  const alias = { '@docs-agent/client/nexus': path.resolve(__dirname, '../../src/client/nexus-caller.ts') };
+  return {
+    ...config,
+    resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as object), ...alias } },
+  };
+}
+
 const HTTP_PORT = freePortSync();
 const stack = useStack({
   name: 'nexus',
@@ -46,6 +54,8 @@ describe('Nexus service docs-agent, called from the namespace callers', () => {
       namespace: CALLERS,
       taskQueue,
       workflowsPath: require.resolve('../../examples/nexus-callers/caller-workflows'),
+      // What installing @docs-agent/client gives a caller; here, the same module from the sources it is built of.
+      bundlerOptions: { webpackConfigHook: withClientPackageAlias },
     });
     callerRun = callerWorker.run();
   });
