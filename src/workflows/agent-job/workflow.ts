@@ -42,7 +42,7 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   // input check: valid input always builds one; input that cannot is refused by the check just below.
   const state = stateOrUndefined(input, pollInActivity);
   if (state) registerHandlers(state);
-  await failOnBadInput(input, current);
+  await failOnBadInput(input);
   if (!state) throw new InvariantError('agentJob input passed its check but could not be read');
   if (withinBudget) state.budget = new BudgetPermits('agent', () => refreshVisibility(state));
   refreshVisibility(state);
@@ -67,8 +67,8 @@ function stateOrUndefined(input: AgentJobInput, pollInActivity: boolean): RunSta
  * Bad input fails the run at once, before any call to the service, naming the field (e.g. a hand-typed CLI
  * start). Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
  */
-async function failOnBadInput(input: unknown, checkPatched: boolean): Promise<void> {
-  const refusal = await invalidInputOf('agentJob', input, checkPatched);
+async function failOnBadInput(input: unknown): Promise<void> {
+  const refusal = await invalidInputOf('agentJob', input);
   if (refusal === null) return;
   throw ApplicationFailure.create({
     type: AgentJobFailureType.invalidInput,
