@@ -279,7 +279,7 @@ describe('visitorsExport to S3-compatible object storage', () => {
   });
 });
 
-test('a page or a chunk staged after its export was cleaned up fails and leaves no object behind', async () => {
+test('a chunk staged after its export was cleaned up fails and leaves no object behind', async () => {
   const destination = new S3Destination(
     { bucket: s3().bucket, prefix: 'late' },
     s3Deps(s3(), 'late').exportS3,
@@ -287,14 +287,13 @@ test('a page or a chunk staged after its export was cleaned up fails and leaves 
   try {
     const staging = new ExportStaging(destination, 'visitors-export/late/k');
     await staging.prepare();
-    await staging.writePage(0, [{ path: '/a', human: 1, ai: 0, total: 1 }]);
-    assert.deepEqual(await staging.missingPages([0, 250]), [250]);
+    await staging.writeChunk({ runOffset: 0, attempt: 1 }, [
+      { offset: 0, rows: [{ path: '/a', human: 1, ai: 0, total: 1 }] },
+    ]);
+    assert.deepEqual(await staging.stagedPages([0, 250]), { found: false, missing: [250] });
     await staging.remove();
-    await assert.rejects(staging.writePage(250, [{ path: '/b', human: 1, ai: 0, total: 1 }]), {
-      name: 'StagingMissingError',
-    });
     const chunk = [{ offset: 250, rows: [{ path: '/b', human: 1, ai: 0, total: 1 }] }];
-    await assert.rejects(staging.writeChunk({ blockOffset: 250, attempt: 1 }, chunk), {
+    await assert.rejects(staging.writeChunk({ runOffset: 250, attempt: 1 }, chunk), {
       name: 'StagingMissingError',
     });
     assert.deepEqual(await keysUnder('late/'), []);
