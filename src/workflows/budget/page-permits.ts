@@ -4,6 +4,11 @@ import type { BudgetPermits } from './permits';
 
 /** How long the return of unspent permits waits for an ask still on its way. */
 const RELEASE_WAIT = '5 seconds';
+/**
+ * The least time a batch's permits may be held for the stock to be worth keeping: a round of runs spends them
+ * over about a second. A shorter window's padding (200 ms for 10 s) makes every permit its own ask.
+ */
+const MIN_HOLD_MS = 1_000;
 
 /**
  * An export's permits. While the limiter's latest grant leaves room for what the export takes next (`aimAt`),
@@ -29,6 +34,8 @@ export class PagePermits {
   #deadlinePassed = false;
   /** Permits the stock aims to hold: the next round of runs. */
   #aim = 1;
+  /** How long after its grant a batch's permit may be spent (the limiter's padding), from the latest grant. */
+  #holdMs = 0;
 
   constructor(
     private readonly permits: BudgetPermits,
@@ -38,7 +45,8 @@ export class PagePermits {
 
   /** The limiter's latest grant left room for `count` more permits of this export (with the stock's). */
   hasRoomFor(count: number): boolean {
-    return this.#spare !== undefined && this.#spare + this.#stock.length >= count;
+    if (this.#spare === undefined || this.#holdMs < MIN_HOLD_MS) return false;
+    return this.#spare + this.#stock.length >= count;
   }
 
   /** The stock aims at `count` permits ahead of the runs (only while the budget has room for them). */
@@ -116,7 +124,11 @@ export class PagePermits {
       ...(refusal === undefined ? {} : { refusal }),
     });
     this.#spare = grant.spare;
-    return grant;
+    this.#holdMs = (grant.spendBy ?? grant.grantedAt) - grant.grantedAt;
+    // The permit a run waited for is spent by its first request as soon as the run's activity starts: it is
+    // not held, so no spendBy (the window's padding covers that delay, as it covers any requester's).
+    const { spendBy: _held, ...permit } = grant;
+    return permit;
   }
 
   /**
@@ -143,6 +155,7 @@ export class PagePermits {
       .then(
         (grant) => {
           this.#spare = grant.spare;
+          this.#holdMs = (grant.spendBy ?? grant.grantedAt) - grant.grantedAt;
           for (let i = 0; i < (grant.count ?? 1); i++) this.#stock.push({ ...grant, count: 1 });
         },
         (error: unknown) => {
