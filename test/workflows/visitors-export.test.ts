@@ -220,9 +220,11 @@ describe('visitorsExport against the simulator', () => {
     assert.ok(grants > 0 && grants <= 400 / 8, `${grants} grants for 400 pages`);
     const pageRuns = count('fetchVisitorsPages');
     assert.ok(pageRuns >= 2 && pageRuns <= 60, `${pageRuns} runs of pages for 400 pages`);
+    // The stock's unspent permits went back; those of the runs past the end (at most concurrency - 1, cancelled
+    // when the last page came back, of at most 64 pages each) stay counted: a request may have gone with each.
     const spent = (await limiter.query(getBudgetStateQuery)).granted - grantedBefore;
     assert.ok(
-      spent >= requests && spent <= requests + 3,
+      spent >= requests && spent <= requests + 3 * 64,
       `${spent} permits kept for ${requests} requests: the unspent ones went back to the budget`,
     );
     const events = runs.reduce((sum, run) => sum + run.events, 0);

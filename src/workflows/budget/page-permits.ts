@@ -117,14 +117,26 @@ export class PagePermits {
   }
 
   async #single(refusal?: BudgetRefusal): Promise<PermitGrant> {
+    // The export's first ask also asks for the stock's round: where the budget has room, the runs after the
+    // first page need not wait for another ask.
+    const first = this.#spare === undefined && refusal === undefined && this.#holdMs === 0;
     const grant = await this.permits.acquire({
       projectId: this.projectId,
       deadlineAt: this.deadlineAt,
-      count: 1,
+      count: first ? this.#aim : 1,
       ...(refusal === undefined ? {} : { refusal }),
     });
     this.#spare = grant.spare;
     this.#holdMs = (grant.spendBy ?? grant.grantedAt) - grant.grantedAt;
+    const extras = (grant.count ?? 1) - 1;
+    if (extras > 0 && this.#holdMs >= MIN_HOLD_MS) {
+      for (let i = 0; i < extras; i++) this.#stock.push({ ...grant, count: 1 });
+    } else if (extras > 0) {
+      // Too short a hold to keep them: their places in the window are free again at once.
+      await this.permits.release(this.projectId, {
+        unspent: [{ grantedAt: grant.grantedAt, count: extras }],
+      });
+    }
     // The permit a run waited for is spent by its first request as soon as the run's activity starts: it is
     // not held, so no spendBy (the window's padding covers that delay, as it covers any requester's).
     const { spendBy: _held, ...permit } = grant;

@@ -77,6 +77,8 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
   const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
   const permits = new PagePermits(budget, projectId, state.deadlineAt);
+  // Two rounds of one-page runs: what the window takes after the first page while the budget has room.
+  permits.aimAt(2 * concurrency);
   const pageRequest = (offset: number): PageRequest => ({
     exportKey: state.exportKey,
     projectId,
@@ -174,8 +176,8 @@ const MAX_RUN_PAGES = 64;
 
 /**
  * How many pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace, and
- * no more than the pages known so far shared among the lanes, so that runs grow as the export proves long and a
- * short export keeps every lane busy.
+ * about the pages known so far shared among the lanes (a round at most doubles what is known, as a slow start
+ * does), so that runs grow as the export proves long and a short export keeps every lane busy.
  */
 class RunPace {
   #pageMs: number | undefined;
@@ -186,7 +188,7 @@ class RunPace {
   ) {}
 
   runPages(): number {
-    const known = Math.floor(this.pagesDone() / this.concurrency);
+    const known = Math.ceil(this.pagesDone() / this.concurrency);
     const paced = this.#pageMs === undefined ? 1 : Math.floor(RUN_TARGET_MS / Math.max(1, this.#pageMs));
     return Math.max(1, Math.min(MAX_RUN_PAGES, known, paced));
   }
