@@ -110,7 +110,7 @@ async function permitCost(client: Client, sim: Simulator, pages: number) {
     if (event.workflowTaskStartedEventAttributes) lastTaskStarted = at;
     if (event.markerRecordedEventAttributes) asks.push(lastTaskStarted);
     if (event.workflowExecutionSignaledEventAttributes?.signalName === 'budgetPermitGranted') grants.push(at);
-    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchVisitorsPage') {
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchVisitorsPages') {
       scheduled.set(Number(event.eventId), at);
     }
     const completed = event.activityTaskCompletedEventAttributes;
@@ -209,7 +209,7 @@ export function budgetsTables(result: BudgetsResult, options: BudgetsOptions): s
     `Budgets of ${requests} requests per ${windowMs / 1000} s (the service's 100 per hour, compressed) for the ` +
       `simulator and the worker. A permit, from an export's history (${options.costPages} pages, the budget ` +
       `quiet): from the workflow task that asks to the grant signal, against the page request itself ` +
-      `(\`fetchVisitorsPage\` scheduled to completed, no simulated latency).`,
+      `(\`fetchVisitorsPages\`, a run of one page, scheduled to completed, no simulated latency).`,
     permitTable.join('\n'),
     `Budget-bound runs (one each); bound: every window but the last waited out, ` +
       `(ceil(n / ${requests}) - 1) x ${windowMs / 1000} s.`,

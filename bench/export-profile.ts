@@ -14,10 +14,8 @@ export interface ExportProfile {
   mergeMs: number;
   /** Merge completed to the workflow closed (staging removal, last workflow task). */
   finishMs: number;
-  /** Activities that fetched pages: one per page, or one per block of pages while the budget has room. */
+  /** Runs of pages (fetchVisitorsPages): one page each while the budget binds, more while it has room. */
   pageActivities: number;
-  /** Of those, blocks of pages (fetchVisitorsPageBlock). */
-  blocks: number;
   /** Per page activity, median: scheduled to started (waiting for a worker slot / poll). */
   pageQueueMs: number;
   /** Per page activity, median: started to completed (the HTTP requests, the staging writes, the report). */
@@ -31,7 +29,7 @@ export interface ExportProfile {
 
 export function exportProfile(events: HistoryEvent[], runs: number): ExportProfile {
   const scheduled = new Map<string, { type: string; at: number }>();
-  const pages: { scheduledAt: number; startedAt: number; completedAt: number; block: boolean }[] = [];
+  const pages: { scheduledAt: number; startedAt: number; completedAt: number }[] = [];
   const started = new Map<string, number>();
   let merge = { scheduledAt: Number.NaN, completedAt: Number.NaN };
   // Event ids restart in every run; a run's activities all end within it (the window drains before it
@@ -47,9 +45,8 @@ export function exportProfile(events: HistoryEvent[], runs: number): ExportProfi
     if (done) {
       const key = String(done.scheduledEventId);
       const of = scheduled.get(key);
-      if (of?.type === 'fetchVisitorsPage' || of?.type === 'fetchVisitorsPageBlock') {
-        const block = of.type === 'fetchVisitorsPageBlock';
-        pages.push({ scheduledAt: of.at, startedAt: started.get(key) ?? Number.NaN, completedAt: at, block });
+      if (of?.type === 'fetchVisitorsPages') {
+        pages.push({ scheduledAt: of.at, startedAt: started.get(key) ?? Number.NaN, completedAt: at });
       } else if (of?.type === 'mergeVisitorsExport') {
         merge = { scheduledAt: of.at, completedAt: at };
       }
@@ -69,7 +66,6 @@ export function exportProfile(events: HistoryEvent[], runs: number): ExportProfi
     mergeMs: merge.completedAt - merge.scheduledAt,
     finishMs: closedAt - merge.completedAt,
     pageActivities: pages.length,
-    blocks: pages.filter((p) => p.block).length,
     pagesIdleMs: pagesMs - coveredMs(pages.map((p) => [p.scheduledAt, p.completedAt] as const)),
     pageQueueMs: median(pages.map((p) => p.startedAt - p.scheduledAt)),
     pageRunMs: median(pages.map((p) => p.completedAt - p.startedAt)),

@@ -20,7 +20,7 @@ export interface MergeMemoryInput {
   exportDir: string;
   exportS3?: S3DestinationOptions;
   paths: number;
-  /** Page objects (the default) or chunks of 16 pages, as a block of pages stages them. */
+  /** One-page chunks (the default) or chunks of 16 pages (see StagedAs). */
   stagedAs?: StagedAs;
   /** Only stage (the staging is left for a `merge` process), or only merge; both in one process by default. */
   step?: 'stage' | 'merge';

@@ -5,8 +5,8 @@
 //
 //   node --import tsx bench/merge-speed.ts [--s3] [--rows N] [--runs N] [--against <checkout>] [--chunks]
 //
-// --chunks stages the rows a second time in chunks of 16 pages, as a block of pages stages them, for this
-// checkout's merge to read (the other checkout's still reads the page objects, which it can read whatever its age).
+// --chunks stages the rows in chunks of 16 pages (a run whose writes are slow) instead of one-page chunks. Another
+// checkout older than one-format staging reads neither: compare against one that stages chunks only.
 //
 // --against names another checkout of this repository (say `git worktree add --detach ../base main`, with a
 // node_modules of its own or linked to this one): its merge runs interleaved with this one's, on the same staged

@@ -163,7 +163,7 @@ export async function objectStorage(options: ObjectStorageOptions): Promise<Obje
         clientConfig: { endpoint: server.url, region: 'us-east-1', credentials: server.writer },
       },
     };
-    // Page objects are what page activities stage (the budget binds); chunks, what blocks stage (it has room).
+    // One-page chunks are what a run stages when its writes keep pace with its pages; full chunks, slow writes.
     for (const stagedAs of ['pages', 'chunks'] as const) {
       const localDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-merge-'));
       try {
@@ -294,7 +294,7 @@ export function objectStorageTables(result: ObjectStorageResult): string {
       `pages), staged by one process, then merged by the \`mergeVisitorsExport\` activity in another ` +
       `(\`bench/merge-memory.ts\`): its RSS after start and a GC, and its peak (sampled every 50 ms) while the merge ` +
       `streams the pages into the export file (a multipart upload of 5 MiB parts, two in flight, for S3). Staged as ` +
-      `page activities stage (one object a page: the budget binds) and as blocks do (chunks of 16 pages).`,
+      `a run stages them when its writes keep pace (one-page chunks) and when they are slow (chunks of 16 pages).`,
     mergeTable,
     `Target: the merge's RSS grows by less than ${TARGET_RSS_GROWTH_MIB} MB: ` +
       `**${growth < TARGET_RSS_GROWTH_MIB ? 'met' : 'missed'}** (${growth.toFixed(0)} MiB).`,

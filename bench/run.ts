@@ -77,6 +77,14 @@ import {
   type WorkflowMemoryRow,
 } from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
+import {
+  exportAtServiceBudget,
+  FULL_SERVICE_BUDGET,
+  QUICK_SERVICE_BUDGET,
+  serviceBudgetTable,
+  serviceBudgetVerdict,
+  type ServiceBudgetRow,
+} from './export-service-budget';
 import { defaultMaxCachedWorkflows } from '../src/cache-size';
 
 export const BENCH_NAMES = [
@@ -115,6 +123,7 @@ export const TITLES: Record<BenchName, string> = {
 /** What each benchmark returned, and the markdown section it printed. */
 export interface BenchResults {
   export?: ExportRow[];
+  exportAtServiceBudget?: ServiceBudgetRow;
   jobs?: ConcurrentJobsRow[];
   memory?: WorkflowMemoryRow[];
   polling?: PollingRow[];
@@ -135,8 +144,11 @@ async function exportSection(quick: boolean, results: BenchResults): Promise<str
   const options = quick ? QUICK_EXPORT : FULL_EXPORT;
   const rows = await exportThroughput(options);
   results.export = rows;
+  const atBudget = await exportAtServiceBudget(quick ? QUICK_SERVICE_BUDGET : FULL_SERVICE_BUDGET);
+  results.exportAtServiceBudget = atBudget;
   return [
-    `${options.paths.toLocaleString('en')} paths in pages of ${PAGE_SIZE}, ${options.latencyMs} ms simulated ` +
+    `**An ample budget** (the worker's \`DOCS_API_ANALYTICS_RATE_LIMIT=1000000/1h\`, the simulator's off). ` +
+      `${options.paths.toLocaleString('en')} paths in pages of ${PAGE_SIZE}, ${options.latencyMs} ms simulated ` +
       `latency on every page (simulator fault \`latency\`). Per repeat, interleaved: the \`visitorsExport\` ` +
       `workflow (CSV) on one worker process, a plain undici script at the same concurrency, a plain sequential ` +
       `undici script (both write the same CSV). Ideal bound: ceil(pages / concurrency) x latency. ` +
@@ -145,6 +157,12 @@ async function exportSection(quick: boolean, results: BenchResults): Promise<str
     exportVerdict(rows),
     "Where the median workflow run's time went (from its history, all runs):",
     exportProfileTable(rows),
+    `**The service's budget** (\`${atBudget.options.rateLimit}\` for the worker and the simulator, every repeat ` +
+      `starting with the whole budget): ${atBudget.options.pages} pages of ${PAGE_SIZE} at concurrency ` +
+      `${atBudget.options.concurrency}, ${atBudget.options.latencyMs} ms per page; the workflow, then a plain ` +
+      `undici script at the same concurrency. ${atBudget.options.repeats} repeat(s).`,
+    serviceBudgetTable(atBudget),
+    serviceBudgetVerdict(atBudget),
   ].join('\n\n');
 }
 

@@ -162,16 +162,14 @@ async function recordContinueAsNew(
 }
 
 /**
- * An export of 300 pages that continues as new once, with a 503 and a 429 on pages of a block; both runs are
- * kept, with the analytics budget's limiter. The budget of the test worker is far above the need: pages come in
- * blocks, one activity each (patch export-page-blocks), and the limiter pads its window by 5 s
- * (budget-padding-5s). After the 429 the budget binds (one permit per page) until the run continues as new.
- * Saved as visitors-export-blocks-*.json and budget-limiter-analytics-padded.json beside the runs recorded before
- * (visitors-export-adaptive-*.json: a page per activity, permits in batches; visitors-export-*.json: one permit
- * per page, two pages at a time; budget-limiter-analytics.json: a 1 s padding).
+ * An export of 300 pages that continues as new once, with a 503 and a 429 on pages of a run; both runs are kept,
+ * with the analytics budget's limiter. The budget of the test worker is far above the need: pages come in runs,
+ * one activity each, paid for by batches of permits; after the 429 the budget binds (a run of one page, one
+ * permit each) until the run continues as new. Saved as visitors-export-{continued,last}-run.json and
+ * budget-limiter-analytics.json.
  */
 async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
-  const projectId = 'replay-export-blocks';
+  const projectId = 'replay-export';
   sim.configureProject(projectId, { visitorPaths: 3_000 });
   sim.faults.add({ route: 'getVisitors', projectId, kind: 'latency', latencyMs: 10 });
   const handle = await startVisitorsExport(client, {
@@ -184,7 +182,7 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
   });
   const firstRunId = (await handle.describe()).runId;
   const pagesSent = () => sim.requests().filter((r) => r.projectId === projectId).length;
-  await waitFor('the first blocks', () => pagesSent() >= 40);
+  await waitFor('the first runs', () => pagesSent() >= 40);
   sim.faults.add({ route: 'getVisitors', projectId, kind: 'status', status: 503, times: 1 });
   sim.faults.add({
     route: 'getVisitors',
@@ -195,10 +193,9 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
   });
   const result = await handle.result();
   if (result.rows !== 3_000) throw new Error(`the export wrote ${result.rows} rows, not 3000`);
-  const name = 'visitors-export-blocks';
-  await save(`${name}-continued-run`, client.workflow.getHandle(handle.workflowId, firstRunId), sim);
-  await save(`${name}-last-run`, client.workflow.getHandle(handle.workflowId), sim);
-  await save('budget-limiter-analytics-padded', await limiterOf(client, ANALYTICS), sim);
+  await save('visitors-export-continued-run', client.workflow.getHandle(handle.workflowId, firstRunId), sim);
+  await save('visitors-export-last-run', client.workflow.getHandle(handle.workflowId), sim);
+  await save('budget-limiter-analytics', await limiterOf(client, ANALYTICS), sim);
 }
 
 /**

@@ -1,18 +1,18 @@
 import type { MergeRequest } from '../../src/activities/visitors-export';
 import type { ExportFormat } from '../../src/contract/visitors-export';
-import { CHUNK_PAGES } from '../../src/activities/page-block-chunks';
+import { MAX_CHUNK_PAGES } from '../../src/activities/visitors-pages';
 import type { ExportStaging } from '../../src/exports/staging';
 
 /** The merge benchmarks' pages: the service's largest page. */
 export const PAGE_SIZE = 250;
 const STAGING_CONCURRENCY = 16;
 
-/** How the rows are staged: a page object per page (pages fetched alone, or by an older worker), or in chunks. */
+/** How the rows are staged: one-page chunks (a run whose writes keep pace with its pages), or full chunks. */
 export type StagedAs = 'pages' | 'chunks';
 
 /**
  * Stages `paths` distinct rows as pages of PAGE_SIZE with the real ExportStaging, 16 writes at a time: each page
- * alone, or in chunks of CHUNK_PAGES consecutive pages as a block of pages stages them.
+ * in a chunk of its own, or in chunks of MAX_CHUNK_PAGES consecutive pages (a run whose writes are slow).
  */
 export async function stageRows(
   staging: ExportStaging,
@@ -21,7 +21,7 @@ export async function stageRows(
 ): Promise<void> {
   await staging.prepare();
   const pages = Math.ceil(paths / PAGE_SIZE);
-  const perWrite = as === 'chunks' ? CHUNK_PAGES : 1;
+  const perWrite = as === 'chunks' ? MAX_CHUNK_PAGES : 1;
   const writes = Math.ceil(pages / perWrite);
   const pageOf = (page: number) => ({
     offset: page * PAGE_SIZE,
@@ -36,8 +36,7 @@ export async function stageRows(
       for (let write = next++; write < writes; write = next++) {
         const first = write * perWrite;
         const staged = Array.from({ length: Math.min(perWrite, pages - first) }, (_, i) => pageOf(first + i));
-        if (as === 'chunks') await staging.writeChunk({ blockOffset: 0, attempt: 1 }, staged);
-        else for (const { offset, rows } of staged) await staging.writePage(offset, rows);
+        await staging.writeChunk({ runOffset: 0, attempt: 1 }, staged);
       }
     }),
   );

@@ -15,8 +15,7 @@ import type { S3DestinationOptions } from '../exports/s3-destination';
 import { ExportStaging } from '../exports/staging';
 import { exportFailures } from './export-failures';
 import { whileHeartbeating } from './heartbeat';
-import { createPageBlockActivities } from './visitors-page-block';
-import { visitorsPageSteps } from './visitors-page-steps';
+import { createVisitorsPagesActivities } from './visitors-pages';
 
 export interface VisitorsExportActivityDeps {
   docsApi: DocsApiClient;
@@ -31,25 +30,6 @@ export interface VisitorsExportActivityDeps {
   exportLayout?: ExportLayout | undefined;
   /** EXPORT_COMPRESSION: `gzip` for CSV and NDJSON files (default none). */
   exportCompression?: ExportCompression | undefined;
-  /** How long a block's short run of pages waits before it is staged as a chunk (default CHUNK_WAIT_MS). */
-  chunkWaitMs?: number;
-}
-
-export interface PageRequest {
-  exportKey: string;
-  projectId: string;
-  dateFrom: string;
-  dateTo: string;
-  offset: number;
-  limit: number;
-}
-
-/** What a page activity returns: counts only, the rows stay in the staging file. */
-export interface PageSummary {
-  offset: number;
-  rows: number;
-  hasMore: boolean;
-  totals: VisitorTotals;
 }
 
 export interface MergeRequest {
@@ -94,21 +74,11 @@ export function createVisitorsExportActivities({
   exportS3,
   exportLayout,
   exportCompression,
-  chunkWaitMs,
 }: VisitorsExportActivityDeps) {
   const destination = openExportDestination(exportDir, exportS3);
   const stagingOf = (exportKey: string): ExportStaging => new ExportStaging(destination, exportKey);
-  const pageSteps = visitorsPageSteps(docsApi, stagingOf);
   return {
-    ...createPageBlockActivities(pageSteps, chunkWaitMs),
-
-    /** Fetches one offset page and stages its rows (idempotent: a retry rewrites the same file). */
-    async fetchVisitorsPage(request: PageRequest): Promise<PageSummary> {
-      const signal = Context.current().cancellationSignal;
-      // Heartbeats let a worker that dies mid-request be noticed after heartbeatTimeout, not startToClose.
-      const page = await whileHeartbeating(() => pageSteps.request(request, signal));
-      return pageSteps.stage(request, page, signal);
-    },
+    ...createVisitorsPagesActivities(docsApi, stagingOf),
 
     /**
      * Merges the staged pages in offset order into the export file, then writes totals.json and manifest.json.
@@ -149,7 +119,7 @@ export function createVisitorsExportActivities({
     const folder = exportFolderKey(projectId, dateFrom, dateTo, timeZone, layoutFor(format, exportLayout));
     const compression = compressionFor(format, exportCompression);
     const file = exportFileName(format, compression);
-    // Finds every page's staged object from one listing first: a page no object holds fails it at once, before
+    // Finds every page's chunk from one listing first: a page no chunk holds fails it at once, before
     // the export file is touched, with ExportStagingMissing naming the offsets (mapped by exportFailures).
     const merged = await mergeStagedPages({
       staging,

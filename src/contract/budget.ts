@@ -102,9 +102,9 @@ export interface PermitGrant {
   /** Permits granted with this id (only when the request set `count`): each spends one request. */
   count?: number;
   /**
-   * The budget's room per requester after this grant: the window's free permits less those waiting and less a
-   * reserve of half the budget, shared among the requesters granted one in the window; 0 for a window after the
-   * budget ran short (a permit waited), and while paused or cautious after a refusal.
+   * The budget's room per requester after this grant: the window's free permits less those waiting, shared among
+   * the requesters granted one in the window; 0 for a window after the budget ran short (a permit waited), and
+   * while paused or cautious after a refusal.
    */
   spare?: number;
   /** A permit not spent by then is dropped (it would land too late for the window padding to cover it). */

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { zoneSuffix } from '../contract/names';
 import {
   EXPORT_COMPRESSIONS,
@@ -34,18 +33,6 @@ export function exportFolderKey(
   const day = singleDay(dateFrom, dateTo);
   const dates = day === undefined ? `from=${fileSafe(dateFrom)}/to=${fileSafe(dateTo)}` : `day=${day}`;
   return `project=${fileSafe(projectId)}/${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
-}
-
-/** The export's folder under a local EXPORT_DIR. */
-export function exportDirectory(
-  exportDir: string,
-  projectId: string,
-  dateFrom: string,
-  dateTo: string,
-  timeZone?: string,
-  layout: ExportLayout = 'default',
-): string {
-  return path.join(exportDir, exportFolderKey(projectId, dateFrom, dateTo, timeZone, layout));
 }
 
 /** The layout an export is written in: EXPORT_LAYOUT when set, else `hive` for Parquet and `default` for text. */
@@ -98,54 +85,32 @@ export function stagingFolderKey(exportKey: string): string {
 
 const padded = (offset: number): string => String(offset).padStart(12, '0');
 
-/** Zero-padded, so that names sort in offset order. */
-export function stagedPageName(offset: number): string {
-  return `page-${padded(offset)}.ndjson`;
-}
-
-/** The offset a page object's name gives, or undefined for any other name. */
-export function parseStagedPageName(name: string): number | undefined {
-  const match = /^page-(\d+)\.ndjson$/.exec(name);
-  return match ? Number(match[1]) : undefined;
-}
-
 /**
- * What a chunk's name says: the block that wrote it (the block's first offset and the activity's attempt, its
- * ordering key among chunks that hold the same page), and the consecutive pages it holds.
+ * What a chunk's name says: the page run that wrote it (the run's first offset and the workflow's attempt at that
+ * offset: its ordering key among chunks that hold the same page, see resolveStagedPages), and the consecutive
+ * pages it holds.
  */
 export interface StagedChunkName {
-  blockOffset: number;
+  runOffset: number;
   attempt: number;
   firstOffset: number;
   pages: number;
 }
 
-/** `chunk-<blockOffset>-<attempt>-<firstOffset>-<pages>.ndjson`, offsets zero-padded like a page's. */
-export function stagedChunkName({ blockOffset, attempt, firstOffset, pages }: StagedChunkName): string {
-  return `chunk-${padded(blockOffset)}-${attempt}-${padded(firstOffset)}-${pages}.ndjson`;
+/** `chunk-<runOffset>-<attempt>-<firstOffset>-<pages>.ndjson`, offsets zero-padded so names sort in offset order. */
+export function stagedChunkName({ runOffset, attempt, firstOffset, pages }: StagedChunkName): string {
+  return `chunk-${padded(runOffset)}-${attempt}-${padded(firstOffset)}-${pages}.ndjson`;
 }
 
 /** The parts of a chunk's name, or undefined for any other name. */
 export function parseStagedChunkName(name: string): StagedChunkName | undefined {
   const match = /^chunk-(\d+)-(\d+)-(\d+)-(\d+)\.ndjson$/.exec(name);
   if (!match) return undefined;
-  const [blockOffset, attempt, firstOffset, pages] = match.slice(1).map(Number) as [
+  const [runOffset, attempt, firstOffset, pages] = match.slice(1).map(Number) as [
     number,
     number,
     number,
     number,
   ];
-  return pages > 0 ? { blockOffset, attempt, firstOffset, pages } : undefined;
-}
-
-export function stagingRoot(exportDir: string): string {
-  return path.join(exportDir, STAGING_FOLDER);
-}
-
-export function stagingDirectory(exportDir: string, exportKey: string): string {
-  return path.join(exportDir, stagingFolderKey(exportKey));
-}
-
-export function stagedPagePath(exportDir: string, exportKey: string, offset: number): string {
-  return path.join(stagingDirectory(exportDir, exportKey), stagedPageName(offset));
+  return pages > 0 ? { runOffset, attempt, firstOffset, pages } : undefined;
 }

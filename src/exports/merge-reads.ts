@@ -4,7 +4,7 @@ import { parseStagedChunkName } from './layout';
 import type { StagedPageRows, StagedSource } from './staged-objects';
 import type { ExportStaging } from './staging';
 
-/** Pages an object holds, from its name (a page object holds one). */
+/** Pages a chunk holds, from its name. */
 function pagesIn(object: string): number {
   return parseStagedChunkName(object)?.pages ?? 1;
 }
@@ -24,7 +24,7 @@ function rowsAt(source: StagedSource, pages: readonly StagedPageRows[]): readonl
  * The merge's reads: each staged object read once, in the order its pages are needed, objects read ahead up to
  * about `pagesAhead` pages (at least two objects, whatever their size), so that over object storage several
  * requests hide each other's latency while memory stays bounded. An object is let go after its last page is
- * handed out (a page fetched alone may sit between two pages of one chunk: the chunk is kept meanwhile).
+ * handed out (a page fetched again by a newer run may sit between two pages of one chunk: it is kept meanwhile).
  *
  * The reads are kept in an array by object, not in a Map: with a Map that took and dropped an entry per page, more
  * of the pages' rows reached the old generation before they died, and the merge of 1,000,000 rows grew its RSS by

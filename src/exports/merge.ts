@@ -41,7 +41,7 @@ export interface MergeOutcome {
 const MAX_REPORTED_DUPLICATES = 20;
 /**
  * Pages read ahead of the one being written, about: over object storage each staged object is a request, and a
- * few in flight hide their latency. Objects are read whole (a page object holds at most 250 rows, a chunk at most
+ * few in flight hide their latency. Chunks are read whole (a page holds at most MAX_PAGE_SIZE rows, a chunk at most
  * 16 pages), at least two at a time, so memory stays bounded.
  */
 const PAGES_AHEAD = 16;

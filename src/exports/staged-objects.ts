@@ -1,65 +1,65 @@
 import { InvariantError } from '../contract/errors';
 import type { VisitorRow } from '../contract/visitors-export';
-import { parseStagedChunkName, stagedPageName, type StagedChunkName } from './layout';
+import { parseStagedChunkName, type StagedChunkName } from './layout';
 
-/** One page's rows as staged: a page object holds one, a chunk several. */
+/** One page's rows as staged in a chunk. */
 export interface StagedPageRows {
   offset: number;
   rows: readonly VisitorRow[];
 }
 
-/** Where the merge reads the page at `offset`: the staged object's name and the page's position in it. */
+/** Where the merge reads the page at `offset`: the chunk's name and the page's position in it. */
 export interface StagedSource {
   offset: number;
   object: string;
   position: number;
 }
 
-/** The source of every offset asked for, or the offsets no staged object holds. */
+/** The source of every offset asked for, or the offsets no chunk holds. */
 export type StagedPages = { found: true; sources: StagedSource[] } | { found: false; missing: number[] };
 
 /**
- * Which staged object holds each of `offsets` (the export's consecutive pages, in order), from the names of one
- * listing of the staging folder. Several may, after a block's worker died or a chunk's write failed late:
- * - the page object `page-<offset>` wins: a page activity writes it, and one runs for an offset only after any
- *   block that covered it (it re-fetches a page a block failed or lost), so it is the page the workflow counted;
- * - otherwise the chunk with the greatest (blockOffset, attempt). Blocks start at strictly increasing offsets,
- *   each after the last page counted, so a later block never covers a page an earlier one had counted; a block
- *   that died leaves chunks the workflow did not count only past its last heartbeat, where a later block (a
- *   greater blockOffset) or a page fetched alone took over; and a retried attempt of a block supersedes the
- *   attempts before it. So the greatest key is the block whose result or heartbeat counted the page.
+ * Which chunk holds each of `offsets` (the export's consecutive pages, in order), from the names of one listing
+ * of the staging folder. Every page is staged in a chunk, a lone page in a one-page chunk, named by the page run
+ * that wrote it: its first offset and the workflow's attempt at that offset (see visitors-pages.ts).
+ *
+ * Several chunks hold the same page only when a run stopped early (its worker died, a request or a write failed):
+ * the workflow counted the pages up to its last heartbeat or result, and started a new run at the first page it
+ * had not counted, at a greater offset, or at the same one with the next attempt. A run only ever covers offsets
+ * from its own, so a chunk with a greater (runOffset, attempt) holds no page that an older run had counted, and
+ * the pages an older run staged past what was counted were fetched again by the newer runs.
+ * So the chunk with the greatest (runOffset, attempt) holds the page the workflow counted.
  */
 export function resolveStagedPages(names: Iterable<string>, offsets: readonly number[]): StagedPages {
-  const all = new Set(names);
   const indexOf = new Map(offsets.map((offset, index) => [offset, index]));
   const best: ({ chunk: StagedChunkName; name: string; start: number } | undefined)[] = [];
-  for (const name of all) {
+  for (const name of names) {
     const chunk = parseStagedChunkName(name);
     const start = chunk === undefined ? undefined : indexOf.get(chunk.firstOffset);
     if (chunk === undefined || start === undefined) continue;
     for (let index = start; index < Math.min(offsets.length, start + chunk.pages); index += 1) {
       const held = best[index];
-      if (held === undefined || later(chunk, name, held.chunk, held.name))
-        best[index] = { chunk, name, start };
+      if (held === undefined || newer(chunk, held.chunk)) best[index] = { chunk, name, start };
     }
   }
   const sources: StagedSource[] = [];
   const missing: number[] = [];
   offsets.forEach((offset, index) => {
-    const page = stagedPageName(offset);
     const chunk = best[index];
-    if (all.has(page)) sources.push({ offset, object: page, position: 0 });
-    else if (chunk !== undefined) sources.push({ offset, object: chunk.name, position: index - chunk.start });
-    else missing.push(offset);
+    if (chunk === undefined) missing.push(offset);
+    else sources.push({ offset, object: chunk.name, position: index - chunk.start });
   });
   return missing.length > 0 ? { found: false, missing } : { found: true, sources };
 }
 
-/** Orders chunks by (blockOffset, attempt); the name breaks a tie (none is expected) so the choice is stable. */
-function later(a: StagedChunkName, aName: string, b: StagedChunkName, bName: string): boolean {
-  if (a.blockOffset !== b.blockOffset) return a.blockOffset > b.blockOffset;
+/**
+ * Orders chunks by (runOffset, attempt). Two chunks of one run never hold the same page, so a tie cannot hold
+ * one page twice; the first offset breaks it only to keep the choice independent of the listing's order.
+ */
+function newer(a: StagedChunkName, b: StagedChunkName): boolean {
+  if (a.runOffset !== b.runOffset) return a.runOffset > b.runOffset;
   if (a.attempt !== b.attempt) return a.attempt > b.attempt;
-  return aName > bName;
+  return a.firstOffset > b.firstOffset;
 }
 
 /** A chunk's text: a JSON header line `{"pages":[[offset,rows],…]}`, then every page's rows as NDJSON, in order. */
@@ -68,7 +68,7 @@ export function chunkText(pages: readonly StagedPageRows[]): string {
   return `${header}\n${pages.map((page) => ndjsonOf(page.rows)).join('')}`;
 }
 
-/** A page object's text: one JSON object a line. */
+/** Rows as NDJSON: one JSON object a line. */
 export function ndjsonOf(rows: readonly VisitorRow[]): string {
   return rows.map((row) => `${JSON.stringify(row)}\n`).join('');
 }

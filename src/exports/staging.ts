@@ -1,39 +1,29 @@
 import { addAbortSignal, type Readable } from 'node:stream';
 import { InvariantError } from '../contract/errors';
-import type { VisitorRow } from '../contract/visitors-export';
 import type { ExportDestination } from './destination';
 import { LocalDestination } from './local-destination';
-import {
-  parseStagedChunkName,
-  parseStagedPageName,
-  stagedChunkName,
-  stagedPageName,
-  stagingFolderKey,
-} from './layout';
+import { stagedChunkName, stagingFolderKey } from './layout';
 import {
   chunkText,
-  ndjsonOf,
   parseChunk,
   resolveStagedPages,
-  rowsOf,
   type StagedPageRows,
   type StagedPages,
 } from './staged-objects';
 
 export { StagingMissingError } from './destination';
 
-/** The block that writes a chunk: its first offset and its activity's attempt (see resolveStagedPages). */
+/** The page run that writes a chunk: its first offset and the workflow's attempt there (see resolveStagedPages). */
 export interface ChunkWriter {
-  blockOffset: number;
+  runOffset: number;
   attempt: number;
 }
 
 /**
- * The staging area of one export under `.staging/<export>/`: NDJSON objects, each written whole, so a retried or
- * duplicated write rewrites the same object and a reader never sees half of one. A page activity stages one page
- * as `page-<offset>.ndjson`; a block of pages stages consecutive pages together as chunks
- * (`chunk-<blockOffset>-<attempt>-<firstOffset>-<pages>.ndjson`: a header line listing each page's offset and
- * rows, then their rows). The merge finds each page's object from one listing (stagedPages).
+ * The staging area of one export under `.staging/<export>/`: chunks of consecutive pages
+ * (`chunk-<runOffset>-<attempt>-<firstOffset>-<pages>.ndjson`: a header line listing each page's offset and rows,
+ * then their rows as NDJSON), each written whole, so a reader never sees half of one and a repeated write rewrites
+ * the same object. The merge finds each page's chunk from one listing (stagedPages).
  */
 export class ExportStaging {
   readonly destination: ExportDestination;
@@ -49,19 +39,14 @@ export class ExportStaging {
     return stagingFolderKey(this.exportKey);
   }
 
-  /** Makes the area ready; pages are only written into a prepared one (see writePage). */
+  /** Makes the area ready; chunks are only written into a prepared one (see writeChunk). */
   async prepare(): Promise<void> {
     await this.destination.prepareStaging(this.folder);
   }
 
-  /** StagingMissingError when the area is not prepared: cleaned up already, or another destination. */
-  async writePage(offset: number, rows: readonly VisitorRow[], signal?: AbortSignal): Promise<void> {
-    await this.destination.stage(this.folder, stagedPageName(offset), ndjsonOf(rows), signal);
-  }
-
   /**
-   * Writes consecutive pages, in offset order, as one object (one write, one read for the merge); like a page,
-   * StagingMissingError when the area is not prepared.
+   * Writes consecutive pages, in offset order, as one chunk (one write, one read for the merge);
+   * StagingMissingError when the area is not prepared: cleaned up already, or another destination.
    */
   async writeChunk(
     writer: ChunkWriter,
@@ -75,34 +60,16 @@ export class ExportStaging {
   }
 
   /**
-   * A staged page object's rows (`page-<offset>`), read whole: a page holds at most MAX_PAGE_SIZE rows, and one
-   * read and one parse per page cost the merge far less than a line reader's promise per row.
-   */
-  async readPage(offset: number, signal?: AbortSignal): Promise<VisitorRow[]> {
-    return rowsOf(await this.#text(stagedPageName(offset), signal));
-  }
-
-  /**
-   * The pages of one staged object (a page object or a chunk), read whole. `signal` stops the read (the merge
-   * aborts the objects it read ahead when it fails).
+   * The pages of one chunk, read whole. `signal` stops the read (the merge aborts the chunks it read ahead when
+   * it fails).
    */
   async readObject(name: string, signal?: AbortSignal): Promise<StagedPageRows[]> {
-    const text = await this.#text(name, signal);
-    if (parseStagedChunkName(name) !== undefined) return parseChunk(name, text);
-    const offset = parseStagedPageName(name);
-    if (offset === undefined) throw new InvariantError(`${name} is neither a staged page nor a chunk`);
-    return [{ offset, rows: rowsOf(text) }];
+    return parseChunk(name, await this.#text(name, signal));
   }
 
-  /** Which object holds each of `offsets` (the export's pages, in order), from one listing; or those none holds. */
+  /** Which chunk holds each of `offsets` (the export's pages, in order), from one listing; or those none holds. */
   async stagedPages(offsets: readonly number[]): Promise<StagedPages> {
     return resolveStagedPages(await this.destination.listStaged(this.folder), offsets);
-  }
-
-  /** Offsets among `offsets` (the export's pages, in order) that no staged object holds. */
-  async missingPages(offsets: readonly number[]): Promise<number[]> {
-    const staged = await this.stagedPages(offsets);
-    return staged.found ? [] : staged.missing;
   }
 
   /** Where the area is, as a path or an s3:// URI. */

@@ -4,17 +4,19 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import {
   createVisitorsExportActivities,
   type MergeRequest,
   type MergeResult,
-  type PageSummary,
 } from '../../src/activities/visitors-export';
+import type { PageRunResult, PageSummary } from '../../src/activities/visitors-pages';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { DocsApiClient } from '../../src/docs-api/client';
-import { stagedPagePath, stagingDirectory } from '../../src/exports/layout';
+import { stagedChunkName } from '../../src/exports/layout';
+import { chunkText } from '../../src/exports/staged-objects';
+import { stagingDirectory } from '../helpers/export-paths';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 
 let sim: Simulator;
@@ -41,20 +43,36 @@ after(async () => {
 
 const range = { projectId: 'acme', dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
+/** Stages `pages` pages as one page run would, each in a chunk of its own (a permit per page). */
 async function stagePages(exportKey: string, pageSize: number, pages: number): Promise<PageSummary[]> {
   await new MockActivityEnvironment().run(activities.prepareVisitorsExportStaging, exportKey);
   const summaries: PageSummary[] = [];
   for (let page = 0; page < pages; page++) {
-    summaries.push(
-      await new MockActivityEnvironment().run(activities.fetchVisitorsPage, {
-        exportKey,
-        ...range,
-        offset: page * pageSize,
-        limit: pageSize,
-      }),
-    );
+    const offset = page * pageSize;
+    const run: PageRunResult = await new MockActivityEnvironment().run(activities.fetchVisitorsPages, {
+      exportKey,
+      ...range,
+      offset,
+      limit: pageSize,
+      permits: [{ count: 1, grantedAt: Date.now(), spendBy: Date.now() + 60_000 }],
+      attempt: 1,
+    });
+    summaries.push(...run.pages);
   }
   return summaries;
+}
+
+/** The one-page chunk of the page at `offset`, as stagePages wrote it. */
+const chunkPath = (exportKey: string, offset: number): string =>
+  path.join(
+    stagingDirectory(exportDir, exportKey),
+    stagedChunkName({ runOffset: offset, attempt: 1, firstOffset: offset, pages: 1 }),
+  );
+
+/** Stages one page's rows as they are, bypassing the service. */
+async function writePage(exportKey: string, offset: number, rows: unknown[]): Promise<void> {
+  await fs.mkdir(stagingDirectory(exportDir, exportKey), { recursive: true });
+  await fs.writeFile(chunkPath(exportKey, offset), chunkText([{ offset, rows: rows as never[] }]));
 }
 
 function mergeRequest(
@@ -92,84 +110,6 @@ function pathsOf(content: string, format: MergeRequest['format']): string[] {
   return lines.map((line) => (JSON.parse(line) as { path: string }).path);
 }
 
-describe('fetchVisitorsPage', () => {
-  test('stages its rows on disk and returns counts only', async () => {
-    const [summary] = await stagePages('k1', 10, 1);
-    assert.deepEqual(Object.keys(summary ?? {}).sort(), ['hasMore', 'offset', 'rows', 'totals']);
-    assert.equal(summary?.rows, 10);
-    assert.equal(summary?.hasMore, true);
-    const staged = await fs.readFile(stagedPagePath(exportDir, 'k1', 0), 'utf8');
-    assert.equal(staged.trim().split('\n').length, 10);
-  });
-
-  test('a page fetched twice (a retry) leaves one whole staged file and no temporary file', async () => {
-    await stagePages('again', 10, 1);
-    const first = await fs.readFile(stagedPagePath(exportDir, 'again', 0), 'utf8');
-    await stagePages('again', 10, 1);
-    assert.equal(await fs.readFile(stagedPagePath(exportDir, 'again', 0), 'utf8'), first);
-    assert.deepEqual(await fs.readdir(stagingDirectory(exportDir, 'again')), ['page-000000000000.ndjson']);
-  });
-
-  test('a page that ends after its export was cleaned up fails and leaves no stray file', async () => {
-    await assert.rejects(
-      new MockActivityEnvironment().run(activities.fetchVisitorsPage, {
-        exportKey: 'cleaned',
-        ...range,
-        offset: 0,
-        limit: 10,
-      }),
-      (error: unknown) => {
-        assert.ok(error instanceof ApplicationFailure);
-        assert.equal(error.type, 'ExportStagingMissing');
-        assert.equal(error.nonRetryable, true);
-        assert.match(
-          error.message,
-          /does not exist: the export was cleaned up, or EXPORT_DIR is not one volume/,
-        );
-        return true;
-      },
-    );
-    assert.deepEqual(await fs.readdir(exportDir), []);
-  });
-
-  test('a page cancelled while its request is in flight reports cancellation and stages nothing', async () => {
-    await new MockActivityEnvironment().run(activities.prepareVisitorsExportStaging, 'cancelled');
-    sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 5000 });
-    const env = new MockActivityEnvironment();
-    const page = env.run(activities.fetchVisitorsPage, {
-      exportKey: 'cancelled',
-      ...range,
-      offset: 0,
-      limit: 10,
-    });
-    setTimeout(() => env.cancel(), 200);
-    await assert.rejects(page, CancelledFailure);
-    assert.deepEqual(await fs.readdir(stagingDirectory(exportDir, 'cancelled')), []);
-  });
-
-  test('a 4xx becomes a non-retryable failure typed with the error class; nothing is staged', async () => {
-    sim.faults.add({ route: 'getVisitors', kind: 'status', status: 403 });
-    await assert.rejects(stagePages('denied', 10, 1), (error: unknown) => {
-      assert.ok(error instanceof ApplicationFailure);
-      assert.equal(error.type, 'AuthError');
-      assert.equal(error.nonRetryable, true);
-      return true;
-    });
-    assert.deepEqual(await fs.readdir(stagingDirectory(exportDir, 'denied')), []);
-  });
-
-  test('a 429 is retryable and carries Retry-After as the next retry delay', async () => {
-    sim.faults.add({ route: 'getVisitors', kind: 'rateLimit', retryAfter: { seconds: 7 } });
-    await assert.rejects(stagePages('limited', 10, 1), (error: unknown) => {
-      assert.ok(error instanceof ApplicationFailure);
-      assert.equal(error.type, 'RateLimitedError');
-      assert.equal(error.nonRetryable, false);
-      assert.equal(error.nextRetryDelay, 7000);
-      return true;
-    });
-  });
-});
-
 describe('mergeVisitorsExport', () => {
   for (const format of ['csv', 'ndjson', 'json'] as const) {
     test(`writes ${format} in offset order with totals.json and a manifest whose sha256 matches`, async () => {
@@ -203,8 +143,11 @@ describe('mergeVisitorsExport', () => {
 
   test('a path seen twice is kept once (first occurrence) and reported; rows are counted against pages', async () => {
     const summaries = await stagePages('dup', 10, 3);
-    const firstRow = (await fs.readFile(stagedPagePath(exportDir, 'dup', 0), 'utf8')).split('\n')[0];
-    await fs.appendFile(stagedPagePath(exportDir, 'dup', 10), `${firstRow}\n`);
+    const firstRow = (await fs.readFile(chunkPath('dup', 0), 'utf8')).split('\n')[1] ?? '';
+    const second = await fs.readFile(chunkPath('dup', 10), 'utf8');
+    const [header = '', ...rows] = second.split('\n');
+    const counted = header.replace(/,(\d+)\]\]/, (_, n: string) => `,${Number(n) + 1}]]`);
+    await fs.writeFile(chunkPath('dup', 10), [counted, ...rows.filter(Boolean), firstRow, ''].join('\n'));
     const result = await merge({
       ...mergeRequest('dup', summaries, 10, 'csv'),
       warnings: ['from the pages'],
@@ -218,11 +161,7 @@ describe('mergeVisitorsExport', () => {
   });
 
   test('a CSV field with a comma or a quote is quoted (RFC 4180)', async () => {
-    await fs.mkdir(stagingDirectory(exportDir, 'q'), { recursive: true });
-    await fs.writeFile(
-      stagedPagePath(exportDir, 'q', 0),
-      `${JSON.stringify({ path: '/a,"b"', human: 1, ai: 0, total: 1 })}\n`,
-    );
+    await writePage('q', 0, [{ path: '/a,"b"', human: 1, ai: 0, total: 1 }]);
     const result = await merge({ ...mergeRequest('q', [], 10, 'csv'), pages: 1, expectedRows: 1 });
     assert.equal(await fs.readFile(result.files[0] ?? '', 'utf8'), 'path,human,ai,total\n"/a,""b""",1,0,1\n');
   });
@@ -233,8 +172,7 @@ describe('mergeVisitorsExport', () => {
       ['json', '[\n]\n'],
       ['ndjson', ''],
     ] as const) {
-      await fs.mkdir(stagingDirectory(exportDir, `e-${format}`), { recursive: true });
-      await fs.writeFile(stagedPagePath(exportDir, `e-${format}`, 0), '');
+      await writePage(`e-${format}`, 0, []);
       const result = await merge({ ...mergeRequest(`e-${format}`, [], 250, format), pages: 1 });
       assert.equal(await fs.readFile(result.files[0] ?? '', 'utf8'), expected);
     }
@@ -242,7 +180,7 @@ describe('mergeVisitorsExport', () => {
 
   test('a missing staged page fails non-retryably, naming the shared-volume requirement', async () => {
     const summaries = await stagePages('gone', 10, 2);
-    await fs.rm(stagedPagePath(exportDir, 'gone', 10));
+    await fs.rm(chunkPath('gone', 10));
     await assert.rejects(merge(mergeRequest('gone', summaries, 10, 'csv')), (error: unknown) => {
       assert.ok(error instanceof ApplicationFailure);
       assert.equal(error.type, 'ExportStagingMissing');
@@ -275,8 +213,7 @@ describe('mergeVisitorsExport', () => {
       dateFrom,
       dateTo,
     });
-    await fs.mkdir(stagingDirectory(exportDir, 'dt'), { recursive: true });
-    await fs.writeFile(stagedPagePath(exportDir, 'dt', 0), '');
+    await writePage('dt', 0, []);
     const plus = await merge({ ...at('2026-11-01T00:00:00+02:00', '2026-11-02T00:00:00+02:00'), pages: 1 });
     const minus = await merge({ ...at('2026-11-01T00:00:00-02:00', '2026-11-02T00:00:00-02:00'), pages: 1 });
     assert.equal(

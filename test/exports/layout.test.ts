@@ -2,19 +2,15 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import {
-  exportDirectory,
   exportFileName,
   exportFileNames,
   exportFolderKey,
   fileSafe,
   layoutFor,
   parseStagedChunkName,
-  parseStagedPageName,
   stagedChunkName,
-  stagedPageName,
-  stagedPagePath,
-  stagingDirectory,
 } from '../../src/exports/layout';
+import { exportDirectory, stagingDirectory } from '../helpers/export-paths';
 
 describe('export file layout', () => {
   test('fileSafe keeps dates, ids and offsets apart and drops characters file systems refuse', () => {
@@ -71,27 +67,30 @@ describe('export file layout', () => {
     ]);
   });
 
-  test('staged pages live under EXPORT_DIR and sort by offset as names', () => {
+  test('staged chunks live under EXPORT_DIR and sort by offset as names', () => {
     const offsets = [0, 250, 1000, 12_500, 100_000];
-    const names = offsets.map((offset) => stagedPagePath('/exports', 'visitors-export/acme/k', offset));
-    for (const name of names)
-      assert.equal(path.dirname(name), stagingDirectory('/exports', 'visitors-export/acme/k'));
+    const names = offsets.map((offset) =>
+      path.join(
+        stagingDirectory('/exports', 'visitors-export/acme/k'),
+        stagedChunkName({ runOffset: offset, attempt: 1, firstOffset: offset, pages: 1 }),
+      ),
+    );
     assert.ok(names[0]?.startsWith('/exports/.staging/'));
     assert.deepEqual([...names].sort(), names);
   });
 
-  test('a chunk is named by its block, attempt, first offset and pages, and its name reads back', () => {
-    const chunk = { blockOffset: 4_000, attempt: 2, firstOffset: 8_000, pages: 16 };
+  test('a chunk is named by its run, attempt, first offset and pages, and its name reads back', () => {
+    const chunk = { runOffset: 4_000, attempt: 2, firstOffset: 8_000, pages: 16 };
     const name = stagedChunkName(chunk);
     assert.equal(name, 'chunk-000000004000-2-000000008000-16.ndjson');
     assert.deepEqual(parseStagedChunkName(name), chunk);
-    const big = { blockOffset: 12_345_678_901_250, attempt: 11, firstOffset: 12_345_678_901_500, pages: 3 };
+    const big = { runOffset: 12_345_678_901_250, attempt: 11, firstOffset: 12_345_678_901_500, pages: 3 };
     assert.deepEqual(parseStagedChunkName(stagedChunkName(big)), big);
   });
 
-  test('names of other objects are neither chunks nor pages', () => {
+  test('names of other objects are not chunks', () => {
     for (const name of [
-      stagedPageName(250),
+      'page-000000000250.ndjson',
       '.prepared',
       'chunk-000000000000-1-000000000000-0.ndjson',
       'chunk-000000000000-1-000000000000.ndjson',
@@ -99,11 +98,5 @@ describe('export file layout', () => {
     ]) {
       assert.equal(parseStagedChunkName(name), undefined, name);
     }
-    assert.equal(parseStagedPageName(stagedPageName(250)), 250);
-    assert.equal(
-      parseStagedPageName(stagedChunkName({ blockOffset: 0, attempt: 1, firstOffset: 0, pages: 1 })),
-      undefined,
-    );
-    assert.equal(parseStagedPageName('.page-000000000250.ndjson.0a1b2c3d4e5f.tmp'), undefined);
   });
 });

@@ -4,7 +4,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
-import { stagedPageName } from '../../src/exports/layout';
 import { LocalDestination } from '../../src/exports/local-destination';
 import { mergeStagedPages } from '../../src/exports/merge';
 import { ExportStaging } from '../../src/exports/staging';
@@ -12,12 +11,14 @@ import { tempDir } from '../helpers/temp-dir';
 
 const row = (p: string, total: number): VisitorRow => ({ path: p, human: total, ai: 0, total });
 
-/** Stages the pages (offset → rows) of one export in a fresh directory. */
+/** Stages the pages (offset → rows) of one export in a fresh directory, each a one-page chunk. */
 async function staged(pages: Record<number, VisitorRow[]>): Promise<{ staging: ExportStaging; dir: string }> {
   const dir = await tempDir('merge');
   const staging = new ExportStaging(dir, 'visitors-export/acme/k');
   await staging.prepare();
-  for (const [offset, rows] of Object.entries(pages)) await staging.writePage(Number(offset), rows);
+  for (const [offset, rows] of Object.entries(pages)) {
+    await staging.writeChunk({ runOffset: Number(offset), attempt: 1 }, [{ offset: Number(offset), rows }]);
+  }
   return { staging, dir };
 }
 
@@ -144,7 +145,7 @@ describe('mergeStagedPages', () => {
     assert.equal(outcome.duplicateCount, 3);
   });
 
-  test('pages staged in chunks and alone, beside stray chunks, merge to the file the same pages alone give', async () => {
+  test('chunks of runs stopped early, beside stray chunks, merge to the file one-page chunks give', async () => {
     // 40 pages of 3 rows; from page 20 on, each repeats a path of the page 20 before it (across chunks).
     const rowsOf = (index: number): VisitorRow[] => [
       row(`/p${index}-a`, 1),
@@ -159,17 +160,16 @@ describe('mergeStagedPages', () => {
       offsets.slice(from, to).map((offset) => ({ offset, rows: [row(`/stray-${offset}`, 1)] }));
 
     const mixed = await staged({});
-    // A block from page 0 whose first attempt was retried: attempt 2 holds what the workflow counted.
-    await mixed.staging.writeChunk({ blockOffset: 0, attempt: 1 }, stray(0, 16));
-    await mixed.staging.writeChunk({ blockOffset: 0, attempt: 2 }, pagesOf(0, 16));
-    // Its chunk 16-19 failed late (the object is there): those pages were fetched alone.
-    await mixed.staging.writeChunk({ blockOffset: 0, attempt: 2 }, stray(16, 20));
-    for (const page of pagesOf(16, 20)) await mixed.staging.writePage(page.offset, page.rows);
-    // The next block died after its heartbeat reported 20-35; page 36 alone, the next block from 37.
-    await mixed.staging.writeChunk({ blockOffset: 60, attempt: 1 }, pagesOf(20, 36));
-    await mixed.staging.writeChunk({ blockOffset: 60, attempt: 1 }, stray(36, 40));
-    await mixed.staging.writePage(108, rowsOf(36));
-    await mixed.staging.writeChunk({ blockOffset: 111, attempt: 1 }, pagesOf(37, 40));
+    // A run from page 0 that died before any heartbeat: attempt 2 at the same offset holds what was counted.
+    await mixed.staging.writeChunk({ runOffset: 0, attempt: 1 }, stray(0, 16));
+    await mixed.staging.writeChunk({ runOffset: 0, attempt: 2 }, pagesOf(0, 16));
+    // Its chunk 16-19 failed late (the object is there): a run from page 16 fetched them again, one a chunk.
+    await mixed.staging.writeChunk({ runOffset: 0, attempt: 2 }, stray(16, 20));
+    for (const page of pagesOf(16, 20)) await mixed.staging.writeChunk({ runOffset: 48, attempt: 1 }, [page]);
+    // The next run died after its heartbeat reported 20-35; the run from 36 wrote 36-39.
+    await mixed.staging.writeChunk({ runOffset: 60, attempt: 1 }, pagesOf(20, 36));
+    await mixed.staging.writeChunk({ runOffset: 60, attempt: 1 }, stray(36, 40));
+    await mixed.staging.writeChunk({ runOffset: 108, attempt: 1 }, pagesOf(36, 40));
 
     const target = 'visitors.csv';
     const expected = await mergeStagedPages({ staging: alone.staging, offsets, format: 'csv', target });
@@ -191,7 +191,7 @@ describe('mergeStagedPages', () => {
     const rowsOf = (index: number): VisitorRow[] => [row(`/p${index}`, 1), row(`/q${index % 32}`, 2)];
     for (const first of [0, 16, 32]) {
       const pages = Array.from({ length: 16 }, (_, i) => ({ offset: first + i, rows: rowsOf(first + i) }));
-      await staging.writeChunk({ blockOffset: 0, attempt: 1 }, pages);
+      await staging.writeChunk({ runOffset: first, attempt: 1 }, pages);
     }
     const offsets = Array.from({ length: 48 }, (_, i) => i);
     const outcome = await mergeStagedPages({ staging, offsets, format: 'ndjson', target: 'v' });
@@ -200,25 +200,10 @@ describe('mergeStagedPages', () => {
     assert.deepEqual([...destination.reads.values()].sort(), [1, 1, 2]);
   });
 
-  test('an export staged by an older worker (page objects only) merges as before', async () => {
-    const dir = await tempDir('merge');
-    const staging = new ExportStaging(dir, 'old');
-    await staging.prepare();
-    const lines = (rows: VisitorRow[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join('');
-    await fs.writeFile(path.join(staging.directory, stagedPageName(0)), lines([row('/a', 1), row('/b', 2)]));
-    await fs.writeFile(path.join(staging.directory, stagedPageName(2)), lines([row('/a', 3), row('/c', 4)]));
-    const outcome = await mergeStagedPages({ staging, offsets: [0, 2], format: 'csv', target: 'v.csv' });
-    assert.equal(
-      await fs.readFile(path.join(dir, 'v.csv'), 'utf8'),
-      'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n/c,4,0,4\n',
-    );
-    assert.deepEqual(outcome.duplicatePaths, ['/a']);
-  });
-
-  test('a page no chunk or page object holds fails the merge, naming its offset', async () => {
+  test('a page no chunk holds fails the merge, naming its offset', async () => {
     const { staging } = await staged({});
     await staging.writeChunk(
-      { blockOffset: 0, attempt: 1 },
+      { runOffset: 0, attempt: 1 },
       [0, 1, 2].map((offset) => ({ offset, rows: [] })),
     );
     await assert.rejects(mergeStagedPages({ staging, offsets: [0, 1, 2, 3], format: 'csv', target: 'v' }), {

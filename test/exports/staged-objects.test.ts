@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { InvariantError } from '../../src/contract/errors';
 import type { VisitorRow } from '../../src/contract/visitors-export';
-import { stagedChunkName, stagedPageName } from '../../src/exports/layout';
+import { stagedChunkName } from '../../src/exports/layout';
 import {
   chunkText,
   parseChunk,
@@ -12,10 +12,11 @@ import {
 
 const PAGE = 10;
 const offsetsUpTo = (pages: number): number[] => Array.from({ length: pages }, (_, i) => i * PAGE);
-/** A chunk of `pages` pages from page index `first`, written by the block at page index `block`. */
-const chunk = (block: number, attempt: number, first: number, pages: number): string =>
-  stagedChunkName({ blockOffset: block * PAGE, attempt, firstOffset: first * PAGE, pages });
-const page = (index: number): string => stagedPageName(index * PAGE);
+/** A chunk of `pages` pages from page index `first`, written by the run at page index `run`. */
+const chunk = (run: number, attempt: number, first: number, pages: number): string =>
+  stagedChunkName({ runOffset: run * PAGE, attempt, firstOffset: first * PAGE, pages });
+/** A lone page: a one-page chunk of the run that starts there. */
+const page = (index: number, attempt = 1): string => chunk(index, attempt, index, 1);
 
 /** Each offset's object, as `name@position`, for a compact comparison. */
 function objectsOf(names: string[], pages: number): string[] {
@@ -28,26 +29,19 @@ function objectsOf(names: string[], pages: number): string[] {
 const repeat = (times: number, make: (i: number) => string): string[] =>
   Array.from({ length: times }, (_, i) => make(i));
 
-describe('resolveStagedPages: which staged object holds a page', () => {
-  test('stray chunks of a block whose worker died lose to the page fetched alone and the next block', () => {
-    // Block 0 wrote chunks 0-15 and 16-31, but its last heartbeat reached the server with pages 0-15 only: the
-    // workflow counted those, fetched page 16 alone, and the next block (from page 17) wrote 17-32 and 33-39.
-    const names = [
-      chunk(0, 1, 0, 16),
-      chunk(0, 1, 16, 16),
-      page(16),
-      chunk(17, 1, 17, 16),
-      chunk(17, 1, 33, 7),
-    ];
+describe('resolveStagedPages: which chunk holds a page', () => {
+  test("stray chunks of a run whose worker died lose to the next run's, from the first page not counted", () => {
+    // Run 0 wrote chunks 0-15 and 16-31, but its last heartbeat reached the server with pages 0-15 only: the
+    // workflow counted those and started a run at page 16, which wrote 16-31 and 32-39.
+    const names = [chunk(0, 1, 0, 16), chunk(0, 1, 16, 16), chunk(16, 1, 16, 16), chunk(16, 1, 32, 8)];
     assert.deepEqual(objectsOf(names, 40), [
       ...repeat(16, (i) => `${chunk(0, 1, 0, 16)}@${i}`),
-      `${page(16)}@0`,
-      ...repeat(16, (i) => `${chunk(17, 1, 17, 16)}@${i}`),
-      ...repeat(7, (i) => `${chunk(17, 1, 33, 7)}@${i}`),
+      ...repeat(16, (i) => `${chunk(16, 1, 16, 16)}@${i}`),
+      ...repeat(8, (i) => `${chunk(16, 1, 32, 8)}@${i}`),
     ]);
   });
 
-  test('a chunk whose write failed late (the object is there) loses to its pages fetched alone', () => {
+  test('a chunk whose write failed late (the object is there) loses to the run that fetched its pages again', () => {
     const names = [chunk(0, 1, 0, 4), chunk(0, 1, 4, 4), ...repeat(4, (i) => page(4 + i))];
     assert.deepEqual(objectsOf(names, 8), [
       ...repeat(4, (i) => `${chunk(0, 1, 0, 4)}@${i}`),
@@ -55,8 +49,9 @@ describe('resolveStagedPages: which staged object holds a page', () => {
     ]);
   });
 
-  test('a retried attempt of a block wins over the attempt before it, and a later block over both', () => {
-    // Attempt 1 wrote 0-15 and 16-31; attempt 2 wrote 0-15 and 16-23 and ended there; the next block from 24.
+  test('a run started again at the same offset wins over the attempt before it, and a later run over both', () => {
+    // Attempt 1 died with no heartbeat after writing 0-15 and 16-31; attempt 2 wrote 0-15 and 16-23 and ended
+    // there (its permits ran out); the next run from 24.
     const names = [
       chunk(0, 1, 0, 16),
       chunk(0, 1, 16, 16),
@@ -71,7 +66,19 @@ describe('resolveStagedPages: which staged object holds a page', () => {
     ]);
   });
 
-  test('old staging (page objects only) resolves to the pages; offsets no object holds are missing', () => {
+  test('the choice does not depend on the order of the listing', () => {
+    const names = [chunk(0, 1, 0, 8), page(3, 2), chunk(3, 1, 3, 5), chunk(5, 1, 5, 3), page(3)];
+    const expected = objectsOf(names, 8);
+    assert.deepEqual(expected, [
+      ...repeat(3, (i) => `${chunk(0, 1, 0, 8)}@${i}`),
+      `${page(3, 2)}@0`,
+      `${chunk(3, 1, 3, 5)}@1`,
+      ...repeat(3, (i) => `${chunk(5, 1, 5, 3)}@${i}`),
+    ]);
+    assert.deepEqual(objectsOf([...names].reverse(), 8), expected);
+  });
+
+  test('offsets no chunk holds are missing; other names are ignored', () => {
     assert.deepEqual(objectsOf([page(0), page(1), '.prepared'], 2), [`${page(0)}@0`, `${page(1)}@0`]);
     assert.deepEqual(resolveStagedPages([chunk(0, 1, 0, 3), page(4), 'unrelated.txt'], offsetsUpTo(6)), {
       found: false,

@@ -3,8 +3,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
-import { stagedChunkName, stagedPageName, stagingRoot } from '../../src/exports/layout';
+import { stagedChunkName } from '../../src/exports/layout';
 import { ExportStaging, StagingMissingError, pruneStaleStaging } from '../../src/exports/staging';
+import { stagingRoot } from '../helpers/export-paths';
 import { tempDir } from '../helpers/temp-dir';
 
 const ROWS: VisitorRow[] = [
@@ -13,39 +14,18 @@ const ROWS: VisitorRow[] = [
 ];
 
 describe('ExportStaging', () => {
-  test('a page written is read back row for row; rewriting it replaces it whole', async () => {
+  test('a lone page is a one-page chunk; rewriting it replaces it whole', async () => {
     const staging = new ExportStaging(await tempDir('staging'), 'visitors-export/acme/k');
     await staging.prepare();
-    await staging.writePage(0, ROWS);
-    await staging.writePage(250, []);
-    assert.deepEqual(await staging.readPage(0), ROWS);
-    assert.deepEqual(await staging.readPage(250), []);
-
-    await staging.writePage(0, ROWS.slice(1));
-    assert.deepEqual(await staging.readPage(0), ROWS.slice(1));
-    assert.deepEqual(await staging.missingPages([0, 250, 500]), [500]);
+    const writer = { runOffset: 0, attempt: 1 };
+    await staging.writeChunk(writer, [{ offset: 0, rows: ROWS }]);
+    await staging.writeChunk(writer, [{ offset: 0, rows: ROWS.slice(1) }]);
+    const name = stagedChunkName({ ...writer, firstOffset: 0, pages: 1 });
+    assert.deepEqual(await fs.readdir(staging.directory), [name]);
+    assert.deepEqual(await staging.readObject(name), [{ offset: 0, rows: ROWS.slice(1) }]);
   });
 
-  test('a page is read with any line break and without blank lines, as a line reader reads it', async () => {
-    const staging = new ExportStaging(await tempDir('staging'), 'k');
-    await staging.prepare();
-    const [a, b] = ROWS.map((row) => JSON.stringify(row));
-    await fs.writeFile(path.join(staging.directory, stagedPageName(0)), `${a}\r\n\r\n${b}\r`);
-    await fs.writeFile(path.join(staging.directory, stagedPageName(1)), `\n${a}\n\n${b}`);
-    assert.deepEqual(await staging.readPage(0), ROWS);
-    assert.deepEqual(await staging.readPage(1), ROWS);
-  });
-
-  test('a page written after the export was cleaned up fails and leaves nothing behind', async () => {
-    const exportDir = await tempDir('staging');
-    const staging = new ExportStaging(exportDir, 'k');
-    await staging.prepare();
-    await staging.remove();
-    await assert.rejects(staging.writePage(0, ROWS), StagingMissingError);
-    await assert.rejects(fs.access(staging.directory), { code: 'ENOENT' });
-  });
-
-  test('a chunk holds consecutive pages in one object, read back page for page beside page objects', async () => {
+  test('a chunk holds consecutive pages in one object, read back page for page', async () => {
     const staging = new ExportStaging(await tempDir('staging'), 'k');
     await staging.prepare();
     const pages = [
@@ -53,23 +33,23 @@ describe('ExportStaging', () => {
       { offset: 500, rows: [] },
       { offset: 750, rows: ROWS.slice(1) },
     ];
-    await staging.writeChunk({ blockOffset: 250, attempt: 1 }, pages);
-    await staging.writePage(0, ROWS);
-    const chunk = stagedChunkName({ blockOffset: 250, attempt: 1, firstOffset: 250, pages: 3 });
-    assert.deepEqual((await fs.readdir(staging.directory)).sort(), [chunk, stagedPageName(0)]);
+    await staging.writeChunk({ runOffset: 250, attempt: 1 }, pages);
+    await staging.writeChunk({ runOffset: 0, attempt: 1 }, [{ offset: 0, rows: ROWS }]);
+    const chunk = stagedChunkName({ runOffset: 250, attempt: 1, firstOffset: 250, pages: 3 });
+    const lone = stagedChunkName({ runOffset: 0, attempt: 1, firstOffset: 0, pages: 1 });
+    assert.deepEqual((await fs.readdir(staging.directory)).sort(), [lone, chunk]);
     assert.deepEqual(await staging.readObject(chunk), pages);
-    assert.deepEqual(await staging.readObject(stagedPageName(0)), [{ offset: 0, rows: ROWS }]);
 
     assert.deepEqual(await staging.stagedPages([0, 250, 500, 750]), {
       found: true,
       sources: [
-        { offset: 0, object: stagedPageName(0), position: 0 },
+        { offset: 0, object: lone, position: 0 },
         { offset: 250, object: chunk, position: 0 },
         { offset: 500, object: chunk, position: 1 },
         { offset: 750, object: chunk, position: 2 },
       ],
     });
-    assert.deepEqual(await staging.missingPages([0, 250, 500, 750, 1000]), [1000]);
+    assert.deepEqual(await staging.stagedPages([0, 250, 500, 750, 1000]), { found: false, missing: [1000] });
   });
 
   test('a chunk written after the export was cleaned up fails and leaves nothing behind', async () => {
@@ -77,7 +57,7 @@ describe('ExportStaging', () => {
     await staging.prepare();
     await staging.remove();
     await assert.rejects(
-      staging.writeChunk({ blockOffset: 0, attempt: 1 }, [{ offset: 0, rows: ROWS }]),
+      staging.writeChunk({ runOffset: 0, attempt: 1 }, [{ offset: 0, rows: ROWS }]),
       StagingMissingError,
     );
     await assert.rejects(fs.access(staging.directory), { code: 'ENOENT' });

@@ -2,10 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
-import {
-  createVisitorsExportActivities,
-  type VisitorsExportActivityDeps,
-} from '../../src/activities/visitors-export';
+import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 
@@ -21,10 +18,7 @@ export interface ExportActivitiesFixture {
  * The export activities of one test file, for MockActivityEnvironment: a simulator serving `paths` visitor paths
  * (reset after each test), and the activities over a fresh temporary export directory per test.
  */
-export function useExportActivities(
-  paths: number,
-  deps: Pick<VisitorsExportActivityDeps, 'chunkWaitMs'> = {},
-): ExportActivitiesFixture {
+export function useExportActivities(paths: number): ExportActivitiesFixture {
   let sim: Simulator | undefined;
   let docsApi: DocsApiClient | undefined;
   let exportDir: string | undefined;
@@ -35,7 +29,7 @@ export function useExportActivities(
   });
   beforeEach(async () => {
     exportDir = await fs.mkdtemp(path.join(os.tmpdir(), 'export-activities-'));
-    activities = createVisitorsExportActivities({ docsApi: ready(docsApi), exportDir, ...deps });
+    activities = createVisitorsExportActivities({ docsApi: ready(docsApi), exportDir });
   });
   afterEach(async () => {
     sim?.reset();

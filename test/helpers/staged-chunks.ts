@@ -3,12 +3,8 @@ import type { VisitorsQuery } from '../../src/docs-api/arguments';
 import type { RequestOptions } from '../../src/docs-api/client';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { ServerError } from '../../src/docs-api/errors';
-import {
-  parseStagedChunkName,
-  parseStagedPageName,
-  stagingDirectory,
-  type StagedChunkName,
-} from '../../src/exports/layout';
+import { parseStagedChunkName, type StagedChunkName } from '../../src/exports/layout';
+import { stagingDirectory } from './export-paths';
 
 /** The chunks staged for `exportKey` under `exportDir` now, by first offset (read at once: from a heartbeat). */
 export function stagedChunksNow(exportDir: string, exportKey: string): StagedChunkName[] {
@@ -26,19 +22,17 @@ export function offsetsIn(chunks: readonly StagedChunkName[], pageSize: number):
   );
 }
 
-/** The offsets of the pages that staged objects of these names hold (page objects and chunks), in their order. */
+/** The offsets of the pages that chunks of these names hold, in their order. */
 export function offsetsNamed(names: readonly string[], pageSize: number): number[] {
   return names.flatMap((name) => {
     const chunk = parseStagedChunkName(name);
-    const page = parseStagedPageName(name);
-    if (chunk !== undefined) return offsetsIn([chunk], pageSize);
-    return page === undefined ? [] : [page];
+    return chunk === undefined ? [] : offsetsIn([chunk], pageSize);
   });
 }
 
 /**
  * A client of the simulator whose request for the page at `offset` fails like a 500 would, after `delayMs` (the
- * other lanes of a block go on meanwhile). Close it after use.
+ * other runs go on meanwhile). Close it after use.
  */
 export function failingAt(
   sim: { url: string; apiKey: string },

@@ -115,10 +115,11 @@ describe('replay of committed histories', () => {
     assert.ok(count(watermark.events, 'UPDATE_COMPLETED') >= 4, 'reads and advances');
   });
 
-  test('visitorsExport since adaptive-page-window: a batch of permits while open, one per page after a 429', () => {
-    const grants = ['continued-run', 'last-run'].flatMap((run) =>
+  test('visitorsExport: runs of pages with batches of permits while open, one permit a run after a 429', () => {
+    const runs = ['continued-run', 'last-run'].map((run) => load(`visitors-export-${run}.json`));
+    const grants = runs.flatMap(({ events }) =>
       (
-        load(`visitors-export-adaptive-${run}.json`).events as (RecordedEvent & {
+        events as (RecordedEvent & {
           workflowExecutionSignaledEventAttributes?: { input?: { payloads?: { data?: string }[] } };
         })[]
       )
@@ -132,27 +133,17 @@ describe('replay of committed histories', () => {
     );
     assert.ok(
       grants.some((grant) => grant.spare === 0),
-      'the budget binds after the 429: one permit per page',
+      'the budget binds after the 429: one permit a run',
     );
+    const scheduled = runs.flatMap(({ text }) => text.match(/"fetchVisitorsPages?(Block)?"/g) ?? []);
+    assert.ok(scheduled.length >= 4, `${scheduled.length} runs of pages`);
+    assert.ok(
+      scheduled.every((name) => name === '"fetchVisitorsPages"'),
+      'one page activity: runs of pages',
+    );
+    for (const { events } of runs) assert.deepEqual(markers(events, 'core_patch'), [], 'no patch');
     const limiter = load('budget-limiter-analytics.json');
     assert.ok(limiter.text.includes(BUDGET_LIMITER_WORKFLOW_TYPE), 'the analytics limiter workflow');
-  });
-
-  test('visitorsExport since export-page-blocks: blocks while open, failed pages alone, then one per page', () => {
-    const first = load('visitors-export-blocks-continued-run.json');
-    assert.ok(markers(first.events, 'core_patch').some((p) => p.includes('export-page-blocks')));
-    const scheduled = first.text.match(/"fetchVisitorsPage(Block)?"/g) ?? [];
-    assert.ok(
-      scheduled.filter((name) => name.includes('Block')).length >= 2,
-      'blocks while the budget had room',
-    );
-    assert.ok(
-      scheduled.some((name) => !name.includes('Block')),
-      'pages alone: failed in a block, then binding',
-    );
-    assert.equal(count(first.events, 'CONTINUED_AS_NEW'), 1);
-    const limiter = load('budget-limiter-analytics-padded.json');
-    assert.ok(markers(limiter.events, 'core_patch').some((p) => p.includes('budget-padding-5s')));
   });
 
   for (const name of files) {

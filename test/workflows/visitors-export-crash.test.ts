@@ -64,6 +64,7 @@ test('the worker killed with SIGKILL mid-export: a new worker completes it, the 
       if (firstAsked.has(offset)) repeated.add(offset);
       else firstAsked.set(offset, request.at);
     }
+    console.log(`# ${repeated.size} page(s) fetched again after the kill (concurrency ${input.concurrency})`);
     const early = [...repeated].filter((offset) => (firstAsked.get(offset) ?? 0) < killedAt - REPORT_LAG_MS);
     assert.deepEqual(
       early,

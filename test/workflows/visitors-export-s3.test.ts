@@ -153,17 +153,17 @@ describe('visitorsExport to S3-compatible object storage', () => {
       finalWrites.map((w) => w.path.slice(`/exports/${folder}/`.length)),
       ['visitors.csv', 'totals.json', 'manifest.json'],
     );
-    // The budget has room: the first page is staged alone, the others by blocks in chunks of up to 16 pages,
-    // so every page is staged and the staging puts are far fewer than the pages.
+    // Every page is staged in a chunk (a lone page is a one-page chunk): at most one put per page, and one per
+    // run past the end (at most concurrency - 1), which stages the empty page it found there.
     const stagedNames = writes
-      .map((w) => /\.staging\/[^/]+\/((?:page|chunk)-[^/]+\.ndjson)$/.exec(w.path)?.[1])
+      .map((w) => /\.staging\/[^/]+\/(chunk-[^/]+\.ndjson)$/.exec(w.path)?.[1])
       .filter((name) => name !== undefined);
     assert.deepEqual(
       [...new Set(offsetsNamed(stagedNames, 50))].filter((offset) => offset < 1_000).sort((a, b) => a - b),
       Array.from({ length: 20 }, (_, i) => i * 50),
       'every page staged',
     );
-    assert.ok(stagedNames.length <= 5, `${stagedNames.join(', ')}: not one put per page`);
+    assert.ok(stagedNames.length <= 20 + 3, `${stagedNames.length} staging puts for 20 pages`);
   });
 
   test('docs-agent export run prints the s3:// URIs of the files', async () => {
@@ -185,17 +185,22 @@ describe('visitorsExport to S3-compatible object storage', () => {
     const onPut = (pattern: RegExp) => (r: { method: string; path: string }) =>
       r.method === 'PUT' && pattern.test(r.path);
     const prefix = 'faults/shaky';
-    // The first page is fetched and staged alone, the others by blocks in chunks (the budget has room).
-    proxy.add({ kind: 'reset', match: onPut(/shaky.*\/page-000000000000\.ndjson$/) });
+    // The first page goes alone, as a one-page chunk; the others in runs (the budget has room).
+    proxy.add({ kind: 'reset', match: onPut(/shaky.*\/chunk-0+-1-0+-1\.ndjson$/) });
     proxy.add({ kind: 'status', status: 500, match: onPut(/shaky.*\/chunk-[^/]+\.ndjson$/) });
-    // Three in a row outlast the SDK's own three attempts: the write of the chunk of the last pages (from the
-    // second block) fails, and the workflow fetches and stages each of its pages alone.
+    // Three in a row outlast the SDK's own three attempts: the write of a chunk of the last pages fails, and the
+    // workflow fetches its pages again in a run of its own.
     const lastChunk = /shaky.*\/chunk-\d+-\d+-(\d+)-\d+\.ndjson$/;
+    let doomed: string | undefined;
     proxy.add({
       kind: 'status',
       status: 503,
       times: 3,
-      match: (r) => onPut(lastChunk)(r) && Number(lastChunk.exec(r.path)?.[1]) >= 500,
+      match: (r) => {
+        if (!onPut(lastChunk)(r) || Number(lastChunk.exec(r.path)?.[1]) < 500) return false;
+        doomed ??= r.path;
+        return r.path === doomed;
+      },
     });
     proxy.add({ kind: 'reset', match: onPut(/shaky\/.*\/visitors\.csv$/) });
     proxy.add({ kind: 'status', status: 503, times: 3, match: onPut(/shaky\/.*\/manifest\.json$/) });
@@ -217,15 +222,21 @@ describe('visitorsExport to S3-compatible object storage', () => {
     const faults = proxy.requests().filter((r) => r.fault !== undefined && r.path.includes('/faults/'));
     assert.equal(faults.length, 9, 'every injected fault was hit');
     const refused = faults.filter((r) => r.fault === 'status' && r.path.includes('/chunk-')).at(-1)?.path;
-    const pagesAlone = offsetsNamed(
+    const restaged = offsetsNamed(
       proxy
         .requests()
-        .flatMap((r) => (onPut(/shaky.*\/page-\d+\.ndjson$/)(r) ? [path.posix.basename(r.path)] : [])),
+        .flatMap((r) =>
+          onPut(/shaky.*\/chunk-[^/]+\.ndjson$/)(r) &&
+          r.fault === undefined &&
+          !r.path.endsWith(refused ?? '')
+            ? [path.posix.basename(r.path)]
+            : [],
+        ),
       50,
     );
     const refusedPages = offsetsNamed([path.posix.basename(refused ?? '')], 50);
     assert.ok(refusedPages.length > 0, 'a chunk was refused');
-    for (const offset of refusedPages) assert.ok(pagesAlone.includes(offset), `page ${offset} staged alone`);
+    for (const offset of refusedPages) assert.ok(restaged.includes(offset), `page ${offset} staged again`);
     const folder = `${prefix}/shaky/2026-11-01_2026-11-02`;
     const { paths } = await readExport(folder);
     assert.equal(paths.length, 1_000, 'no missing row');
@@ -279,7 +290,7 @@ describe('visitorsExport to S3-compatible object storage', () => {
   });
 });
 
-test('a page or a chunk staged after its export was cleaned up fails and leaves no object behind', async () => {
+test('a chunk staged after its export was cleaned up fails and leaves no object behind', async () => {
   const destination = new S3Destination(
     { bucket: s3().bucket, prefix: 'late' },
     s3Deps(s3(), 'late').exportS3,
@@ -287,14 +298,13 @@ test('a page or a chunk staged after its export was cleaned up fails and leaves 
   try {
     const staging = new ExportStaging(destination, 'visitors-export/late/k');
     await staging.prepare();
-    await staging.writePage(0, [{ path: '/a', human: 1, ai: 0, total: 1 }]);
-    assert.deepEqual(await staging.missingPages([0, 250]), [250]);
+    await staging.writeChunk({ runOffset: 0, attempt: 1 }, [
+      { offset: 0, rows: [{ path: '/a', human: 1, ai: 0, total: 1 }] },
+    ]);
+    assert.deepEqual(await staging.stagedPages([0, 250]), { found: false, missing: [250] });
     await staging.remove();
-    await assert.rejects(staging.writePage(250, [{ path: '/b', human: 1, ai: 0, total: 1 }]), {
-      name: 'StagingMissingError',
-    });
     const chunk = [{ offset: 250, rows: [{ path: '/b', human: 1, ai: 0, total: 1 }] }];
-    await assert.rejects(staging.writeChunk({ blockOffset: 250, attempt: 1 }, chunk), {
+    await assert.rejects(staging.writeChunk({ runOffset: 250, attempt: 1 }, chunk), {
       name: 'StagingMissingError',
     });
     assert.deepEqual(await keysUnder('late/'), []);

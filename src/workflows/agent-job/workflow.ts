@@ -53,8 +53,7 @@ function stateOrUndefined(input: AgentJobInput): RunState | undefined {
  * start). Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
  */
 async function failOnBadInput(input: unknown): Promise<void> {
-  // The input check's own patch predates this workflow's histories: its runs never wrote that marker.
-  const refusal = await invalidInputOf('agentJob', input, true);
+  const refusal = await invalidInputOf('agentJob', input);
   if (refusal === null) return;
   throw ApplicationFailure.create({
     type: AgentJobFailureType.invalidInput,

@@ -7,13 +7,14 @@ import {
   type PermitTicket,
   type RateBudget,
 } from '../../contract/budget';
-import { pauseAfterRefusal } from './ledger-pause';
 import { emptyLedger, type LedgerSnapshot } from './ledger-snapshot';
 
 const RECENT_PERMITS = 256;
+/** The first pause after a refusal without Retry-After; each refusal in a row doubles it. */
+const FIRST_BACKOFF_MS = 2_000;
 
-/** The most a window is padded (0.14 % of an hour): a permit may be held 4.75 s, an export's block of pages. */
-export const MAX_PADDING_MS = 5_000;
+/** The most a window is padded (0.14 % of an hour): a permit may be held 4.75 s, a round of an export's runs. */
+const MAX_PADDING_MS = 5_000;
 
 /** An exclusive permit not released in this time (its holder died) lets the next one go. */
 const EXCLUSIVE_HOLD_MS = 90_000;
@@ -26,12 +27,9 @@ const EXCLUSIVE_HOLD_MS = 90_000;
  */
 export class BudgetLedger {
   #s: LedgerSnapshot;
-  readonly #maxPaddingMs: number;
 
-  /** `maxPaddingMs`: the cap of the window's padding (see #paddedWindow); limiter runs before 5 s had 1 s. */
-  constructor(budget: RateBudget, snapshot?: LedgerSnapshot, { maxPaddingMs = MAX_PADDING_MS } = {}) {
+  constructor(budget: RateBudget, snapshot?: LedgerSnapshot) {
     this.#s = snapshot ?? emptyLedger(budget);
-    this.#maxPaddingMs = maxPaddingMs;
   }
 
   snapshot(): LedgerSnapshot {
@@ -81,9 +79,30 @@ export class BudgetLedger {
     this.#s.queues = this.#s.queues.filter(([, q]) => q.length > 0);
   }
 
-  /** The service refused a request spent on a permit: pause every user of the budget. */
+  /**
+   * The service refused a request spent on a permit: every user of the budget pauses, for its Retry-After or a
+   * doubling backoff capped at the window, and stays cautious (grants spaced evenly) for a window after.
+   */
   refuse(refusal: BudgetRefusal, now: number): void {
-    pauseAfterRefusal(this.#s, refusal, now);
+    const s = this.#s;
+    s.refusals += 1;
+    const sentBeforePause = refusal.grantedAt < s.pauseStartedAt;
+    // A request already in flight when the pause began adds nothing the pause does not know.
+    if (sentBeforePause && refusal.retryAfterMs === undefined && s.pausedUntil > now) return;
+    let pauseMs: number;
+    if (refusal.retryAfterMs !== undefined) {
+      pauseMs = refusal.retryAfterMs;
+    } else {
+      if (now - s.lastRefusalAt > s.budget.windowMs + s.streak * FIRST_BACKOFF_MS) s.streak = 0;
+      if (!sentBeforePause) s.streak += 1;
+      pauseMs = Math.min(s.budget.windowMs, FIRST_BACKOFF_MS * 2 ** Math.max(0, s.streak - 1));
+    }
+    s.lastRefusalAt = now;
+    if (now + pauseMs > s.pausedUntil) {
+      if (s.pausedUntil <= now) s.pauseStartedAt = now;
+      s.pausedUntil = now + pauseMs;
+    }
+    s.cautiousUntil = Math.max(s.cautiousUntil, s.pausedUntil + s.budget.windowMs);
   }
 
   /**
@@ -187,9 +206,9 @@ export class BudgetLedger {
   }
 
   /**
-   * The budget's room per requester: free permits in the window less those waiting and less a reserve of half
-   * the budget (others may come), shared among the requesters granted one in the window. 0 while paused or
-   * cautious after a refusal, and for a window after a permit had to wait: then the budget binds.
+   * The budget's room per requester: free permits in the window less those waiting, shared among the requesters
+   * granted one in the window (each measures it against what it needs next). 0 while paused or cautious after a
+   * refusal, and for a window after a permit had to wait: then the budget binds.
    */
   spare(now: number): number {
     this.#prune(now);
@@ -197,7 +216,7 @@ export class BudgetLedger {
     const horizon = now - this.#paddedWindow();
     if (s.pausedUntil > now || now < s.cautiousUntil || (s.shortAt ?? -Infinity) > horizon) return 0;
     s.requesters = (s.requesters ?? []).filter(([, at]) => at > horizon);
-    const free = s.budget.requests - s.grants.length - this.waiting - Math.floor(s.budget.requests / 2);
+    const free = s.budget.requests - s.grants.length - this.waiting;
     return Math.max(0, Math.floor(free / Math.max(1, s.requesters.length)));
   }
 
@@ -275,13 +294,13 @@ export class BudgetLedger {
   }
 
   /**
-   * A grant becomes a request a little later (scheduling, the network, a permit held for a block of pages): the
+   * A grant becomes a request a little later (scheduling, the network, a permit held for a run of pages): the
    * window is padded by 2% (at most MAX_PADDING_MS) so that two grants a window apart never land in one window
    * of the service.
    */
   #paddedWindow(): number {
     const { windowMs } = this.#s.budget;
-    return windowMs + Math.min(this.#maxPaddingMs, Math.ceil(windowMs * 0.02));
+    return windowMs + Math.min(MAX_PADDING_MS, Math.ceil(windowMs * 0.02));
   }
 
   #prune(now: number): void {

@@ -40,7 +40,8 @@ export interface ResolvedRange extends ScheduledDay {
 
 /**
  * The explicit range, or for a scheduled run without dates the calendar day before the schedule's nominal time
- * in `timeZone`. The workflow cannot read a schedule's zone, so the schedule's input carries it (default UTC).
+ * in the input's `timeZone` (default UTC). A nightly run reads its zone from the input or, without one, from the
+ * schedule's spec (planNightlyExport).
  */
 export function resolveRange(input: VisitorsExportInput): ResolvedRange {
   if (input.dateFrom !== undefined && input.dateTo !== undefined) {

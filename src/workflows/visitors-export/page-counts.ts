@@ -1,4 +1,4 @@
-import type { PageSummary } from '../../activities/visitors-export';
+import type { PageSummary } from '../../activities/visitors-pages';
 import type { VisitorsExportContinuation, VisitorTotals } from '../../contract/visitors-export';
 
 const MAX_WARNINGS = 20;

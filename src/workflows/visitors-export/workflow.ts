@@ -8,8 +8,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { PageSummary } from '../../activities/visitors-export';
-import type { PageRequest } from '../../activities/visitors-export';
+import type { PageRequest, PageSummary } from '../../activities/visitors-pages';
 import { parseDuration } from '../../contract/duration';
 import { DocsProjectIdKey } from '../../contract/names';
 import type {
@@ -23,22 +22,17 @@ import {
   DEFAULT_PAGE_SIZE,
 } from '../../contract/visitors-export-constants';
 import {
-  fetchVisitorsPage,
   mergeVisitorsExport,
-  mergeVisitorsExportTakenOverSooner,
   prepareVisitorsExportStaging,
   removeVisitorsExportStaging,
 } from './activity-proxies';
-import type { BudgetRefusal } from '../../contract/budget';
-import type { PermitGrant } from '../../contract/budget';
 import { BudgetPermits } from '../budget/permits';
-import { PagePermits } from './page-permits';
-import { fetchPageWithinBudget } from './budgeted-page';
+import { PagePermits } from '../budget/page-permits';
+import { fetchPageRun } from './page-run';
 import { resolveRange, scheduledNominalTime, scheduleIdOfRun, validateInput } from './input';
 import { nightlyExport } from './nightly';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
-import { PageWindow, type PageWindowOutcome } from './page-window';
-import { fetchPagesAdaptively } from './adaptive-pages';
+import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
 import { countPage, totalsWarnings } from './page-counts';
 
@@ -46,18 +40,12 @@ import { countPage, totalsWarnings } from './page-counts';
 const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
 
 /**
- * Exports a project's unique visitors for a date range: fans out over offset pages, stages their rows on disk,
- * merges them in offset order into one file with totals.json and manifest.json. Only counts enter history;
- * long exports continue as new, carrying counts and the next offset.
+ * Exports a project's unique visitors for a date range: fans out over offset pages in runs (one activity each)
+ * within the organization's analytics budget, stages their rows under EXPORT_DIR, merges them in offset order into
+ * one file with totals.json and manifest.json. Only counts enter history; long exports continue as new, carrying
+ * counts and the next offset.
  */
 export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
-  // Decided before the first await (the input check's local activity): on replay, a patch asked for after it
-  // would meet its marker out of turn. Runs recorded before budgets fetch pages with the activity's own retries
-  // and a fixed fan-out.
-  const withinBudget = patched(BUDGETS_PATCH);
-  const adaptive = withinBudget && patched(ADAPTIVE_WINDOW_PATCH);
-  const blocks = adaptive && patched(PAGE_BLOCKS_PATCH);
-  const merge = patched(MERGE_HEARTBEAT_PATCH) ? mergeVisitorsExportTakenOverSooner : mergeVisitorsExport;
   // A scheduled run without dates catches up on every day after the watermark; runs recorded before the
   // watermark exported the one day before their nominal time themselves.
   const nominalTime = isDateless(rawInput) ? scheduledNominalTime() : undefined;
@@ -83,10 +71,14 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
 
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.visitorsExport;
-  if (withinBudget) state.deadlineAt ??= Date.now() + deadlineMs(input);
-  const permits = withinBudget
-    ? new BudgetPermits('analytics', () => progress.update({ waitingForBudgetUntil: permits?.waitingUntil }))
-    : undefined;
+  state.deadlineAt ??= Date.now() + deadlineMs(input);
+  const budget: BudgetPermits = new BudgetPermits('analytics', () =>
+    progress.update({ waitingForBudgetUntil: budget.waitingUntil }),
+  );
+  const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
+  const permits = new PagePermits(budget, projectId, state.deadlineAt);
+  // Two rounds of one-page runs: what the window takes after the first page while the budget has room.
+  permits.aimAt(2 * concurrency);
   const pageRequest = (offset: number): PageRequest => ({
     exportKey: state.exportKey,
     projectId,
@@ -95,70 +87,41 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     offset,
     limit: pageSize,
   });
-  const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
-  const deadlineAt = state.deadlineAt ?? Infinity;
-  const pagePermits =
-    permits && adaptive ? new PagePermits(permits, projectId, deadlineAt, concurrency) : undefined;
-  const takePermit =
-    permits &&
-    ((refusal: BudgetRefusal | undefined): Promise<PermitGrant> =>
-      pagePermits
-        ? pagePermits.take(refusal)
-        : permits.acquire({ projectId, deadlineAt, ...(refusal === undefined ? {} : { refusal }) }));
-  const countAndShow = (page: PageSummary): void => {
-    countPage(state, page, pageSize);
-    progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone });
-  };
-  const firstOffset = state.pagesDone * pageSize;
-  const shouldPause = (): boolean => continueAsNewDue(eventLimit);
-  const fetchPages = (): Promise<PageWindowOutcome> => {
-    if (blocks && pagePermits) {
-      return fetchPagesAdaptively({
-        firstOffset,
-        pageSize,
-        concurrency,
-        permits: pagePermits,
-        pageRequest,
-        shouldPause,
-        onPage: countAndShow,
-        onChange: (inFlight) => progress.update({ inFlight }),
-      });
-    }
-    const window: PageWindow = new PageWindow({
-      firstOffset,
-      pageSize,
-      concurrency,
-      slowStart: withinBudget,
-      ...(pagePermits ? { aheadOfFullPage: () => (pagePermits.open ? concurrency : 2) } : {}),
-      fetchPage: (offset) =>
-        takePermit
-          ? fetchPageWithinBudget(takePermit, pageRequest(offset))
-          : fetchVisitorsPage(pageRequest(offset)),
-      shouldPause,
-      onPage: (page) => countPage(state, page, pageSize),
-      onChange: () =>
-        progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight: window.inFlight }),
-    });
-    return window.run();
-  };
-  const outcome = await removingStagingOnFailure(state.exportKey, async () => {
-    // Runs recorded before it returned the destination got nothing: only the query's answer differs.
-    const destination: unknown = await prepareVisitorsExportStaging(state.exportKey);
-    if (typeof destination === 'string') progress.update({ destination });
-    return fetchPages();
+  const pace = new RunPace(concurrency, () => state.pagesDone);
+  const window: PageWindow = new PageWindow({
+    firstOffset: state.pagesDone * pageSize,
+    pageSize,
+    concurrency,
+    hasRoom: () => {
+      permits.aimAt(concurrency * pace.runPages());
+      // Room for the next round of runs and the requests that may land past the end.
+      return permits.hasRoomFor(concurrency * (pace.runPages() + 1));
+    },
+    runPages: () => pace.runPages(),
+    fetchRun: (offset, pages) => pace.time(() => fetchPageRun(permits, pageRequest(offset), pages)),
+    shouldPause: () => continueAsNewDue(eventLimit),
+    onPage: (page: PageSummary) => countPage(state, page, pageSize),
+    onChange: () =>
+      progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight: window.inFlight }),
   });
-
-  // What is left of the permits goes back to the budget while the export merges (or before it continues).
-  const givingBack = blocks && pagePermits ? pagePermits.release() : Promise.resolve();
+  let outcome;
+  try {
+    outcome = await removingStagingOnFailure(state.exportKey, async () => {
+      const destination = await prepareVisitorsExportStaging(state.exportKey);
+      progress.update({ destination });
+      return window.run();
+    });
+  } finally {
+    // What is left of the permits goes back to the budget, whether the export goes on, ends or was cancelled.
+    await permits.release();
+  }
   if (outcome.kind === 'paused') {
-    await givingBack;
     await condition(allHandlersFinished);
     return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: state });
   }
   if (state.totalsMismatch && input.retryOnTotalsMismatch === true && state.attempt === 1) {
     log.warn('Pages disagreed on the site-wide totals: running the whole export once more', { projectId });
     await removeStaging(state.exportKey);
-    await givingBack;
     return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: secondAttempt(state) });
   }
 
@@ -166,7 +129,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   const warnings = [...state.warnings, ...totalsWarnings(state, totals)];
   const info = workflowInfo();
   const merged = await removingStagingOnFailure(state.exportKey, () =>
-    merge({
+    mergeVisitorsExport({
       exportKey: state.exportKey,
       projectId,
       dateFrom: state.dateFrom,
@@ -184,7 +147,6 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     }),
   );
   await removeStaging(state.exportKey);
-  await givingBack;
   progress.update({ inFlight: 0, done: true });
   await condition(allHandlersFinished);
   return {
@@ -200,8 +162,6 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   };
 }
 
-/** Pages take permits from the organization's analytics budget; slow start; the workflow retries pages. */
-const BUDGETS_PATCH = 'analytics-budget';
 /** Scheduled runs without dates export every day after the project's watermark (one child export per day). */
 const NIGHTLY_WATERMARK_PATCH = 'nightly-watermark';
 
@@ -209,12 +169,37 @@ function isDateless(input: VisitorsExportInput): boolean {
   return input.dateFrom === undefined && input.dateTo === undefined && input.continuation === undefined;
 }
 
-/** The window opens to `concurrency` while the budget has room; permits come in batches ahead of the pages. */
-const ADAPTIVE_WINDOW_PATCH = 'adaptive-page-window';
-/** While the budget has room, blocks of pages in one activity each (fetchPagesAdaptively), not one per page. */
-const PAGE_BLOCKS_PATCH = 'export-page-blocks';
-/** The merge's heartbeat timeout is 15 s (it beats every 5 s while it uploads) instead of a minute. */
-const MERGE_HEARTBEAT_PATCH = 'merge-heartbeat-15s';
+/** A run lasts about this long at the pace of the last one: progress moves, permits stay fresh. */
+const RUN_TARGET_MS = 2_000;
+/** The most pages one run covers. */
+const MAX_RUN_PAGES = 64;
+
+/**
+ * How many pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace, and
+ * about the pages known so far shared among the lanes (a round at most doubles what is known, as a slow start
+ * does), so that runs grow as the export proves long and a short export keeps every lane busy.
+ */
+class RunPace {
+  #pageMs: number | undefined;
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly pagesDone: () => number,
+  ) {}
+
+  runPages(): number {
+    const known = Math.ceil(this.pagesDone() / this.concurrency);
+    const paced = this.#pageMs === undefined ? 1 : Math.floor(RUN_TARGET_MS / Math.max(1, this.#pageMs));
+    return Math.max(1, Math.min(MAX_RUN_PAGES, known, paced));
+  }
+
+  async time(run: () => Promise<PageSummary[]>): Promise<PageSummary[]> {
+    const startedAt = Date.now();
+    const pages = await run();
+    if (pages.length > 0) this.#pageMs = (Date.now() - startedAt) / pages.length;
+    return pages;
+  }
+}
 
 function deadlineMs(input: VisitorsExportInput): number {
   return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;

@@ -14,7 +14,7 @@ const PERMIT = { permitId: 'p-1', grantedAt: 1_700_000_000_000 };
 function fromActivity(error: RateLimitedError | ServerError) {
   const failure = toApplicationFailure(error, { retryUnknownOutcome: false });
   assert.ok(failure instanceof Error);
-  return activityFailed(failure, 'fetchVisitorsPage');
+  return activityFailed(failure, 'fetchVisitorsPages');
 }
 
 describe('refusalOf: what a spent permit reports to the limiter', () => {

@@ -1,0 +1,130 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  sleep,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import type { PageRequest, PageRunResult, PageSummary, PermitSpan } from '../../activities/visitors-pages';
+import type { BudgetRefusal, PermitGrant } from '../../contract/budget';
+import { docsApiDetailsOf } from '../../contract/failure-types';
+import type { PagePermits } from '../budget/page-permits';
+import { refusalOf } from '../budget/permits';
+import { fetchVisitorsPages } from './activity-proxies';
+import { pageFailed } from './failures';
+
+/** Failures other than 429 a page survives (5xx, network, a worker lost mid-request). */
+const MAX_PAGE_FAILURES = 20;
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * `pages` consecutive pages from `request.offset` within the analytics budget, up to the last page of the data
+ * when it comes first: one activity (fetchVisitorsPages) per call, paid for with up to `pages` permits from the
+ * export's stock; the permits it did not use go back to the stock. A call that stopped early (its permits ran
+ * out or went stale, a request failed, its worker died) is followed by one from the first page not counted: a
+ * dead worker's pages count up to its last heartbeat. Every retry is another request, so another permit. A 429
+ * is reported to the limiter with the next ask (everyone pauses) and counts against no attempt limit; other
+ * failures of a page are retried with backoff (or the service's Retry-After) up to MAX_PAGE_FAILURES, and one
+ * that no retry can help fails the run with VisitorsExportPageFailed naming its offset.
+ */
+export async function fetchPageRun(
+  permits: PagePermits,
+  request: PageRequest,
+  pages: number,
+): Promise<PageSummary[]> {
+  const done: PageSummary[] = [];
+  let refusal: BudgetRefusal | undefined;
+  let failures = 0;
+  let attempt = 0;
+  for (let offset = request.offset; done.length < pages;) {
+    const taken = await permits.take(pages - done.length, refusal);
+    refusal = undefined;
+    attempt += 1;
+    let result: PageRunResult;
+    try {
+      result = await fetchVisitorsPages({ ...request, offset, permits: spansOf(taken), attempt });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // Its permits count as spent: what it sent is unknown. The pages its last heartbeat reported are done.
+      result = { pages: pagesReported(error, offset, request.limit), permitsUsed: taken.length };
+      if (result.pages.length === 0) {
+        refusal = refusalOf(error, taken[0] as PermitGrant);
+        if (refusal === undefined) await afterFailure(offset, error, (failures += 1));
+        continue;
+      }
+    }
+    permits.putBack(taken.slice(result.permitsUsed));
+    done.push(...result.pages);
+    const last = done.at(-1);
+    if (last !== undefined && (!last.hasMore || last.rows === 0)) break;
+    if (result.pages.length > 0) {
+      offset += result.pages.length * request.limit;
+      attempt = 0;
+    }
+    const stop = result.stopped;
+    if (stop?.rateLimited === true) {
+      refusal = { grantedAt: stop.grantedAt, ...retryAfter(stop.retryAfterMs) };
+    } else if (stop?.retryAfterMs !== undefined) {
+      await sleep(stop.retryAfterMs);
+    }
+  }
+  return done;
+}
+
+/** Fails the run when the page's failure is for good; otherwise waits before the next try. */
+async function afterFailure(offset: number, error: unknown, failures: number): Promise<void> {
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  if ((failure instanceof ApplicationFailure && failure.nonRetryable) || failures >= MAX_PAGE_FAILURES) {
+    throw pageFailed(offset, error);
+  }
+  const retryAfterMs =
+    failure instanceof ApplicationFailure ? docsApiDetailsOf(failure.details)?.retryAfterMs : undefined;
+  await sleep(retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures - 1)));
+}
+
+function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
+  return ms === undefined ? {} : { retryAfterMs: ms };
+}
+
+/** The pages a run whose worker died reported in its last heartbeat (PageRunProgress), checked. */
+function pagesReported(error: unknown, offset: number, limit: number): PageSummary[] {
+  const timeout = error instanceof ActivityFailure ? error.cause : undefined;
+  if (!(timeout instanceof TimeoutFailure)) return [];
+  const progress: unknown = timeout.lastHeartbeatDetails;
+  const pages: unknown =
+    typeof progress === 'object' && progress !== null && 'pages' in progress ? progress.pages : [];
+  if (!Array.isArray(pages)) return [];
+  const reported: PageSummary[] = [];
+  for (const page of pages as unknown[]) {
+    if (!isPageSummary(page) || page.offset !== offset + reported.length * limit) break;
+    reported.push(page);
+  }
+  return reported;
+}
+
+function isPageSummary(value: unknown): value is PageSummary {
+  if (typeof value !== 'object' || value === null) return false;
+  const page = value as Partial<Record<keyof PageSummary, unknown>>;
+  const totals = page.totals as Partial<Record<'human' | 'ai' | 'total', unknown>> | null | undefined;
+  return (
+    typeof page.offset === 'number' &&
+    typeof page.rows === 'number' &&
+    typeof page.hasMore === 'boolean' &&
+    typeof totals?.human === 'number' &&
+    typeof totals.ai === 'number' &&
+    typeof totals.total === 'number'
+  );
+}
+
+/** The permits as runs of one grant each (they come in batches): a short activity input. */
+function spansOf(permits: readonly PermitGrant[]): PermitSpan[] {
+  const spans: PermitSpan[] = [];
+  for (const permit of permits) {
+    const spendBy = permit.spendBy ?? Number.MAX_SAFE_INTEGER;
+    const last = spans.at(-1);
+    if (last !== undefined && last.grantedAt === permit.grantedAt && last.spendBy === spendBy)
+      last.count += 1;
+    else spans.push({ count: 1, grantedAt: permit.grantedAt, spendBy });
+  }
+  return spans;
+}

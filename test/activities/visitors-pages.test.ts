@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import { describe, test } from 'node:test';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import {
+  createVisitorsPagesActivities,
+  type PageRunProgress,
+  type PageRunRequest,
+  type PageRunResult,
+} from '../../src/activities/visitors-pages';
+import { ExportStaging } from '../../src/exports/staging';
+import { useExportActivities } from '../helpers/export-activities';
+import { stagingDirectory } from '../helpers/export-paths';
+import { failingAt, offsetsNamed } from '../helpers/staged-chunks';
+
+// 95 paths: pages of 10 rows at offsets 0..90, the last one (90) with 5 rows and no more.
+const fixture = useExportActivities(95);
+const range = { projectId: 'acme', dateFrom: '2026-11-01', dateTo: '2026-11-02' };
+
+function runRequest(
+  exportKey: string,
+  offset: number,
+  permits: number,
+  grantedAt = Date.now(),
+): PageRunRequest {
+  return {
+    exportKey,
+    ...range,
+    offset,
+    limit: 10,
+    permits: [{ count: permits, grantedAt, spendBy: grantedAt + 60_000 }],
+    attempt: 1,
+  };
+}
+
+async function prepared(exportKey: string): Promise<void> {
+  await new MockActivityEnvironment().run(fixture.activities.prepareVisitorsExportStaging, exportKey);
+}
+
+const requestedOffsets = (): number[] =>
+  fixture.sim
+    .requests()
+    .filter((r) => r.route === 'getVisitors')
+    .map((r) => Number(r.query.offset));
+
+const stagedOffsets = async (exportKey: string): Promise<number[]> =>
+  offsetsNamed(await fs.readdir(stagingDirectory(fixture.exportDir, exportKey)), 10).sort((a, b) => a - b);
+
+describe('fetchVisitorsPages', () => {
+  test('one request per permit, in offset order; every page staged; counts only, up to the last page', async () => {
+    await prepared('k');
+    const env = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    const result: PageRunResult = await env.run(
+      fixture.activities.fetchVisitorsPages,
+      runRequest('k', 60, 8),
+    );
+    assert.deepEqual(
+      result.pages.map((p) => [p.offset, p.rows, p.hasMore]),
+      [
+        [60, 10, true],
+        [70, 10, true],
+        [80, 10, true],
+        [90, 5, false],
+      ],
+    );
+    assert.equal(result.permitsUsed, 4, 'the permits after the last page are not used');
+    assert.equal(result.stopped, undefined);
+    assert.deepEqual(Object.keys(result.pages[0] ?? {}).sort(), ['hasMore', 'offset', 'rows', 'totals']);
+    assert.deepEqual(requestedOffsets(), [60, 70, 80, 90]);
+    assert.deepEqual(await stagedOffsets('k'), [60, 70, 80, 90]);
+    const last = beats.at(-1) as PageRunProgress;
+    assert.deepEqual(last.pages, result.pages, 'the last heartbeat reports every page staged');
+  });
+
+  test('stops when its permits run out, and skips a permit gone stale without a request', async () => {
+    await prepared('short');
+    const now = Date.now();
+    const result: PageRunResult = await new MockActivityEnvironment().run(
+      fixture.activities.fetchVisitorsPages,
+      {
+        ...runRequest('short', 0, 2),
+        permits: [
+          { count: 1, grantedAt: now - 10_000, spendBy: now - 1 },
+          { count: 2, grantedAt: now, spendBy: now + 60_000 },
+        ],
+      },
+    );
+    assert.deepEqual(
+      result.pages.map((p) => p.offset),
+      [0, 10],
+    );
+    assert.equal(result.permitsUsed, 3);
+    assert.deepEqual(requestedOffsets(), [0, 10]);
+  });
+
+  test('a failure of its first page is thrown as the service error; nothing is staged', async () => {
+    await prepared('denied');
+    fixture.sim.faults.add({ route: 'getVisitors', kind: 'status', status: 403 });
+    await assert.rejects(
+      new MockActivityEnvironment().run(fixture.activities.fetchVisitorsPages, runRequest('denied', 0, 3)),
+      (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.type, 'AuthError');
+        assert.equal(error.nonRetryable, true);
+        return true;
+      },
+    );
+    assert.deepEqual(await stagedOffsets('denied'), []);
+    assert.deepEqual(requestedOffsets(), [0], 'no request after the failure');
+  });
+
+  test('a 429 on its first page is retryable and carries Retry-After as the next retry delay', async () => {
+    await prepared('limited');
+    fixture.sim.faults.add({ route: 'getVisitors', kind: 'rateLimit', retryAfter: { seconds: 7 } });
+    await assert.rejects(
+      new MockActivityEnvironment().run(fixture.activities.fetchVisitorsPages, runRequest('limited', 0, 1)),
+      (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.type, 'RateLimitedError');
+        assert.equal(error.nonRetryable, false);
+        assert.equal(error.nextRetryDelay, 7000);
+        return true;
+      },
+    );
+  });
+
+  test('a later failure ends the run with the pages before it, and says which request failed', async () => {
+    await prepared('later');
+    const docsApi = failingAt(fixture.sim, 30, 0);
+    try {
+      const { fetchVisitorsPages } = createVisitorsPagesActivities(
+        docsApi,
+        (key) => new ExportStaging(fixture.exportDir, key),
+      );
+      const grantedAt = Date.now();
+      const result: PageRunResult = await new MockActivityEnvironment().run(
+        fetchVisitorsPages,
+        runRequest('later', 0, 6, grantedAt),
+      );
+      assert.deepEqual(
+        result.pages.map((p) => p.offset),
+        [0, 10, 20],
+      );
+      assert.equal(result.permitsUsed, 4, 'the failed request spent its permit');
+      assert.equal(result.stopped?.offset, 30);
+      assert.equal(result.stopped?.grantedAt, grantedAt);
+      assert.equal(result.stopped?.rateLimited, false);
+      assert.match(result.stopped?.message ?? '', /refused by the test/);
+      assert.deepEqual(await stagedOffsets('later'), [0, 10, 20]);
+    } finally {
+      await docsApi.close();
+    }
+  });
+
+  test('a run whose export was cleaned up fails non-retryable ExportStagingMissing, leaving nothing', async () => {
+    await assert.rejects(
+      new MockActivityEnvironment().run(fixture.activities.fetchVisitorsPages, runRequest('cleaned', 0, 2)),
+      (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.type, 'ExportStagingMissing');
+        assert.equal(error.nonRetryable, true);
+        return true;
+      },
+    );
+    assert.deepEqual(await fs.readdir(fixture.exportDir), []);
+  });
+
+  test('a run cancelled while a request is in flight reports cancellation and stages nothing', async () => {
+    await prepared('cancelled');
+    fixture.sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 5000 });
+    const env = new MockActivityEnvironment();
+    const run = env.run(fixture.activities.fetchVisitorsPages, runRequest('cancelled', 0, 3));
+    setTimeout(() => env.cancel(), 200);
+    await assert.rejects(run, CancelledFailure);
+    assert.deepEqual(await stagedOffsets('cancelled'), []);
+  });
+});
