@@ -24,10 +24,12 @@ export interface ResetPoints {
   lastMessageClosedAt: number;
   /** A create or message activity scheduled and not closed, by its scheduled event id. */
   inFlight: number | null;
+  /** Its activity type. */
+  inFlightType: typeof CREATE | typeof MESSAGE | null;
 }
 
 export function resetPointsOf(events: readonly HistoryEvent[]): ResetPoints {
-  const calls = new Map<number, string>();
+  const calls = new Map<number, typeof CREATE | typeof MESSAGE>();
   const closed = new Map<number, number>();
   const taskCompletions: number[] = [];
   for (const event of events) {
@@ -44,13 +46,16 @@ export function resetPointsOf(events: readonly HistoryEvent[]): ResetPoints {
   }
   let lastMessageClosedAt = 0;
   let inFlight: number | null = null;
+  let inFlightType: ResetPoints['inFlightType'] = null;
   for (const [scheduledId, type] of calls) {
     const closedAt = closed.get(scheduledId);
-    if (closedAt === undefined) inFlight = scheduledId;
-    else if (type === MESSAGE) lastMessageClosedAt = Math.max(lastMessageClosedAt, closedAt);
+    if (closedAt === undefined) {
+      inFlight = scheduledId;
+      inFlightType = type;
+    } else if (type === MESSAGE) lastMessageClosedAt = Math.max(lastMessageClosedAt, closedAt);
   }
   const safe = inFlight === null ? taskCompletions.filter((id) => id > lastMessageClosedAt) : [];
-  return { safe, lastMessageClosedAt, inFlight };
+  return { safe, lastMessageClosedAt, inFlight, inFlightType };
 }
 
 /** A reset that would send a create or a follow-up again: refused, nothing was changed. */

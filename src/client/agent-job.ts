@@ -34,6 +34,7 @@ import { truncate } from '../contract/text';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
 import type { AgentJobWorkflow } from '../contract/workflow-types';
 import { readCreateRecord } from './agent-job-record';
+import { resetPointsOf } from './agent-job-reset';
 import { taskQueueFromEnv } from './connect';
 
 export type AgentJobHandle = WorkflowHandle<AgentJobWorkflow>;
@@ -293,8 +294,27 @@ async function settledFollowUps(
   request: FollowUpRequest,
 ): Promise<FollowUpRecord[]> {
   try {
-    const state = await client.workflow.getHandle(workflowId, runId).query(getStateQuery);
-    return state.followUps.filter((record) => record.status !== 'pending');
+    const handle = client.workflow.getHandle(workflowId, runId);
+    const state = await handle.query(getStateQuery);
+    // A run that ended with a message in flight (terminated: no workflow code ran after it) never learned its
+    // outcome: the head of its queue may have reached the service.
+    const { inFlightType } = resetPointsOf((await handle.fetchHistory()).events ?? []);
+    const head =
+      inFlightType === 'sendAgentJobMessage'
+        ? state.followUps.find((r) => r.status === 'pending')
+        : undefined;
+    return state.followUps.flatMap((record): FollowUpRecord[] => {
+      if (record === head) {
+        return [
+          {
+            ...record,
+            status: 'outcome_unknown',
+            error: 'the run closed while this follow-up was being sent',
+          },
+        ];
+      }
+      return record.status === 'pending' ? [] : [record];
+    });
   } catch (error) {
     if (request.messageId === undefined) return [];
     throw new FollowUpNotAcceptedError(

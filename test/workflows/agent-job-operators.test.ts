@@ -147,6 +147,39 @@ describe('agentJob under operators: a call the service may have received is neve
     assert.equal(sent(projectId, 'y1'), 1);
   });
 
+  test('case 2: terminated while a follow-up is in flight, its outcome is unknown and it is not sent again', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-terminate-message', 600_000);
+    const handle = await startJob(h.client, { projectId, prompt: 'Terminated mid-message' }, 'message');
+    await eventually(async () => (await getAgentJobState(h.client, handle.workflowId)).jobId, 'the job');
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'latency', latencyMs: 3000, times: 1 });
+    await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('z1'), messageId: 'z1' });
+    await eventually(inFlight(projectId, 'sendMessage'), 'the message at the service');
+    await handle.terminate('operator');
+
+    const again = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('z1'),
+      messageId: 'z1',
+    });
+    assert.equal(again.earlierStatus, 'outcome_unknown');
+    assert.equal(again.startedNewRun, false);
+    const next = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('z2'),
+      messageId: 'z2',
+    });
+    assert.equal(next.startedNewRun, true);
+    await eventually(() => sent(projectId, 'z2') === 1, 'z2 sent by the new run');
+    const state = await getAgentJobState(h.client, handle.workflowId);
+    assert.deepEqual(
+      state.followUps.map(({ messageId, status }) => ({ messageId, status })),
+      [
+        { messageId: 'z1', status: 'outcome_unknown' },
+        { messageId: 'z2', status: 'delivered' },
+      ],
+    );
+    assert.equal(sent(projectId, 'z1'), 1, 'z1 reached the service once, by the terminated run');
+    await h.client.workflow.getHandle(handle.workflowId).terminate();
+  });
+
   test('case 3: a messageId is delivered once per job across runs (close, then restart)', async () => {
     const projectId = projectWithJobs(h.sim, 'op-across-runs', 2500);
     const handle = await startJob(h.client, { projectId, prompt: 'Across runs' }, 'across');
