@@ -37,7 +37,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
       nextPollAt: null,
       pollingSince: null,
       pendingFollowUps: 0,
-    notAcceptedFollowUps: 0,
+      notAcceptedFollowUps: 0,
       followUps: [],
       lastError: null,
       deadlineAt: '2026-11-25T12:00:00.000Z',
