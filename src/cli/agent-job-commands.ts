@@ -132,19 +132,22 @@ export async function jobStart(argv: string[], ctx: CommandContext): Promise<num
 
 async function waitForJob(client: Client, workflowId: string, json: boolean): Promise<number> {
   let last = '';
-  const timer = setInterval(() => {
-    getAgentJobState(client, workflowId).then(
-      (state) => {
-        const line = [
-          `job ${state.jobId ?? '(creating)'}: ${state.status}, ${state.polls} polls, ${state.pendingFollowUps} pending follow-ups`,
-          ...modelAndSource(state),
-        ].join('; ');
-        if (!json && line !== last) process.stdout.write(`${line}\n`);
-        last = line;
-      },
-      () => undefined,
-    );
-  }, 1000);
+  // The live status is for a reader: under --json nothing prints it, so the workflow is not queried for it.
+  const timer = json
+    ? undefined
+    : setInterval(() => {
+        getAgentJobState(client, workflowId).then(
+          (state) => {
+            const line = [
+              `job ${state.jobId ?? '(creating)'}: ${state.status}, ${state.polls} polls, ${state.pendingFollowUps} pending follow-ups`,
+              ...modelAndSource(state),
+            ].join('; ');
+            if (line !== last) process.stdout.write(`${line}\n`);
+            last = line;
+          },
+          () => undefined,
+        );
+      }, 1000);
   try {
     const result = await awaitAgentJob(client, workflowId);
     print(json, result, describeResult(result));
