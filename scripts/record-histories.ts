@@ -199,9 +199,9 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
 }
 
 /**
- * Two nights of a Paris schedule, the second after the spring change's skipped night: the scheduled run that
- * caught up on two days (child exports, watermark updates) as visitors-export-nightly-run.json, and the watermark
- * workflow as visitors-export-watermark.json.
+ * Two nights of a Paris schedule, the second after the spring change's skipped night: the visitorsNightly run that
+ * caught up on two days (child exports, watermark updates) as visitors-nightly-run.json, and the watermark
+ * workflow as visitors-nightly-watermark.json.
  */
 async function recordNightly(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
   const projectId = 'replay-nightly';
@@ -234,10 +234,10 @@ async function recordNightly(client: Parameters<typeof startAgentJob>[0], sim: S
       .map((run) => run.workflowId)
       .sort()
       .at(-1) ?? '';
-  await save('visitors-export-nightly-run', client.workflow.getHandle(caughtUp), sim);
+  await save('visitors-nightly-run', client.workflow.getHandle(caughtUp), sim);
   await save(
-    'visitors-export-watermark',
-    client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId, 'Europe/Paris')),
+    'visitors-nightly-watermark',
+    client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)),
     sim,
   );
   await schedule.delete();

@@ -1,11 +1,13 @@
 import { agentJobInputSchema } from '../contract/agent-job';
 import type { InputIssue } from '../contract/input-error';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
+import { visitorsNightlyInputSchema } from '../contract/nightly-schema';
 import { visitorsExportInputSchema } from '../contract/visitors-export';
 
 const INPUT_SCHEMAS = {
   agentJob: agentJobInputSchema,
   visitorsExport: visitorsExportInputSchema,
+  visitorsNightly: visitorsNightlyInputSchema,
 } as const;
 
 export interface WorkflowInputCheck {

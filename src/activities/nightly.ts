@@ -1,15 +1,28 @@
 import { Context } from '@temporalio/activity';
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import {
-  advanceWatermarkUpdate,
-  NIGHTLY_WATERMARK_WORKFLOW_TYPE,
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
+import {
+  DocsProjectIdKey,
+  visitorsExportWorkflowId,
+  workflowIdPrefix,
+  WorkflowType,
+} from '../contract/names';
+import {
   nightlyWatermarkWorkflowId,
   readWatermarkUpdate,
-  type NightlyReport,
+  reportDayUpdate,
+  type InstantRange,
   type NightlyWatermark,
   type NightlyWatermarkState,
+  type VisitorsNightlyResult,
 } from '../contract/nightly';
-import { addDays, dayBefore, dueDays } from '../contract/zone-days';
+import type { VisitorsExportResult } from '../contract/visitors-export';
+import { addDays, dayBefore, dueDays, rebuiltWatermark } from '../contract/zone-days';
+import { whileHeartbeating } from './heartbeat';
 
 export interface NightlyPlanRequest {
   projectId: string;
@@ -21,84 +34,220 @@ export interface NightlyPlanRequest {
   maxDays: number;
 }
 
-export interface NightlyPlan {
+export interface NightlyPlan extends NightlyWatermark {
   timeZone: string;
-  timeZoneFrom: NightlyReport['timeZoneFrom'];
+  timeZoneFrom: VisitorsNightlyResult['timeZoneFrom'];
   through: string;
-  watermark: string | null;
-  /** Days to export now, oldest first (days already done after a gap are left out). */
+  /** Days to export now, oldest first: every day after the watermark not done yet, failed ones included. */
   days: string[];
   /** Days due past the cap. */
   remaining: number;
 }
 
-export interface WatermarkAdvance {
+export interface NightlyReport {
   projectId: string;
   timeZone: string;
-  day: string;
+  day?: string;
+  bridge?: InstantRange;
+  error?: string;
 }
 
+/** How a day's export another run started ended (or is found ended). */
+export type DayExportOutcome =
+  { status: 'COMPLETED'; result: VisitorsExportResult } | { status: string; error: string };
+
+/** How long one call to the watermark may take: a watermark that does not answer fails the attempt. */
+const WATERMARK_CALL_MS = 20_000;
+
 /**
- * The nightly runs' side of the watermark workflow (`visitorsExportWatermark`, one per project and zone), which
- * they reach through the Temporal client: workflow code cannot update another workflow.
+ * The nightly runs' side of the watermark workflow (`visitorsNightlyWatermark`, one per project), which they reach
+ * through the Temporal client: workflow code cannot update another workflow. The watermark always runs on the
+ * task queue of the run that talks to it, and is rebuilt from durable state when it is gone.
  */
 export function createNightlyActivities() {
   return {
-    /** The zone, the last day due, and the days a scheduled run exports now (reading the watermark). */
+    /** The zone, the last day due, and the days a nightly run exports now (reading the watermark). */
     async planNightlyExport(request: NightlyPlanRequest): Promise<NightlyPlan> {
       const { client, info } = Context.current();
-      const { timeZone, timeZoneFrom } = await zoneOf(request);
+      const { timeZone, timeZoneFrom } = await zoneOf(client, request);
       const through = dayBefore(new Date(request.nominalTime), timeZone);
-      const initial: NightlyWatermarkState = {
+      const current = await readWatermark(client, {
         projectId: request.projectId,
         timeZone,
-        watermark: null,
-        done: [],
-        advanced: false,
-      };
-      const current: NightlyWatermark = await client.workflow.executeUpdateWithStart(readWatermarkUpdate, {
-        args: [{ initial: addDays(through, -1) }],
-        startWorkflowOperation: new WithStartWorkflowOperation(NIGHTLY_WATERMARK_WORKFLOW_TYPE, {
-          workflowId: nightlyWatermarkWorkflowId(request.projectId, timeZone),
-          taskQueue: info.taskQueue,
-          args: [initial],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          staticSummary: `Nightly export watermark of ${request.projectId} in ${timeZone}`,
-        }),
+        through,
+        taskQueue: info.taskQueue,
       });
       const due = dueDays(current.watermark, through, request.maxDays, current.done);
-      return {
-        timeZone,
-        timeZoneFrom,
-        through,
-        watermark: current.watermark,
-        days: due.days,
-        remaining: due.remaining,
-      };
+      return { ...current, timeZone, timeZoneFrom, through, days: due.days, remaining: due.remaining };
     },
 
-    /** Records a day exported whole; returns the watermark after it. */
-    async advanceNightlyWatermark(advance: WatermarkAdvance): Promise<NightlyWatermark> {
-      const handle = Context.current().client.workflow.getHandle(
-        nightlyWatermarkWorkflowId(advance.projectId, advance.timeZone),
-      );
-      return handle.executeUpdate(advanceWatermarkUpdate, { args: [{ day: advance.day }] });
+    /** Reports a day (or the bridge after a zone change) exported whole, or failed; returns the watermark after. */
+    async reportNightlyDay(report: NightlyReport): Promise<NightlyWatermark> {
+      const { client, info } = Context.current();
+      const { projectId, ...update } = report;
+      const send = (): Promise<NightlyWatermark> =>
+        client.withDeadline(Date.now() + WATERMARK_CALL_MS, () =>
+          client.workflow
+            .getHandle(nightlyWatermarkWorkflowId(projectId))
+            .executeUpdate(reportDayUpdate, { args: [update] }),
+        );
+      try {
+        return await send();
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        // Terminated while this run exported: rebuilt where this run is, then told.
+        const through = report.day ?? dayBefore(new Date(), report.timeZone);
+        await readWatermark(client, {
+          projectId,
+          timeZone: report.timeZone,
+          through,
+          taskQueue: info.taskQueue,
+        });
+        return send();
+      }
     },
 
-    /** The status of a day's export that could not be started because its id is taken ('COMPLETED', 'RUNNING'…). */
-    async dayExportStatus(workflowId: string): Promise<string> {
-      const description = await Context.current().client.workflow.getHandle(workflowId).describe();
-      return description.status.name;
+    /** Waits for a day's export that another run (or a backfill) started under the day's id, heartbeating. */
+    async awaitDayExport(workflowId: string): Promise<DayExportOutcome> {
+      const handle = Context.current().client.workflow.getHandle(workflowId);
+      try {
+        const result = (await whileHeartbeating(() => handle.result())) as VisitorsExportResult;
+        return { status: 'COMPLETED', result };
+      } catch (error) {
+        if (!(error instanceof WorkflowFailedError)) throw error;
+        const { status } = await handle.describe();
+        return { status: status.name, error: error.cause?.message ?? error.message };
+      }
     },
   };
 }
 
+interface WatermarkRead {
+  projectId: string;
+  timeZone: string;
+  /** The last day due: a new watermark starts the day before it. */
+  through: string;
+  taskQueue: string;
+}
+
+/**
+ * Reads the project's watermark, starting it where it is missing. A watermark running on another task queue is
+ * moved to this one (its state read from its memo, where the server keeps it without any worker), and one that is
+ * gone (terminated, reset, past retention) is rebuilt from its last memo and the completed day exports.
+ */
+async function readWatermark(client: Client, read: WatermarkRead): Promise<NightlyWatermark> {
+  const workflowId = nightlyWatermarkWorkflowId(read.projectId);
+  let state: NightlyWatermarkState = emptyState(read.projectId);
+  let running = false;
+  try {
+    const described = await client.workflow.getHandle(workflowId).describe();
+    running = described.status.name === 'RUNNING' && described.taskQueue === read.taskQueue;
+    if (!running) {
+      state = stateFromMemo(described.memo, read.projectId) ?? state;
+      if (described.status.name === 'RUNNING') {
+        await client.workflow
+          .getHandle(workflowId, described.runId)
+          .terminate(`moved to task queue ${read.taskQueue}, where the nightly runs are`);
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+  }
+  if (!running) state = await withCompletedDays(client, state, read);
+  return client.withDeadline(Date.now() + WATERMARK_CALL_MS, () =>
+    client.workflow.executeUpdateWithStart(readWatermarkUpdate, {
+      args: [{ timeZone: read.timeZone, initial: addDays(read.through, -1) }],
+      startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.visitorsNightlyWatermark, {
+        workflowId,
+        taskQueue: read.taskQueue,
+        args: [state],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: [{ key: DocsProjectIdKey, value: read.projectId }],
+        staticSummary: `Nightly export watermark of ${read.projectId}`,
+      }),
+    }),
+  );
+}
+
+function emptyState(projectId: string): NightlyWatermarkState {
+  return {
+    projectId,
+    timeZone: null,
+    watermark: null,
+    done: [],
+    failed: [],
+    bridge: null,
+    closed: null,
+    advanced: false,
+  };
+}
+
+/** The state a watermark mirrored in its memo; undefined when the memo is missing or not one. */
+export function stateFromMemo(
+  memo: Record<string, unknown> | undefined,
+  projectId: string,
+): NightlyWatermarkState | undefined {
+  if (memo === undefined) return undefined;
+  const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+  const days = Array.isArray(memo.done) ? memo.done.filter((d): d is string => typeof d === 'string') : [];
+  const failed = Array.isArray(memo.failed)
+    ? (memo.failed as unknown[]).filter(
+        (f): f is { day: string; error: string } =>
+          typeof f === 'object' && f !== null && typeof (f as { day?: unknown }).day === 'string',
+      )
+    : [];
+  const bridge = memo.bridge as InstantRange | null | undefined;
+  const closed = memo.closed as NightlyWatermarkState['closed'] | undefined;
+  return {
+    projectId,
+    timeZone: text(memo.timeZone),
+    watermark: text(memo.watermark),
+    done: days,
+    failed,
+    bridge: bridge ?? null,
+    closed: closed ?? null,
+    advanced: memo.advanced === true,
+  };
+}
+
+/**
+ * Adds the days of the zone whose export completed whole (found through visibility, under the day's own id) to a
+ * state being rebuilt. Without a watermark of the zone, the watermark is rebuilt from those days alone.
+ */
+async function withCompletedDays(
+  client: Client,
+  state: NightlyWatermarkState,
+  read: WatermarkRead,
+): Promise<NightlyWatermarkState> {
+  if (state.timeZone !== null && state.timeZone !== read.timeZone) return state;
+  const found: string[] = [];
+  const prefix = `${workflowIdPrefix.visitorsExport}/${read.projectId}/`;
+  const query =
+    `WorkflowType = '${WorkflowType.visitorsExport}' AND ${DocsProjectIdKey.name} = '${read.projectId}' ` +
+    `AND ExecutionStatus = 'Completed'`;
+  for await (const execution of client.workflow.list({ query })) {
+    const dayOf = /^(\d{4}-\d{2}-\d{2})_/.exec(execution.workflowId.slice(prefix.length))?.[1];
+    if (dayOf === undefined || dayOf > read.through) continue;
+    const expected = visitorsExportWorkflowId(read.projectId, dayOf, addDays(dayOf, 1), read.timeZone);
+    if (execution.workflowId === expected) found.push(dayOf);
+  }
+  if (state.watermark !== null) {
+    const watermark = state.watermark;
+    const done = [...new Set([...state.done, ...found.filter((day) => day > watermark)])].sort();
+    return { ...state, timeZone: read.timeZone, done };
+  }
+  const rebuilt = rebuiltWatermark(found);
+  return { ...state, timeZone: rebuilt.watermark === null ? null : read.timeZone, ...rebuilt };
+}
+
 async function zoneOf(
+  client: Client,
   request: NightlyPlanRequest,
-): Promise<{ timeZone: string; timeZoneFrom: NightlyReport['timeZoneFrom'] }> {
+): Promise<{ timeZone: string; timeZoneFrom: VisitorsNightlyResult['timeZoneFrom'] }> {
   if (request.timeZone !== undefined) return { timeZone: request.timeZone, timeZoneFrom: 'input' };
   if (request.scheduleId !== undefined) {
-    const schedule = await Context.current().client.schedule.getHandle(request.scheduleId).describe();
+    const schedule = await client.schedule.getHandle(request.scheduleId).describe();
     if (schedule.spec.timezone !== undefined && schedule.spec.timezone !== '') {
       return { timeZone: schedule.spec.timezone, timeZoneFrom: 'schedule' };
     }

@@ -122,7 +122,11 @@ export async function scheduleDescribe(argv: string[], ctx: CommandContext): Pro
     paused: d.state.paused,
     note: d.state.note,
     watermark: n.watermark,
+    watermarkTimeZone: n.watermarkTimeZone,
     doneAfterWatermark: n.doneAfterWatermark,
+    failed: n.failed,
+    bridge: n.bridge,
+    closed: n.closed,
     maxCatchUpDays: n.maxCatchUpDays,
     nextRuns: n.nextRuns,
     nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
@@ -138,7 +142,17 @@ export async function scheduleDescribe(argv: string[], ctx: CommandContext): Pro
     [
       `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.scheduleTimeZone}, exports days of ${n.timeZone}`,
       `watermark: ${n.watermark ?? 'none yet (the first run exports the day before it)'}` +
+        (n.watermarkTimeZone !== null && n.watermarkTimeZone !== n.timeZone
+          ? ` in ${n.watermarkTimeZone} (the next run carries it over to ${n.timeZone})`
+          : '') +
         (n.doneAfterWatermark.length > 0 ? ` (also done: ${n.doneAfterWatermark.join(', ')})` : ''),
+      ...n.failed.map((f) => `failed: ${f.day}: ${f.error} (each run exports it again)`),
+      ...(n.bridge === null
+        ? []
+        : [`zone change: ${n.bridge.dateFrom} → ${n.bridge.dateTo} still to export as one range`]),
+      ...(n.closed === null
+        ? []
+        : [`closed: the watermark of ${n.closed.timeZone} at ${n.closed.watermark}`]),
       next === undefined
         ? 'next run: -'
         : `next run: ${next.at} exports ${next.days.length === 0 ? 'nothing' : next.days.join(', ')}` +

@@ -1,8 +1,8 @@
 import type { ScheduleDescription } from '@temporalio/client';
 import { z } from 'zod';
-import { visitorsExportInputSchema } from '../contract/visitors-export';
+import { visitorsNightlyInputSchema } from '../contract/nightly-schema';
 
-const { format, pageSize, concurrency, timeZone, maxCatchUpDays } = visitorsExportInputSchema.shape;
+const { format, pageSize, concurrency, timeZone, maxCatchUpDays } = visitorsNightlyInputSchema.shape;
 
 /**
  * What a schedule's runs are started with, as far as the schedule's settings go. The schedule may have been made

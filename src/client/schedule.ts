@@ -8,19 +8,15 @@ import {
 } from '@temporalio/client';
 import { z } from 'zod';
 import { DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
-import { durationSchema, intInRange, parseOrThrow, projectIdSchema } from '../contract/validation';
-import {
-  EXPORT_FORMATS,
-  MAX_CONCURRENCY,
-  MAX_PAGE_SIZE,
-  timeZoneSchema,
-  type VisitorsExportInput,
-} from '../contract/visitors-export';
-import { MAX_CATCH_UP_DAYS } from '../contract/nightly';
+import { durationSchema, InputValidationError, parseOrThrow, projectIdSchema } from '../contract/validation';
+import { timeZoneSchema, UNENDED_RANGE_RULE, rangeEnd } from '../contract/visitors-export';
+import { visitorsNightlyInputSchema, type VisitorsNightlyInput } from '../contract/nightly-schema';
 import { addDays } from '../contract/zone-days';
 import { scheduleInput, zoneOf } from './schedule-input';
 import { startVisitorsExport } from './visitors-export';
 import { taskQueueFromEnv } from './connect';
+
+const nightlyFields = visitorsNightlyInputSchema.shape;
 
 const timeOfDaySchema = z
   .string({ error: 'must be a string' })
@@ -29,15 +25,15 @@ const timeOfDaySchema = z
 const scheduleFields = {
   /** Time of day of the nightly run, HH:MM in `timeZone`. */
   at: timeOfDaySchema,
-  /** IANA zone of `at`, and of the "previous day" each run exports. */
+  /** IANA zone of `at`, and whose days the runs export (each run: every day due up to the day before it). */
   timeZone: timeZoneSchema,
   /** How late a run missed while Temporal was unavailable may still start (default 1 day). */
   catchupWindow: durationSchema.optional(),
-  format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-  pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
-  concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
+  format: nightlyFields.format,
+  pageSize: nightlyFields.pageSize,
+  concurrency: nightlyFields.concurrency,
   /** How many days one run exports at most when it catches up (default 31); the rest waits for the next runs. */
-  maxCatchUpDays: intInRange(1, MAX_CATCH_UP_DAYS).optional(),
+  maxCatchUpDays: nightlyFields.maxCatchUpDays,
   taskQueue: z.string().min(1, 'must not be empty').optional(),
 };
 
@@ -58,8 +54,8 @@ const DEFAULT_CATCHUP_WINDOW = '1 day';
 
 function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
   const [hour, minute] = options.at.split(':').map(Number) as [number, number];
-  // The workflow cannot see the schedule's zone: the input carries it (a CLI-made schedule passes it too).
-  const input: VisitorsExportInput = {
+  // The input names the zone too, so that a run's days never depend on reading the schedule back.
+  const input: VisitorsNightlyInput = {
     projectId: options.projectId,
     timeZone: options.timeZone,
     ...(options.format === undefined ? {} : { format: options.format }),
@@ -72,7 +68,7 @@ function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
     spec: { calendars: [{ hour, minute, comment: `nightly at ${options.at}` }], timezone: options.timeZone },
     action: {
       type: 'startWorkflow',
-      workflowType: WorkflowType.visitorsExport,
+      workflowType: WorkflowType.visitorsNightly,
       taskQueue: options.taskQueue ?? taskQueueFromEnv(),
       // The server appends each run's nominal time to this id.
       workflowId: `${visitorsScheduleId(options.projectId)}/run`,
@@ -88,9 +84,10 @@ function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
 }
 
 /**
- * Creates the project's nightly export schedule `visitors-export-nightly/<projectId>`: at `at` in `timeZone`,
- * overlap SKIP; each run exports every day of `timeZone` after the watermark up to the day before it. Options are validated before Temporal is
- * contacted (InputValidationError naming the field); an existing schedule raises ScheduleAlreadyRunning.
+ * Creates the project's nightly export schedule `visitors-export-nightly/<projectId>`, which starts
+ * `visitorsNightly` at `at` in `timeZone` (overlap SKIP); each run exports every day of `timeZone` not yet exported
+ * whole up to the day before it. Options are validated before Temporal is contacted (InputValidationError naming
+ * the field); an existing schedule raises ScheduleAlreadyRunning.
  */
 export async function createVisitorsSchedule(
   client: Client,
@@ -217,8 +214,9 @@ export interface BackfilledDay {
 /**
  * Exports the days fromDay..toDay (both included, days of the schedule's zone) with the schedule's settings, one
  * export per day under the id a nightly run gives that day. Days after the watermark are then counted by the next
- * nightly run without a request; days at or before it are exported again (their files replaced). Returns at once,
- * with the days and their workflow ids.
+ * nightly run without a request; days at or before it are exported again (their files replaced). A day that has
+ * not ended in the zone is refused before anything starts (InputValidationError on toDay). Returns at once, with
+ * the days and their workflow ids.
  */
 export async function backfillVisitorsSchedule(
   client: Client,
@@ -229,6 +227,13 @@ export async function backfillVisitorsSchedule(
   const description = await describeVisitorsSchedule(client, projectId);
   const current = currentOptions(description, projectId);
   const timeZone = zoneOf(description);
+  const end = rangeEnd({ dateTo: addDays(toDay, 1), timeZone });
+  if (end !== undefined && end > Date.now()) {
+    throw new InputValidationError(
+      [{ field: 'toDay', rule: `${UNENDED_RANGE_RULE} (${timeZone})` }],
+      'backfill days',
+    );
+  }
   const started: BackfilledDay[] = [];
   for (let day = fromDay; day <= toDay; day = addDays(day, 1)) {
     const handle = await startVisitorsExport(

@@ -9,6 +9,8 @@ export const WorkflowType = {
   /** The record of a job's create, kept outside the job's runs (see agentJobCreateRecordId). */
   agentJobCreateRecord: 'agentJobCreateRecord',
   visitorsExport: 'visitorsExport',
+  visitorsNightly: 'visitorsNightly',
+  visitorsNightlyWatermark: 'visitorsNightlyWatermark',
 } as const;
 
 /** The Nexus service the worker serves on its task queue, and its operations (each runs the workflow of its name). */

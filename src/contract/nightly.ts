@@ -1,56 +1,106 @@
-// The nightly exports' watermark: names and messages shared by the workflow, the activities and the client.
-// Free of zod, so that workflow code may import it.
+// The nightly export (workflow `visitorsNightly`) and its watermark: names, messages and shapes shared by the
+// workflows, the activities and the client. Free of zod, so that workflow code may import it.
 import { defineUpdate } from '@temporalio/workflow';
+import type { VisitorTotals } from './visitors-export';
 
-/** How many days one scheduled run exports at most; the rest is left to the next runs. */
+/** How many days one nightly run exports at most; the rest is left to the next runs. */
 export const DEFAULT_MAX_CATCH_UP_DAYS = 31;
-/** Upper bound of `maxCatchUpDays`: a day costs the scheduled run about 12 history events. */
+/** Upper bound of `maxCatchUpDays`: a day costs the nightly run about 12 history events. */
 export const MAX_CATCH_UP_DAYS = 100;
 
-/** The watermark workflow's type name. */
-export const NIGHTLY_WATERMARK_WORKFLOW_TYPE = 'visitorsExportWatermark';
-
-/** One watermark per project and zone: `visitors-export-watermark/<projectId>/<timeZone>`. */
-export function nightlyWatermarkWorkflowId(projectId: string, timeZone: string): string {
-  return `visitors-export-watermark/${projectId}/${timeZone}`;
+/** One watermark per project: `visitors-nightly-watermark/<projectId>`. It holds the zone of its days. */
+export function nightlyWatermarkWorkflowId(projectId: string): string {
+  return `visitors-nightly-watermark/${projectId}`;
 }
 
-/** What the watermark workflow holds (and carries through continue-as-new): plain JSON. */
+/** A range of instants (ISO 8601, `dateTo` exclusive). */
+export interface InstantRange {
+  dateFrom: string;
+  dateTo: string;
+}
+
+/** A day that failed, kept until a run exports it whole. */
+export interface FailedDay {
+  day: string;
+  error: string;
+}
+
+/** What the watermark workflow holds, carries through continue-as-new and mirrors in its memo: plain JSON. */
 export interface NightlyWatermarkState {
   projectId: string;
-  timeZone: string;
-  /** The last day (`YYYY-MM-DD` of the zone) such that it and every day before it are exported whole. */
+  /** The zone whose days `watermark`, `done` and `failed` are; null before the first run. */
+  timeZone: string | null;
+  /** The last day of `timeZone` such that it and every day before it are exported whole. */
   watermark: string | null;
-  /** Days after the watermark already exported whole (a gap before them is still due), oldest first. */
+  /** Days after the watermark already exported whole (a day before them is still due), oldest first. */
   done: string[];
-  /** Whether any day was reported exported: until then, a run with an earlier first day may lower the watermark. */
+  /** Days after the watermark whose last export failed, with the error; retried by every run. */
+  failed: FailedDay[];
+  /**
+   * After a zone change: the instants between the old zone's coverage and the new zone's first whole day, still
+   * to export as one range. Null once exported (or when there is none).
+   */
+  bridge: InstantRange | null;
+  /** The zone (and its last day) whose coverage was carried over to `timeZone`: that watermark is closed. */
+  closed: { timeZone: string; watermark: string } | null;
+  /** Whether any day was reported: until then, a run with an earlier first day may lower the watermark. */
   advanced: boolean;
 }
 
-/** The watermark and the days after it already done, as the workflow's memo and the updates return them. */
-export type NightlyWatermark = Pick<NightlyWatermarkState, 'watermark' | 'done'>;
+/** The watermark's state as the updates return it. */
+export type NightlyWatermark = Omit<NightlyWatermarkState, 'projectId' | 'advanced'>;
 
 /**
- * Returns the watermark, first setting it to `initial` when it has none (a schedule's first run: the day before
- * the first day it exports), or lowering it to `initial` while no day has been reported yet (concurrent first runs:
- * the earliest wins).
+ * Returns the watermark of `timeZone`. A watermark without days takes `initial` (a schedule's first run: the day
+ * before the first day it exports), or lowers to it while no day has been reported (concurrent first runs: the
+ * earliest wins). A watermark of another zone is closed and its coverage carried over by instant.
  */
-export const readWatermarkUpdate = defineUpdate<NightlyWatermark, [{ initial: string }]>('readWatermark');
+export const readWatermarkUpdate = defineUpdate<NightlyWatermark, [{ timeZone: string; initial: string }]>(
+  'readWatermark',
+);
 
-/** Records a day exported whole; the watermark moves over it once every day before it is whole too. */
-export const advanceWatermarkUpdate = defineUpdate<NightlyWatermark, [{ day: string }]>('advanceWatermark');
+/**
+ * Reports a day's export (or the bridge's): done whole, or failed with its error. The watermark moves over a day
+ * once every day before it is whole too. A report for another zone than the watermark's changes nothing.
+ */
+export const reportDayUpdate = defineUpdate<
+  NightlyWatermark,
+  [{ timeZone: string; day?: string; bridge?: InstantRange; error?: string }]
+>('reportDay');
 
-/** A scheduled run's catch-up, in its result (`nightly`). */
-export interface NightlyReport {
+/** A day's outcome in a nightly run. */
+export interface NightlyDay {
+  day: string;
+  status: 'exported' | 'found-exported' | 'failed';
+  workflowId: string;
+  error?: string;
+}
+
+/** What `visitorsNightly` returns. */
+export interface VisitorsNightlyResult {
+  projectId: string;
   /** The zone whose days were exported, and where it came from. */
   timeZone: string;
   timeZoneFrom: 'input' | 'schedule' | 'default';
   /** The last day due: the day before the run's nominal time in `timeZone`. */
   through: string;
-  /** Days exported by this run (or found already exported by another), oldest first. */
+  /** Days exported whole by this run, or found exported whole (by another run, a backfill), oldest first. */
   exported: string[];
+  /** Days whose export failed: later days were still exported, and the next run retries these. */
+  failed: FailedDay[];
+  /** After a zone change: the instants exported as one range between the old zone's days and the new zone's. */
+  bridge?: InstantRange & { workflowId: string; error?: string };
+  days: NightlyDay[];
   /** The watermark after the run. */
   watermark: string | null;
-  /** Days due but left to the next runs (past `maxCatchUpDays`, or after a day another run is exporting). */
+  /** Days due but left to the next runs (past `maxCatchUpDays`). */
   remaining: number;
+  totals: VisitorTotals;
+  rows: number;
+  pages: number;
+  files: string[];
+  warnings: string[];
 }
+
+/** The failure a nightly run ends with when its watermark does not answer within its bound (non-retryable). */
+export const NIGHTLY_WATERMARK_UNAVAILABLE = 'NightlyWatermarkUnavailable';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { apiDateSchema, checkDateOrder } from './api-dates';
-import type { NightlyReport } from './nightly';
-import { MAX_CATCH_UP_DAYS } from './nightly';
+import { apiDateSchema, checkDateOrder, parseApiDate } from './api-dates';
+import { zoneDays } from './zone-days';
 import { durationSchema, intInRange, projectIdSchema } from './validation';
 import {
   EXPORT_FORMATS,
@@ -45,8 +44,6 @@ export interface VisitorsExportResult {
   pages: number;
   files: string[];
   warnings: string[];
-  /** A scheduled run without dates: the days it caught up on (totals, rows, pages and files are their sums). */
-  nightly?: NightlyReport;
 }
 
 export interface VisitorsExportFileEntry {
@@ -123,23 +120,26 @@ export const visitorsExportContinuationSchema = z
 
 export type VisitorsExportContinuation = z.infer<typeof visitorsExportContinuationSchema>;
 
-export const visitorsExportInputSchema = z
+const visitorsExportShape = z
   .object({
     projectId: projectIdSchema,
-    /** Inclusive start, `YYYY-MM-DD` or ISO 8601. Omitted only for scheduled runs (then: the previous day). */
-    dateFrom: apiDateSchema.optional(),
-    /** Exclusive end, as in the service. */
-    dateTo: apiDateSchema.optional(),
+    /** Inclusive start, `YYYY-MM-DD` or ISO 8601. */
+    dateFrom: apiDateSchema,
+    /** Exclusive end, as in the service: it must have passed (in `timeZone`) unless `partial` is true. */
+    dateTo: apiDateSchema,
     pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
     concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
     /**
      * IANA zone whose calendar days the dates name (default UTC): with a zone, dateFrom/dateTo must be days
-     * `YYYY-MM-DD`. A scheduled run without dates exports the days of this zone (or, when absent, of its schedule).
+     * `YYYY-MM-DD`.
      */
     timeZone: timeZoneSchema.optional(),
-    /** A scheduled run without dates exports at most this many days; the rest is left to the next runs (31). */
-    maxCatchUpDays: intInRange(1, MAX_CATCH_UP_DAYS).optional(),
+    /**
+     * Exports a range that has not ended yet, as far as it goes now: marked partial in the result, the folder and
+     * the manifest, under an id of its own that the nightly export never takes as a whole day.
+     */
+    partial: z.boolean({ error: 'must be true or false' }).optional(),
     /** How long the export may take in all, waits for the analytics budget included (default 24 h). */
     deadline: durationSchema.optional(),
     /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
@@ -149,31 +149,48 @@ export const visitorsExportInputSchema = z
     /** Set by the workflow itself when it continues as new; clients must not pass it. */
     continuation: visitorsExportContinuationSchema.optional(),
   })
-  .strict()
-  .superRefine((input, ctx) => {
-    if ((input.dateFrom === undefined) !== (input.dateTo === undefined)) {
+  .strict();
+
+export const visitorsExportInputSchema = visitorsExportShape.superRefine((input, ctx) => {
+  checkDateOrder(input, ctx);
+  checkEnded(input, ctx);
+  if (input.timeZone === undefined) return;
+  for (const field of ['dateFrom', 'dateTo'] as const) {
+    const value = input[field];
+    if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
       ctx.addIssue({
         code: 'custom',
-        path: [input.dateFrom === undefined ? 'dateFrom' : 'dateTo'],
-        message: 'dateFrom and dateTo must be given together (or both omitted in a scheduled run)',
+        path: [field],
+        message: 'must be a day YYYY-MM-DD when timeZone is given (the day of that zone)',
       });
-      return;
     }
-    checkDateOrder(input, ctx);
-    if (input.timeZone === undefined) return;
-    for (const field of ['dateFrom', 'dateTo'] as const) {
-      const value = input[field];
-      if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [field],
-          message: 'must be a day YYYY-MM-DD when timeZone is given (the day of that zone)',
-        });
-      }
-    }
-  });
+  }
+});
 
 export type VisitorsExportInput = z.infer<typeof visitorsExportInputSchema>;
+
+/** The rule a range that has not ended breaks, named by every entry point that refuses it. */
+export const UNENDED_RANGE_RULE =
+  "must have passed in the export's zone: a day is exported once it has ended";
+
+/** The instant `dateTo` stands for: midnight of that day in `timeZone` for a day, else the date-time itself. */
+export function rangeEnd(input: { dateTo: string; timeZone?: string | undefined }): number | undefined {
+  const end = parseApiDate(input.dateTo);
+  if (end === undefined || input.timeZone === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(input.dateTo))
+    return end;
+  const day = zoneDays(input.dateTo, input.dateTo, input.timeZone);
+  return parseApiDate(day.requestRange?.dateTo ?? day.dateTo);
+}
+
+/** A range whose end has not passed is refused unless `partial` is true (checked against the clock now). */
+function checkEnded(input: z.output<typeof visitorsExportShape>, ctx: z.RefinementCtx): void {
+  if (input.partial === true || (input.timeZone !== undefined && !isTimeZone(input.timeZone))) return;
+  const end = rangeEnd(input);
+  if (end !== undefined && end > Date.now()) {
+    const message = `${UNENDED_RANGE_RULE} (set partial: true to export it so far)`;
+    ctx.addIssue({ code: 'custom', path: ['dateTo'], message });
+  }
+}
 
 function isTimeZone(zone: string): boolean {
   try {

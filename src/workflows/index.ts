@@ -2,15 +2,24 @@ import { agentJob } from './agent-job/workflow';
 import { agentJobCreateRecord } from './agent-job/create-record';
 import { docsBudgetLimiter } from './budget/limiter';
 import { visitorsExport } from './visitors-export/workflow';
-import { visitorsExportWatermark } from './visitors-export/watermark';
+import { visitorsNightly } from './visitors-nightly/workflow';
+import { visitorsNightlyWatermark } from './visitors-nightly/watermark';
 import { declareVersioningBehaviors } from './versioning';
 
 declareVersioningBehaviors({
   agentJob,
   agentJobCreateRecord,
   visitorsExport,
+  visitorsNightly,
   docsBudgetLimiter,
-  visitorsExportWatermark,
+  visitorsNightlyWatermark,
 });
 
-export { agentJob, agentJobCreateRecord, visitorsExport, docsBudgetLimiter, visitorsExportWatermark };
+export {
+  agentJob,
+  agentJobCreateRecord,
+  visitorsExport,
+  visitorsNightly,
+  docsBudgetLimiter,
+  visitorsNightlyWatermark,
+};

@@ -16,10 +16,15 @@ export const VERSIONING_BEHAVIOR = {
   agentJob: 'PINNED',
   /** Never ends: pinned to one version per run, it moves at continue-as-new (continueAsNewOnCurrentVersion). */
   docsBudgetLimiter: 'PINNED',
-  /** Never ends: the same. */
-  visitorsExportWatermark: 'PINNED',
   /** Completes in its first task (it returns its input): it never meets another version. */
   agentJobCreateRecord: 'PINNED',
+  /**
+   * A nightly run awaits its days' exports (children, each pinned on its own) and the watermark's answers: it
+   * finishes on the code that started it.
+   */
+  visitorsNightly: 'PINNED',
+  /** Never ends: the same as the limiter. */
+  visitorsNightlyWatermark: 'PINNED',
 } as const satisfies Record<string, VersioningBehavior>;
 
 export type VersionedWorkflowType = keyof typeof VERSIONING_BEHAVIOR;

@@ -19,7 +19,8 @@ import {
 import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType, zoneSuffix } from '../../src/contract/names';
-import type { VisitorsExportManifest, VisitorsExportResult } from '../../src/contract/visitors-export';
+import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
+import type { VisitorsNightlyResult } from '../../src/contract/nightly';
 import { Worker } from '@temporalio/worker';
 import { fireNights } from '../helpers/nightly';
 import { useStack } from '../helpers/stack';
@@ -116,7 +117,7 @@ describe('nightly visitors export schedule', () => {
     assert.equal(described.action.type, 'startWorkflow');
     assert.equal(
       described.action.type === 'startWorkflow' && described.action.workflowType,
-      WorkflowType.visitorsExport,
+      WorkflowType.visitorsNightly,
     );
     assert.deepEqual(actionInput(described), { projectId: 'lifecycle', timeZone: 'Europe/Paris' });
     assert.ok(described.info.nextActionTimes.length > 0);
@@ -317,7 +318,7 @@ describe('nightly visitors export schedule', () => {
       '--workflow-id',
       'visitors-export-nightly/cli/run',
       '--type',
-      WorkflowType.visitorsExport,
+      WorkflowType.visitorsNightly,
       '--task-queue',
       DEFAULT_TASK_QUEUE,
       '--input',
@@ -366,7 +367,7 @@ describe('nightly visitors export schedule', () => {
       '--workflow-id',
       'no-zone/run',
       '--type',
-      WorkflowType.visitorsExport,
+      WorkflowType.visitorsNightly,
       '--task-queue',
       DEFAULT_TASK_QUEUE,
       '--input',
@@ -380,9 +381,9 @@ describe('nightly visitors export schedule', () => {
     for await (const run of stack.env.client.workflow.list({ query: `TemporalScheduledById = 'no-zone'` })) {
       workflowId = run.workflowId;
     }
-    const result = (await stack.env.client.workflow.getHandle(workflowId).result()) as VisitorsExportResult;
-    assert.equal(result.nightly?.timeZone, 'UTC');
-    assert.equal(result.nightly?.timeZoneFrom, 'default');
+    const result = (await stack.env.client.workflow.getHandle(workflowId).result()) as VisitorsNightlyResult;
+    assert.equal(result.timeZone, 'UTC');
+    assert.equal(result.timeZoneFrom, 'default');
     assert.deepEqual(result.warnings, []);
     assert.deepEqual(await exportedRanges('no-zone'), [range]);
   });

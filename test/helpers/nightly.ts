@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { visitorsScheduleId } from '../../src/contract/names';
-import type { VisitorsExportResult } from '../../src/contract/visitors-export';
+import type { VisitorsNightlyResult } from '../../src/contract/nightly';
 import type { RequestLogEntry } from '../../dev/simulator/types';
 
 /**
@@ -42,7 +42,7 @@ export async function settledRuns(
   projectId: string,
   atLeast: number,
   timeoutMs = 120_000,
-): Promise<VisitorsExportResult[]> {
+): Promise<VisitorsNightlyResult[]> {
   const scheduleId = visitorsScheduleId(projectId);
   const deadline = Date.now() + timeoutMs;
   let stableSince: number | undefined;
@@ -67,7 +67,7 @@ export async function settledRuns(
         return Promise.all(
           ordered.map(
             (run) =>
-              client.workflow.getHandle(run.workflowId, run.runId).result() as Promise<VisitorsExportResult>,
+              client.workflow.getHandle(run.workflowId, run.runId).result() as Promise<VisitorsNightlyResult>,
           ),
         );
       }

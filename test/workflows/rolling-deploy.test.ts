@@ -7,8 +7,7 @@ import { createVisitorsSchedule } from '../../src/client/schedule';
 import { describeDeployment } from '../../src/client/worker-deployment';
 import { startVisitorsExport } from '../../src/client/visitors-export';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../../src/contract/budget';
-import { visitorsScheduleId } from '../../src/contract/names';
-import { NIGHTLY_WATERMARK_WORKFLOW_TYPE } from '../../src/contract/nightly';
+import { visitorsScheduleId, WorkflowType } from '../../src/contract/names';
 import { addDays } from '../../src/contract/zone-days';
 import { startWorkerProcess } from '../../dev/worker-process';
 import { workflowBundlePath } from '../../dev/workflow-bundle';
@@ -130,7 +129,7 @@ test('a rolling deploy v1 -> v2 with work in flight fails nothing and loses noth
     const messages = sim.requests().filter((r) => r.route === 'sendMessage' && r.projectId === jobProject);
     assert.equal(messages.length, 3, 'each follow-up sent once');
     assert.deepEqual(
-      nights.map((n) => n.nightly?.exported),
+      nights.map((n) => n.exported),
       [['2026-11-01'], ['2026-11-02'], ['2026-11-03']],
     );
     for (const day of ['2026-11-01', '2026-11-02', '2026-11-03']) {
@@ -159,7 +158,7 @@ test('a rolling deploy v1 -> v2 with work in flight fails nothing and loses noth
     assert.deepEqual(nightVersions, ['v1', 'v1', 'v2']);
 
     // The long-lived workflows: on v2 since their first continue-as-new after the switch, pinned there.
-    for (const type of [NIGHTLY_WATERMARK_WORKFLOW_TYPE, BUDGET_LIMITER_WORKFLOW_TYPE]) {
+    for (const type of [WorkflowType.visitorsNightlyWatermark, BUDGET_LIMITER_WORKFLOW_TYPE]) {
       const running = await runsOf(client, `WorkflowType = '${type}' AND ExecutionStatus = 'Running'`);
       assert.ok(running.length > 0, `${type} runs`);
       for (const run of running) {

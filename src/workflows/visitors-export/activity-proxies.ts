@@ -1,5 +1,4 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { createNightlyActivities } from '../../activities/nightly';
 import type { createVisitorsExportActivities } from '../../activities/visitors-export';
 
 type ExportActivities = ReturnType<typeof createVisitorsExportActivities>;
@@ -40,14 +39,3 @@ export const { prepareVisitorsExportStaging, removeVisitorsExportStaging } =
       maximumAttempts: 5,
     },
   });
-
-/**
- * Reading and moving the nightly watermark are updates of the watermark workflow: idempotent (a read sets only a
- * missing watermark, an advance records a day), so retried until they go through.
- */
-export const { planNightlyExport, advanceNightlyWatermark, dayExportStatus } = proxyActivities<
-  ReturnType<typeof createNightlyActivities>
->({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});

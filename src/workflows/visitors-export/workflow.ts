@@ -4,7 +4,6 @@ import {
   condition,
   continueAsNew,
   log,
-  patched,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -29,8 +28,7 @@ import {
 import { BudgetPermits } from '../budget/permits';
 import { PagePermits } from '../budget/page-permits';
 import { fetchPageRun } from './page-run';
-import { resolveRange, scheduledNominalTime, scheduleIdOfRun, validateInput } from './input';
-import { nightlyExport } from './nightly';
+import { resolveRange, validateInput } from './input';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
@@ -46,12 +44,7 @@ const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
  * counts and the next offset.
  */
 export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
-  // A scheduled run without dates catches up on every day after the watermark; runs recorded before the
-  // watermark exported the one day before their nominal time themselves.
-  const nominalTime = isDateless(rawInput) ? scheduledNominalTime() : undefined;
-  const nightly = nominalTime !== undefined && patched(NIGHTLY_WATERMARK_PATCH);
   const input = await validateInput(rawInput);
-  if (nightly) return nightlyExport(input, { nominalTime, scheduleId: scheduleIdOfRun() });
   // Dates with a zone name that zone's days: the folder and the result say so (UTC keeps the bare dates).
   const dayZone =
     input.dateFrom !== undefined && input.timeZone !== undefined && input.timeZone !== 'UTC'
@@ -160,13 +153,6 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     files: merged.files,
     warnings: [...warnings, ...merged.warnings],
   };
-}
-
-/** Scheduled runs without dates export every day after the project's watermark (one child export per day). */
-const NIGHTLY_WATERMARK_PATCH = 'nightly-watermark';
-
-function isDateless(input: VisitorsExportInput): boolean {
-  return input.dateFrom === undefined && input.dateTo === undefined && input.continuation === undefined;
 }
 
 /** A run lasts about this long at the pace of the last one: progress moves, permits stay fresh. */

@@ -35,8 +35,8 @@ test('the worker killed with SIGKILL mid catch-up: a new worker finishes it, eac
     await second.ready;
     const runs = await settledRuns(env.client, projectId, 2, 240_000);
     const expected = Array.from({ length: 7 }, (_, i) => addDays('2026-11-02', i));
-    assert.deepEqual(runs[1]?.nightly?.exported, expected);
-    assert.equal(runs[1]?.nightly?.watermark, '2026-11-08');
+    assert.deepEqual(runs[1]?.exported, expected);
+    assert.equal(runs[1]?.watermark, '2026-11-08');
 
     const ranges = requestedRanges(sim.requests(), projectId);
     assert.deepEqual(

@@ -33,7 +33,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
     const runs = await settledRuns(stack.env.client, projectId, 4);
     assert.equal(runs.length, 4, 'the server skips the night whose 02:30 does not exist');
     assert.deepEqual(
-      runs.map((r) => r.nightly?.exported),
+      runs.map((r) => r.exported),
       [['2026-03-26'], ['2026-03-27'], ['2026-03-28', '2026-03-29'], ['2026-03-30']],
       'the run after the skipped night also exports the day the skipped run would have',
     );
@@ -59,7 +59,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
     await fireNights(stack.env.client, projectId, '2026-10-24T00:00:00Z', '2026-10-27T02:00:00Z');
     const runs = await settledRuns(stack.env.client, projectId, 4);
     t.diagnostic(`${runs.length} runs for 4 nights (5 if the server fired both 02:30s of 10-25)`);
-    const exported = runs.flatMap((r) => r.nightly?.exported ?? []);
+    const exported = runs.flatMap((r) => r.exported ?? []);
     assert.deepEqual(exported, ['2026-10-23', '2026-10-24', '2026-10-25', '2026-10-26']);
     assert.deepEqual(requested(projectId), [
       zoneDay('2026-10-23', '2026-10-24', '+02:00'),
@@ -70,7 +70,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
     // The dev server fires 02:30 once on 10-25, at the second one (CET, 01:30Z); the first (CEST, 00:30Z) would
     // have the same day before it (test/contract/zone-days.test.ts), and a second fire for a day already whole
     // sends nothing (the test below).
-    assert.ok(runs.some((r) => r.nightly?.through === '2026-10-24'));
+    assert.ok(runs.some((r) => r.through === '2026-10-24'));
     await deleteVisitorsSchedule(stack.env.client, projectId);
   });
 
@@ -95,7 +95,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
     // The first night after the pause: 11-06.
     await fireNights(stack.env.client, projectId, '2026-11-06T01:00:00Z', '2026-11-06T03:00:00Z');
     const runs = await settledRuns(stack.env.client, projectId, 2);
-    assert.deepEqual(runs[1]?.nightly?.exported, ['2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05']);
+    assert.deepEqual(runs[1]?.exported, ['2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05']);
     assert.deepEqual(requested(projectId), [
       '2026-11-01_2026-11-02',
       '2026-11-02_2026-11-03',
@@ -103,8 +103,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
       '2026-11-04_2026-11-05',
       '2026-11-05_2026-11-06',
     ]);
-    assert.equal(runs[1]?.dateFrom, '2026-11-02');
-    assert.equal(runs[1]?.dateTo, '2026-11-06');
+    assert.equal(runs[1]?.watermark, '2026-11-05');
     assert.equal(runs[1]?.files.length, 4 * 3, 'each day: export file, totals.json, manifest.json');
     await deleteVisitorsSchedule(stack.env.client, projectId);
   });
@@ -120,15 +119,26 @@ describe('nightly exports: every day of the zone exactly once', () => {
     await sleep(1_100);
     await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
     let runs = await settledRuns(stack.env.client, projectId, 2);
-    assert.match(runs[1]?.warnings[0] ?? '', /is being exported by visitors-export\/twice\/.* \(RUNNING\)/);
+    // The run that found the day's export running waited for it: both report the day done, neither defers it.
+    assert.deepEqual(
+      runs
+        .map((r) => r.days.map((d) => d.status))
+        .flat()
+        .sort(),
+      ['exported', 'found-exported'],
+    );
+    assert.deepEqual(
+      runs.map((r) => r.warnings),
+      [[], []],
+    );
     const sentOnce = requested(projectId);
     assert.equal(sentOnce.length, 1, `yesterday requested once: ${sentOnce.join(', ')}`);
-    assert.equal(runs.flatMap((r) => r.files).length, 3, 'one export written');
+    assert.equal((await folders(projectId)).length, 1, 'one export written');
     // A third fire, later the same day: nothing is due.
     await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
     runs = await settledRuns(stack.env.client, projectId, 3);
     assert.deepEqual(requested(projectId), sentOnce, 'nothing sent');
-    const last = runs.find((r) => r.nightly?.exported.length === 0 && r.warnings.length === 0);
+    const last = runs.find((r) => r.exported.length === 0 && r.warnings.length === 0);
     assert.ok(last, 'a run that found nothing due');
     assert.equal(last.pages, 0);
     await deleteVisitorsSchedule(stack.env.client, projectId);
@@ -145,13 +155,13 @@ describe('nightly exports: every day of the zone exactly once', () => {
     await fireNights(stack.env.client, projectId, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
     await fireNights(stack.env.client, projectId, '2026-11-06T01:00:00Z', '2026-11-06T03:00:00Z');
     let runs = await settledRuns(stack.env.client, projectId, 2);
-    assert.deepEqual(runs[1]?.nightly?.exported, ['2026-11-02', '2026-11-03']);
-    assert.equal(runs[1]?.nightly?.remaining, 2);
+    assert.deepEqual(runs[1]?.exported, ['2026-11-02', '2026-11-03']);
+    assert.equal(runs[1]?.remaining, 2);
     assert.match(runs[1]?.warnings.at(-1) ?? '', /2 day\(s\) up to 2026-11-05 still due/);
     await fireNights(stack.env.client, projectId, '2026-11-07T01:00:00Z', '2026-11-07T03:00:00Z');
     runs = await settledRuns(stack.env.client, projectId, 3);
-    assert.deepEqual(runs[2]?.nightly?.exported, ['2026-11-04', '2026-11-05']);
-    assert.equal(runs[2]?.nightly?.remaining, 1);
+    assert.deepEqual(runs[2]?.exported, ['2026-11-04', '2026-11-05']);
+    assert.equal(runs[2]?.remaining, 1);
     assert.equal(new Set(requested(projectId)).size, requested(projectId).length, 'no day twice');
     await deleteVisitorsSchedule(stack.env.client, projectId);
   });
@@ -164,7 +174,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
       spec: { calendars: [{ hour: 1, minute: 0 }], timezone: 'Pacific/Auckland' },
       action: {
         type: 'startWorkflow',
-        workflowType: 'visitorsExport',
+        workflowType: 'visitorsNightly',
         taskQueue: 'docs-agent',
         workflowId: `${visitorsScheduleId(projectId)}/run`,
         args: [{ projectId }],
@@ -172,7 +182,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
     });
     await fireNights(stack.env.client, projectId, '2026-11-09T11:00:00Z', '2026-11-09T13:00:00Z');
     const [run] = await settledRuns(stack.env.client, projectId, 1);
-    assert.equal(run?.nightly?.timeZoneFrom, 'schedule');
+    assert.equal(run?.timeZoneFrom, 'schedule');
     assert.equal(run?.timeZone, 'Pacific/Auckland');
     assert.deepEqual(requested(projectId), [zoneDay('2026-11-09', '2026-11-10', '+13:00')]);
     assert.deepEqual(await folders(projectId), ['2026-11-09_2026-11-10_Pacific-Auckland']);
