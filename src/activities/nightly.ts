@@ -179,7 +179,7 @@ function emptyState(projectId: string): NightlyWatermarkState {
     failed: [],
     bridge: null,
     closed: null,
-    advanced: false,
+    origin: null,
   };
 }
 
@@ -207,7 +207,7 @@ export function stateFromMemo(
     failed,
     bridge: bridge ?? null,
     closed: closed ?? null,
-    advanced: memo.advanced === true,
+    origin: text(memo.origin),
   };
 }
 

@@ -50,6 +50,8 @@ export interface MergeRequest {
   requestRange?: { dateFrom: string; dateTo: string };
   /** The zone whose days dateFrom/dateTo are, when not UTC: named in the folder and the manifest. */
   timeZone?: string;
+  /** The range had not ended when it was exported: named in the folder and the manifest. */
+  partial?: true;
   workflowId: string;
   runId: string;
 }
@@ -116,7 +118,8 @@ export function createVisitorsExportActivities({
     const staging = stagingOf(request.exportKey);
     const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
     const { projectId, dateFrom, dateTo, timeZone, format } = request;
-    const folder = exportFolderKey(projectId, dateFrom, dateTo, timeZone, layoutFor(format, exportLayout));
+    const layout = layoutFor(format, exportLayout);
+    const folder = exportFolderKey(projectId, dateFrom, dateTo, timeZone, layout, request.partial === true);
     const compression = compressionFor(format, exportCompression);
     const file = exportFileName(format, compression);
     // Finds every page's chunk from one listing first: a page no chunk holds fails it at once, before
@@ -151,6 +154,7 @@ export function createVisitorsExportActivities({
         ...(request.timeZone === undefined ? {} : { timeZone: request.timeZone }),
         ...(request.requestRange === undefined ? {} : { requested: request.requestRange }),
       },
+      ...(request.partial === true ? { partial: true } : {}),
       file,
       format: request.format,
       rows: merged.rows,

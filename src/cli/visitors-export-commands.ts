@@ -68,6 +68,11 @@ export const exportRunSpec: FlagSpec = {
     type: 'boolean',
     description: 'print the workflow id and return at once (follow with export status)',
   },
+  partial: {
+    type: 'boolean',
+    description:
+      'export a range that has not ended yet, as far as it goes (marked partial, never a whole day)',
+  },
 };
 
 export async function exportRun(argv: string[], ctx: CommandContext): Promise<number> {
@@ -84,6 +89,7 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
     ...(pageSize === undefined ? {} : { pageSize }),
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(format === undefined ? {} : { format }),
+    ...(flags.partial === true ? { partial: true } : {}),
   };
   // The rules across flags (--to after --from, days with --tz) are checked before connecting too.
   visitorsExportStartOptions(input, { taskQueue: ctx.taskQueue });

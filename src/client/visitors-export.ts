@@ -38,7 +38,13 @@ export function visitorsExportStartOptions(
   validateManualInput(input);
   return {
     taskQueue: options.taskQueue ?? taskQueueFromEnv(),
-    workflowId: visitorsExportWorkflowId(input.projectId, input.dateFrom, input.dateTo, input.timeZone),
+    workflowId: visitorsExportWorkflowId(
+      input.projectId,
+      input.dateFrom,
+      input.dateTo,
+      input.timeZone,
+      input.partial === true,
+    ),
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],

@@ -46,16 +46,22 @@ export function agentJobCreateRecordId(agentJobWorkflowId: string): string {
 
 /**
  * `visitors-export/<projectId>/<dateFrom>_<dateTo>`, and `_<zone>` when the dates are days of a zone other than UTC
- * (`…/2026-11-09_2026-11-10_Europe-Paris`): the same dates in two zones are two exports.
+ * (`…/2026-11-09_2026-11-10_Europe-Paris`): the same dates in two zones are two exports. A partial export (of a
+ * range that had not ended) ends in `_partial`: the nightly export never takes it for the whole day.
  */
 export function visitorsExportWorkflowId(
   projectId: string,
   dateFrom: string,
   dateTo: string,
   timeZone?: string,
+  partial = false,
 ): string {
-  return `${workflowIdPrefix.visitorsExport}/${projectId}/${dateFrom}_${dateTo}${zoneSuffix(timeZone)}`;
+  const suffix = `${zoneSuffix(timeZone)}${partial ? PARTIAL_SUFFIX : ''}`;
+  return `${workflowIdPrefix.visitorsExport}/${projectId}/${dateFrom}_${dateTo}${suffix}`;
 }
+
+/** Ends the id and folder of an export of a range that had not ended: never taken as a whole day. */
+export const PARTIAL_SUFFIX = '_partial';
 
 /** `_Europe-Paris` for a zone other than UTC ('/' becomes '-'), '' for UTC or no zone. */
 export function zoneSuffix(timeZone: string | undefined): string {

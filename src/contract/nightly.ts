@@ -43,17 +43,21 @@ export interface NightlyWatermarkState {
   bridge: InstantRange | null;
   /** The zone (and its last day) whose coverage was carried over to `timeZone`: that watermark is closed. */
   closed: { timeZone: string; watermark: string } | null;
-  /** Whether any day was reported: until then, a run with an earlier first day may lower the watermark. */
-  advanced: boolean;
+  /**
+   * The day before the first day the nightly export took on in this zone: days up to it were never due. A run
+   * whose first due day is earlier (a backfill of older nights) moves it back, and those days become due.
+   */
+  origin: string | null;
 }
 
 /** The watermark's state as the updates return it. */
-export type NightlyWatermark = Omit<NightlyWatermarkState, 'projectId' | 'advanced'>;
+export type NightlyWatermark = Omit<NightlyWatermarkState, 'projectId'>;
 
 /**
  * Returns the watermark of `timeZone`. A watermark without days takes `initial` (a schedule's first run: the day
- * before the first day it exports), or lowers to it while no day has been reported (concurrent first runs: the
- * earliest wins). A watermark of another zone is closed and its coverage carried over by instant.
+ * before the first day it exports); an `initial` before the origin (a backfill of older nights, runs that start in
+ * any order) makes the days after it due, the days already whole staying done. A watermark of another zone is
+ * closed and its coverage carried over by instant.
  */
 export const readWatermarkUpdate = defineUpdate<NightlyWatermark, [{ timeZone: string; initial: string }]>(
   'readWatermark',

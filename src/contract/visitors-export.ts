@@ -44,6 +44,8 @@ export interface VisitorsExportResult {
   pages: number;
   files: string[];
   warnings: string[];
+  /** The range had not ended when it was exported (`partial: true` in the input). */
+  partial?: true;
 }
 
 export interface VisitorsExportFileEntry {
@@ -65,6 +67,8 @@ export interface VisitorsExportManifest {
     timeZone?: string;
     requested?: { dateFrom: string; dateTo: string };
   };
+  /** The range had not ended when it was exported (`partial: true` in the input): not a whole day. */
+  partial?: true;
   file: string;
   format: ExportFormat;
   rows: number;

@@ -114,7 +114,12 @@ export const REBUILD_GAP_DAYS = 31;
  * the latest stretch (gaps of at most REBUILD_GAP_DAYS days), with the later days found as `done`. A gap inside
  * that stretch is due again; nothing exported is taken for a day that was not.
  */
-export function rebuiltWatermark(days: readonly string[]): { watermark: string | null; done: string[] } {
+export function rebuiltWatermark(days: readonly string[]): {
+  watermark: string | null;
+  done: string[];
+  /** The day before the stretch: the days up to it are taken as never due. */
+  origin: string | null;
+} {
   const sorted = [...new Set(days)].sort();
   let start = sorted.length - 1;
   while (start > 0 && daysBetween(sorted[start - 1] ?? '', sorted[start] ?? '') <= REBUILD_GAP_DAYS + 1) {
@@ -124,7 +129,11 @@ export function rebuiltWatermark(days: readonly string[]): { watermark: string |
   let watermark = stretch[0] ?? null;
   while (watermark !== null && stretch.includes(addDays(watermark, 1))) watermark = addDays(watermark, 1);
   const last = watermark;
-  return { watermark, done: last === null ? [] : stretch.filter((day) => day > last) };
+  return {
+    watermark,
+    done: last === null ? [] : stretch.filter((day) => day > last),
+    origin: last === null ? null : addDays(stretch[0] ?? last, -1),
+  };
 }
 
 function daysBetween(from: string, to: string): number {

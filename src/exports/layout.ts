@@ -1,4 +1,4 @@
-import { zoneSuffix } from '../contract/names';
+import { PARTIAL_SUFFIX, zoneSuffix } from '../contract/names';
 import {
   EXPORT_COMPRESSIONS,
   EXPORT_FORMATS,
@@ -20,6 +20,8 @@ export function fileSafe(value: string): string {
  * `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`). `hive`:
  * `project=<id>/day=<day>` for one day, `project=<id>/from=<dateFrom>/to=<dateTo>` for a range, then
  * `/zone=<Area-City>` outside UTC: the folders DuckDB, Athena, Spark and Polars take partition columns from.
+ * A partial export (of a range that had not ended) is never where a whole one goes: `…_partial` in `default`,
+ * under `partial/` in `hive` (outside the dataset's folders, so that a query over them never reads it).
  */
 export function exportFolderKey(
   projectId: string,
@@ -27,12 +29,17 @@ export function exportFolderKey(
   dateTo: string,
   timeZone?: string,
   layout: ExportLayout = 'default',
+  partial = false,
 ): string {
   const zone = fileSafe(zoneSuffix(timeZone));
-  if (layout === 'default') return `${fileSafe(projectId)}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${zone}`;
+  if (layout === 'default') {
+    const suffix = partial ? PARTIAL_SUFFIX : '';
+    return `${fileSafe(projectId)}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${zone}${suffix}`;
+  }
   const day = singleDay(dateFrom, dateTo);
   const dates = day === undefined ? `from=${fileSafe(dateFrom)}/to=${fileSafe(dateTo)}` : `day=${day}`;
-  return `project=${fileSafe(projectId)}/${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
+  const folder = `project=${fileSafe(projectId)}/${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
+  return partial ? `partial/${folder}` : folder;
 }
 
 /** The layout an export is written in: EXPORT_LAYOUT when set, else `hive` for Parquet and `default` for text. */

@@ -84,13 +84,14 @@ describe('carryOver: a zone change leaves no gap and no overlap', () => {
 
 describe('rebuiltWatermark: a lost watermark from the days found exported', () => {
   test('nothing found: no watermark', () => {
-    assert.deepEqual(rebuiltWatermark([]), { watermark: null, done: [] });
+    assert.deepEqual(rebuiltWatermark([]), { watermark: null, done: [], origin: null });
   });
 
   test('an unbroken run: its last day', () => {
     assert.deepEqual(rebuiltWatermark(['2026-11-03', '2026-11-01', '2026-11-02']), {
       watermark: '2026-11-03',
       done: [],
+      origin: '2026-10-31',
     });
   });
 
@@ -98,6 +99,7 @@ describe('rebuiltWatermark: a lost watermark from the days found exported', () =
     assert.deepEqual(rebuiltWatermark(['2026-11-18', '2026-11-19', '2026-11-21', '2026-11-22']), {
       watermark: '2026-11-19',
       done: ['2026-11-21', '2026-11-22'],
+      origin: '2026-11-17',
     });
   });
 
@@ -105,6 +107,7 @@ describe('rebuiltWatermark: a lost watermark from the days found exported', () =
     assert.deepEqual(rebuiltWatermark(['2026-03-01', '2026-11-20', '2026-11-21']), {
       watermark: '2026-11-21',
       done: [],
+      origin: '2026-11-19',
     });
   });
 });

@@ -135,6 +135,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       warnings,
       ...(state.requestRange === undefined ? {} : { requestRange: state.requestRange }),
       ...(dayZone === undefined ? {} : { timeZone: dayZone }),
+      ...(input.partial === true ? { partial: true as const } : {}),
       workflowId: info.workflowId,
       runId: info.runId,
     }),
@@ -152,6 +153,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     pages: state.pagesDone,
     files: merged.files,
     warnings: [...warnings, ...merged.warnings],
+    ...(input.partial === true ? { partial: true as const } : {}),
   };
 }
 

@@ -30,7 +30,7 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 export async function visitorsNightlyWatermark(initial: NightlyWatermarkState): Promise<never> {
   const state: NightlyWatermarkState = { ...initial, done: [...initial.done], failed: [...initial.failed] };
   const view = (): NightlyWatermark => {
-    const { projectId: _project, advanced: _advanced, ...rest } = state;
+    const { projectId: _project, ...rest } = state;
     return { ...rest, done: [...state.done], failed: [...state.failed] };
   };
   const publish = (): void => upsertMemo({ ...state });
@@ -42,15 +42,15 @@ export async function visitorsNightlyWatermark(initial: NightlyWatermarkState): 
       if (state.timeZone !== timeZone && state.timeZone !== null && state.watermark !== null) {
         const carried = carryOver(state.timeZone, state.watermark, timeZone);
         state.closed = { timeZone: state.timeZone, watermark: state.watermark };
-        Object.assign(state, { timeZone, watermark: carried.watermark, bridge: carried.bridge });
-        state.done = [];
-        state.failed = [];
-      } else if (
-        state.timeZone !== timeZone ||
-        state.watermark === null ||
-        (!state.advanced && first < state.watermark)
-      ) {
-        Object.assign(state, { timeZone, watermark: first });
+        Object.assign(state, { timeZone, watermark: carried.watermark, origin: carried.watermark });
+        Object.assign(state, { bridge: carried.bridge, done: [], failed: [] });
+      } else if (state.timeZone !== timeZone || state.watermark === null) {
+        Object.assign(state, { timeZone, watermark: first, origin: first, done: [], failed: [] });
+      } else if (first < (state.origin ?? state.watermark)) {
+        // Older nights: the days after `first` become due; those the watermark covered stay done.
+        const whole = daysAfter(state.origin ?? state.watermark, state.watermark);
+        state.done = [...new Set([...whole, ...state.done])].sort();
+        Object.assign(state, { watermark: first, origin: first });
       }
       closeGaps(state);
       publish();
@@ -68,7 +68,6 @@ export async function visitorsNightlyWatermark(initial: NightlyWatermarkState): 
         state.failed = state.failed.filter((failed) => failed.day !== day);
         if (error !== undefined) state.failed = [...state.failed, { day, error }].sort(byDay);
         else if (!state.done.includes(day)) state.done = [...state.done, day].sort();
-        state.advanced = true;
         closeGaps(state);
       }
       publish();
@@ -100,6 +99,13 @@ function closeGaps(state: NightlyWatermarkState): void {
   const watermark = state.watermark;
   state.done = state.done.filter((day) => day > watermark);
   state.failed = state.failed.filter((failed) => failed.day > watermark);
+}
+
+/** The days after `from` up to and including `to`. */
+function daysAfter(from: string, to: string): string[] {
+  const days: string[] = [];
+  for (let day = addDays(from, 1); day <= to; day = addDays(day, 1)) days.push(day);
+  return days;
 }
 
 function byDay(a: { day: string }, b: { day: string }): number {

@@ -1,0 +1,308 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client';
+import {
+  backfillVisitorsSchedule,
+  createVisitorsSchedule,
+  deleteVisitorsSchedule,
+  updateVisitorsSchedule,
+} from '../../src/client/schedule';
+import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
+import { startVisitorsExport } from '../../src/client/visitors-export';
+import { parseApiDate } from '../../src/contract/api-dates';
+import { InputValidationError } from '../../src/contract/input-error';
+import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType } from '../../src/contract/names';
+import { nightlyWatermarkWorkflowId, type NightlyWatermarkState } from '../../src/contract/nightly';
+import { addDays, localDayOf } from '../../src/contract/zone-days';
+import { fireNights, settledRuns } from '../helpers/nightly';
+import { useStack } from '../helpers/stack';
+
+// 30 paths: every export is one page, so each range the service is asked for appears once per export of it.
+const stack = useStack({ name: 'nightly-operators', simulator: { analytics: { paths: 30 } } });
+
+/** The instant ranges [from, to) the service answered for the project, oldest first. */
+function answered(projectId: string): [number, number][] {
+  return stack.sim
+    .requests()
+    .filter((r) => r.route === 'getVisitors' && r.projectId === projectId && r.status === 200)
+    .map((r): [number, number] => [
+      parseApiDate(r.query.dateFrom ?? '') ?? NaN,
+      parseApiDate(r.query.dateTo ?? '') ?? NaN,
+    ])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+/** Every instant from the first range's start to the last one's end was answered exactly once. */
+function assertCoveredOnce(projectId: string, from: string, to: string): void {
+  const ranges = answered(projectId);
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  const shown = ranges.map(([a, b]) => `${iso(a)} → ${iso(b)}`).join(', ');
+  assert.equal(iso(ranges[0]?.[0] ?? NaN), new Date(from).toISOString(), `first instant: ${shown}`);
+  assert.equal(iso(ranges.at(-1)?.[1] ?? NaN), new Date(to).toISOString(), `last instant: ${shown}`);
+  for (let i = 1; i < ranges.length; i++) {
+    assert.equal(ranges[i]?.[0], ranges[i - 1]?.[1], `no gap and no overlap: ${shown}`);
+  }
+}
+
+const days = (first: string, count: number): string[] =>
+  Array.from({ length: count }, (_, i) => addDays(first, i));
+
+describe('a Temporal backfill of 5 nights with AllowAll', () => {
+  // Three times, with the pages answered at different speeds: which run starts first must not matter.
+  for (const [rep, latencyMs] of [
+    [1, 0],
+    [2, 400],
+    [3, 1_500],
+  ] as const) {
+    test(`writes all 5 days promptly, each once (repetition ${rep}, pages take ${latencyMs} ms)`, async () => {
+      const projectId = `allow-all-${rep}`;
+      const { client } = stack.env;
+      await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'UTC' });
+      if (latencyMs > 0)
+        stack.sim.faults.add({ route: 'getVisitors', projectId, kind: 'latency', latencyMs });
+      const started = Date.now();
+      await client.schedule.getHandle(visitorsScheduleId(projectId)).backfill({
+        start: new Date('2026-11-02T01:00:00Z'),
+        end: new Date('2026-11-06T03:00:00Z'),
+        overlap: ScheduleOverlapPolicy.ALLOW_ALL,
+      });
+      const runs = await settledRuns(client, projectId, 5, 90_000);
+      const elapsed = Date.now() - started;
+      assert.equal(runs.length, 5);
+      const expected = days('2026-11-01', 5);
+      // Each run exported (or waited for) the day due to it: nothing deferred to a later night.
+      for (const run of runs) {
+        assert.ok(run.exported.includes(run.through), `${run.through} done by its own run`);
+        assert.deepEqual(run.failed, []);
+        assert.equal(run.remaining, 0);
+        assert.deepEqual(run.warnings, []);
+      }
+      assert.deepEqual([...new Set(runs.flatMap((r) => r.exported))].sort(), expected);
+      assertCoveredOnce(projectId, '2026-11-01T00:00:00Z', '2026-11-06T00:00:00Z');
+      assert.equal(answered(projectId).length, 5, 'each day requested once');
+      const folders = (await fs.readdir(path.join(stack.exportDir, projectId))).sort();
+      assert.deepEqual(
+        folders,
+        expected.map((d) => `${d}_${addDays(d, 1)}`),
+      );
+      assert.equal((await describeVisitorsNightly(client, projectId)).watermark, '2026-11-05');
+      // Promptly: the nights run side by side, not one a night (5 pages one after the other take 5 latencies).
+      assert.ok(elapsed < 30_000 + 5 * latencyMs, `settled in ${elapsed} ms`);
+      await deleteVisitorsSchedule(client, projectId);
+    });
+  }
+});
+
+describe('operators: a failing day, a lost watermark, a task-queue change', () => {
+  test('a failing day does not hold the later ones back, shows, and is retried by the next run', async () => {
+    const projectId = 'failing-day';
+    const { client } = stack.env;
+    await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'UTC' });
+    await fireNights(client, projectId, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
+    await settledRuns(client, projectId, 1);
+    // The oldest day due next (11-02) is refused with a 403: two nights in a row.
+    stack.sim.faults.add({ route: 'getVisitors', projectId, kind: 'status', status: 403, times: 1 });
+    await fireNights(client, projectId, '2026-11-06T01:00:00Z', '2026-11-06T03:00:00Z');
+    let runs = await settledRuns(client, projectId, 2);
+    const second = runs[1];
+    assert.deepEqual(second?.exported, ['2026-11-03', '2026-11-04', '2026-11-05']);
+    assert.equal(second?.failed[0]?.day, '2026-11-02');
+    assert.match(second?.failed[0]?.error ?? '', /403/);
+    assert.match(second?.warnings.join('\n') ?? '', /2026-11-02 failed: .*403/);
+    assert.equal(second?.watermark, '2026-11-01', 'the watermark stops before the failed day');
+    const described = await describeVisitorsNightly(client, projectId);
+    assert.equal(described.failed[0]?.day, '2026-11-02');
+    assert.match(described.failed[0]?.error ?? '', /403/);
+    assert.deepEqual(described.doneAfterWatermark, ['2026-11-03', '2026-11-04', '2026-11-05']);
+    assert.deepEqual(described.nextRuns[0]?.days.slice(0, 1), ['2026-11-02'], 'describe: retried next');
+
+    stack.sim.faults.add({ route: 'getVisitors', projectId, kind: 'status', status: 403, times: 1 });
+    await fireNights(client, projectId, '2026-11-07T01:00:00Z', '2026-11-07T03:00:00Z');
+    runs = await settledRuns(client, projectId, 3);
+    assert.deepEqual(runs[2]?.exported, ['2026-11-06'], 'the later day still goes on the second night');
+    assert.equal(runs[2]?.failed[0]?.day, '2026-11-02');
+
+    await fireNights(client, projectId, '2026-11-08T01:00:00Z', '2026-11-08T03:00:00Z');
+    runs = await settledRuns(client, projectId, 4);
+    assert.deepEqual(runs[3]?.exported, ['2026-11-02', '2026-11-07']);
+    assert.equal(runs[3]?.watermark, '2026-11-07');
+    assert.deepEqual((await describeVisitorsNightly(client, projectId)).failed, []);
+    assertCoveredOnce(projectId, '2026-11-01T00:00:00Z', '2026-11-08T00:00:00Z');
+    await deleteVisitorsSchedule(client, projectId);
+  });
+
+  test('a terminated, then deleted watermark is rebuilt from durable state: no day skipped', async () => {
+    const projectId = 'lost-watermark';
+    const { client } = stack.env;
+    await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'UTC' });
+    await fireNights(client, projectId, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
+    await settledRuns(client, projectId, 1);
+    // Terminated in the middle of a catch-up of 11-02 .. 11-05 (each page takes a second).
+    stack.sim.faults.add({ route: 'getVisitors', projectId, kind: 'latency', latencyMs: 1_000 });
+    await fireNights(client, projectId, '2026-11-06T01:00:00Z', '2026-11-06T03:00:00Z');
+    while (answered(projectId).length < 2) await sleep(50);
+    await client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)).terminate('operator mistake');
+    const runs = await settledRuns(client, projectId, 2, 60_000);
+    assert.deepEqual(runs[1]?.exported, days('2026-11-02', 4));
+    assert.equal((await describeVisitorsNightly(client, projectId)).watermark, '2026-11-05');
+
+    // Gone for good (as after the namespace's retention): every run of it deleted, its memo too.
+    const watermarkId = nightlyWatermarkWorkflowId(projectId);
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${watermarkId}'` })) {
+      await client.workflowService.deleteWorkflowExecution({
+        namespace: client.options.namespace,
+        workflowExecution: { workflowId: watermarkId, runId: run.runId },
+      });
+    }
+    while ((await describeVisitorsNightly(client, projectId)).watermark !== null) await sleep(200);
+    await fireNights(client, projectId, '2026-11-09T01:00:00Z', '2026-11-09T03:00:00Z');
+    const after = await settledRuns(client, projectId, 3, 60_000);
+    assert.deepEqual(
+      after[2]?.exported,
+      days('2026-11-06', 3),
+      'from the last whole day, not from yesterday',
+    );
+    assertCoveredOnce(projectId, '2026-11-01T00:00:00Z', '2026-11-09T00:00:00Z');
+    await deleteVisitorsSchedule(client, projectId);
+  });
+
+  test("a watermark left on a task queue no worker serves moves to the run's queue", async () => {
+    const projectId = 'moved-queue';
+    const { client } = stack.env;
+    const state: NightlyWatermarkState = {
+      projectId,
+      timeZone: 'UTC',
+      watermark: '2026-11-01',
+      done: [],
+      failed: [],
+      bridge: null,
+      closed: null,
+      origin: '2026-10-31',
+    };
+    await client.workflow.start(WorkflowType.visitorsNightlyWatermark, {
+      workflowId: nightlyWatermarkWorkflowId(projectId),
+      taskQueue: 'retired-workers',
+      args: [state],
+      memo: { ...state },
+    });
+    await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'UTC' });
+    const started = Date.now();
+    await fireNights(client, projectId, '2026-11-04T01:00:00Z', '2026-11-04T03:00:00Z');
+    const [run] = await settledRuns(client, projectId, 1, 60_000);
+    assert.deepEqual(run?.exported, ['2026-11-02', '2026-11-03']);
+    assert.ok(Date.now() - started < 30_000, "well within the watermark calls' bound");
+    const moved = await client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)).describe();
+    assert.equal(moved.taskQueue, DEFAULT_TASK_QUEUE);
+    assert.equal(moved.status.name, 'RUNNING');
+    await deleteVisitorsSchedule(client, projectId);
+  });
+});
+
+describe('zone changes: carried over by instant, no gap and no overlap', () => {
+  test('America/Los_Angeles 23:30 → UTC 02:30: the hours in between are one range', async () => {
+    const projectId = 'la-to-utc';
+    const { client } = stack.env;
+    await createVisitorsSchedule(client, { projectId, at: '23:30', timeZone: 'America/Los_Angeles' });
+    // 23:30 LA on 11-20 (07:30Z on 11-21) exports LA 11-19.
+    await fireNights(client, projectId, '2026-11-21T07:00:00Z', '2026-11-21T08:00:00Z');
+    await settledRuns(client, projectId, 1);
+    await updateVisitorsSchedule(client, { projectId, timeZone: 'UTC', at: '02:30' });
+    await fireNights(client, projectId, '2026-11-22T02:00:00Z', '2026-11-22T03:00:00Z');
+    const runs = await settledRuns(client, projectId, 2);
+    assert.deepEqual(runs[1]?.bridge && [runs[1].bridge.dateFrom, runs[1].bridge.dateTo], [
+      '2026-11-20T00:00:00-08:00',
+      '2026-11-21T00:00:00+00:00',
+    ]);
+    assert.deepEqual(runs[1]?.exported, ['2026-11-21']);
+    assertCoveredOnce(projectId, '2026-11-19T08:00:00Z', '2026-11-22T00:00:00Z');
+    const described = await describeVisitorsNightly(client, projectId);
+    assert.deepEqual(described.closed, { timeZone: 'America/Los_Angeles', watermark: '2026-11-19' });
+    assert.equal(described.watermarkTimeZone, 'UTC');
+    assert.equal(described.bridge, null);
+    await deleteVisitorsSchedule(client, projectId);
+  });
+
+  test('Europe/Paris → Asia/Karachi across the autumn change, and back', async () => {
+    const projectId = 'paris-karachi';
+    const { client } = stack.env;
+    await createVisitorsSchedule(client, { projectId, at: '02:30', timeZone: 'Europe/Paris' });
+    // 02:30 Paris on 10-25 (the autumn change; 01:30Z) exports Paris 10-24.
+    await fireNights(client, projectId, '2026-10-25T00:00:00Z', '2026-10-25T02:00:00Z');
+    await settledRuns(client, projectId, 1);
+    await updateVisitorsSchedule(client, { projectId, timeZone: 'Asia/Karachi' });
+    // 02:30 Karachi on 10-27 (10-26T21:30Z).
+    await fireNights(client, projectId, '2026-10-26T21:00:00Z', '2026-10-26T22:00:00Z');
+    await settledRuns(client, projectId, 2);
+    await updateVisitorsSchedule(client, { projectId, timeZone: 'Europe/Paris' });
+    // 02:30 Paris on 10-29 (01:30Z).
+    await fireNights(client, projectId, '2026-10-29T01:00:00Z', '2026-10-29T02:00:00Z');
+    const runs = await settledRuns(client, projectId, 3);
+    assert.ok(runs[1]?.bridge, 'Paris → Karachi: a range between the zones');
+    assert.ok(runs[2]?.bridge, 'Karachi → Paris: a range between the zones');
+    // From Paris 10-24 00:00 (+02:00) to Paris 10-29 00:00 (+01:00), each instant once.
+    assertCoveredOnce(projectId, '2026-10-23T22:00:00Z', '2026-10-28T23:00:00Z');
+    await deleteVisitorsSchedule(client, projectId);
+  });
+});
+
+describe('a day is final only once it has ended, and only from a whole export', () => {
+  const today = localDayOf(new Date(), 'Asia/Karachi');
+
+  test('an export of a day that has not ended is refused by the client and the workflow; --partial is not final', async () => {
+    const { client } = stack.env;
+    const projectId = 'unended';
+    const input = { projectId, dateFrom: today, dateTo: addDays(today, 1), timeZone: 'Asia/Karachi' };
+    await assert.rejects(startVisitorsExport(client, input), (error: unknown) => {
+      assert.ok(error instanceof InputValidationError);
+      assert.match(error.message, /dateTo: must have passed in the export's zone/);
+      return true;
+    });
+    // Started without the client (another SDK, the temporal CLI): the workflow refuses it itself.
+    const raw = await client.workflow.start(WorkflowType.visitorsExport, {
+      workflowId: `${projectId}/raw`,
+      taskQueue: DEFAULT_TASK_QUEUE,
+      args: [input],
+    });
+    await assert.rejects(raw.result(), (error: unknown) => {
+      assert.ok(error instanceof WorkflowFailedError);
+      assert.match(error.cause?.message ?? '', /dateTo: must have passed in the export's zone/);
+      return true;
+    });
+    assert.equal(answered(projectId).length, 0, 'nothing was requested');
+
+    const partial = await startVisitorsExport(client, { ...input, partial: true });
+    assert.match(partial.workflowId, /_partial$/);
+    const result = await partial.result();
+    assert.equal(result.partial, true);
+    const folder = path.join(
+      stack.exportDir,
+      projectId,
+      `${today}_${addDays(today, 1)}_Asia-Karachi_partial`,
+    );
+    const manifest = JSON.parse(await fs.readFile(path.join(folder, 'manifest.json'), 'utf8')) as {
+      partial?: boolean;
+    };
+    assert.equal(manifest.partial, true);
+  });
+
+  test('schedule backfill refuses a day that has not ended, before it starts anything', async () => {
+    const { client } = stack.env;
+    const projectId = 'unended-backfill';
+    await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'Asia/Karachi' });
+    await assert.rejects(
+      backfillVisitorsSchedule(client, projectId, { fromDay: addDays(today, -2), toDay: today }),
+      (error: unknown) => {
+        assert.ok(error instanceof InputValidationError);
+        assert.match(error.message, /toDay: must have passed in the export's zone: .*\(Asia\/Karachi\)/);
+        return true;
+      },
+    );
+    let exports = 0;
+    for await (const _ of client.workflow.list({ query: `DocsProjectId = '${projectId}'` })) exports += 1;
+    assert.equal(exports, 0, 'no day was started');
+    await deleteVisitorsSchedule(client, projectId);
+  });
+});
