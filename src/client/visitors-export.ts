@@ -18,14 +18,8 @@ import { taskQueueFromEnv } from './connect';
 
 export type VisitorsExportHandle = WorkflowHandle<VisitorsExportWorkflow>;
 
-/** A manual export names its range; only scheduled runs omit the dates. */
-export type ManualVisitorsExportInput = Omit<
-  VisitorsExportInput,
-  'continuation' | 'dateFrom' | 'dateTo' | 'maxCatchUpDays'
-> & {
-  dateFrom: string;
-  dateTo: string;
-};
+/** What a caller starts an export with: everything but the workflow's own continuation. */
+export type ManualVisitorsExportInput = Omit<VisitorsExportInput, 'continuation'>;
 
 /**
  * The start of an export of an explicit range, input checked first (a bad field throws InputValidationError

@@ -4,22 +4,16 @@ export interface DateRange {
   dateTo: string;
 }
 
-/** A scheduled run's day: its local dates, and the range to send when the zone is not UTC at both ends. */
+/**
+ * Days of a zone: their local dates, and the range to send when the zone is not UTC at both ends (the service
+ * reads a bare date as midnight UTC, so such days are sent as date-times with the zone's offsets).
+ */
 export interface ScheduledDay extends DateRange {
   /** The same day as date-times with the zone's offsets (23 or 25 hours long on DST days). */
   requestRange?: DateRange;
 }
 
 const DAY_MS = 86_400_000;
-
-/**
- * The day a scheduled run exports: the calendar day before the schedule's nominal time, in the schedule's time
- * zone, as [YYYY-MM-DD, YYYY-MM-DD). The service reads a bare date as midnight UTC, so a day whose ends are not
- * at offset +00:00 is also given as date-times with the zone's offsets (`requestRange`), which is what is sent.
- */
-export function previousDay(nominalTime: Date, timeZone: string): ScheduledDay {
-  return zoneDays(dayBefore(nominalTime, timeZone), localDayOf(nominalTime, timeZone), timeZone);
-}
 
 /**
  * The calendar days [dateFrom, dateTo) of `timeZone` (both `YYYY-MM-DD`), with the range to send when either end

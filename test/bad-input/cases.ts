@@ -15,6 +15,8 @@ import {
 import type { AgentJobInput } from '../../src/contract/agent-job';
 import { WorkflowType, agentJobWorkflowId, visitorsExportWorkflowId } from '../../src/contract/names';
 import { API_DATE_RULE } from '../../src/contract/api-dates';
+import { UNENDED_RANGE_RULE } from '../../src/contract/visitors-export';
+import { addDays } from '../../src/contract/zone-days';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
 import { PROMPT_TEXT_RULES } from '../../src/contract/agent-job-constants';
 import type { DocsApiClient } from '../../src/docs-api/client';
@@ -30,6 +32,10 @@ const LONG_MESSAGE_ID = 'm'.repeat(201);
 const PROJECT_RULE = /--project: must start with a letter or digit and contain only letters, digits/;
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const DATE_RULE = escaped(API_DATE_RULE);
+/** Today and tomorrow in UTC: a range ending tomorrow has not ended. */
+const TODAY = new Date().toISOString().slice(0, 10);
+const TOMORROW = addDays(TODAY, 1);
+const UNENDED = escaped(UNENDED_RANGE_RULE);
 /** A prompt of only whitespace: the project's rule, not the service's. */
 const BLANK_PROMPT = escaped(PROMPT_TEXT_RULES.blank);
 
@@ -308,6 +314,13 @@ export const cliCases: CliCase[] = [
     workflowId: (p) => visitorsExportWorkflowId(p, '2026-11-01', '2026-11-01'),
   },
   {
+    name: 'export run of today (a day that has not ended)',
+    args: (p) => exportRun(p, '--from', TODAY, '--to', TOMORROW),
+    exit: 2,
+    stderr: new RegExp(`dateTo: ${UNENDED}`),
+    workflowId: (p) => visitorsExportWorkflowId(p, TODAY, TOMORROW),
+  },
+  {
     name: "export run --project 'a/b'",
     args: () => exportRun('a/b'),
     exit: 2,
@@ -490,6 +503,12 @@ export const clientCases: ClientCase[] = [
     call: (c, p) => exportOf(c, p, { dateFrom: '2026-11-03', dateTo: '2026-11-01' }),
     field: 'dateTo',
     rule: /^must be after dateFrom \(dateTo is exclusive\)$/,
+  },
+  {
+    name: 'startVisitorsExport of today (a day that has not ended)',
+    call: (c, p) => exportOf(c, p, { dateFrom: TODAY, dateTo: TOMORROW }),
+    field: 'dateTo',
+    rule: new RegExp(`^${UNENDED} \\(set partial: true to export it so far\\)$`),
   },
   {
     name: "startVisitorsExport format 'xlsx'",

@@ -5,10 +5,16 @@ import {
   addDays,
   dayBefore,
   dueDays,
-  previousDay,
+  localDayOf,
   zoneDays,
   type DateRange,
+  type ScheduledDay,
 } from '../../src/contract/zone-days';
+
+/** The day a nightly run at `nominal` exports last: the day before, as the service is sent it. */
+function previousDay(nominal: Date, zone: string): ScheduledDay {
+  return zoneDays(dayBefore(nominal, zone), localDayOf(nominal, zone), zone);
+}
 
 // The workflow runs this in Temporal's sandbox (V8's Intl, the same ICU data); test/client/schedule.test.ts runs
 // it there through real schedules. These cases pin the calendar arithmetic.
