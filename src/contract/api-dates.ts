@@ -38,7 +38,7 @@ export function parseApiDate(value: string): number | undefined {
 
 /** A date under API_DATE_RULE. */
 export const apiDateSchema = z
-  .string({ error: 'must be a string' })
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
   .refine((value) => parseApiDate(value) !== undefined, API_DATE_RULE);
 
 /** Adds the issue "dateTo must be after dateFrom" when both are valid dates and the range is empty or reversed. */

@@ -21,6 +21,7 @@ import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType, zoneSuffix } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import type { VisitorsNightlyResult } from '../../src/contract/nightly';
+import { addDays } from '../../src/contract/zone-days';
 import { Worker } from '@temporalio/worker';
 import { fireNights } from '../helpers/nightly';
 import { useStack } from '../helpers/stack';
@@ -30,22 +31,23 @@ import { workflowBundle } from '../../dev/workflow-bundle';
 const exec = promisify(execFile);
 const stack = useStack({ name: 'schedule', simulator: { analytics: { paths: 30 } } });
 
-/** Waits until the schedule has `count` completed runs and returns their results' ranges. */
+/** Waits until the schedule has `count` completed runs and returns the days they exported, as ranges. */
 async function completedRanges(scheduleId: string, count: number): Promise<string[]> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const ranges: string[] = [];
+    let runs = 0;
     for await (const run of stack.env.client.workflow.list({
       query: `TemporalScheduledById = '${scheduleId}'`,
     })) {
       if (run.status.name !== 'COMPLETED') continue;
-      const result = (await stack.env.client.workflow.getHandle(run.workflowId, run.runId).result()) as {
-        dateFrom: string;
-        dateTo: string;
-      };
-      ranges.push(`${result.dateFrom}_${result.dateTo}`);
+      runs += 1;
+      const result = (await stack.env.client.workflow
+        .getHandle(run.workflowId, run.runId)
+        .result()) as VisitorsNightlyResult;
+      ranges.push(...result.exported.map((day) => `${day}_${addDays(day, 1)}`));
     }
-    if (ranges.length >= count) return ranges.sort();
+    if (runs >= count) return ranges.sort();
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
   assert.fail(`schedule ${scheduleId} did not complete ${count} runs`);

@@ -201,6 +201,35 @@ describe('operators: a failing day, a lost watermark, a task-queue change', () =
   });
 });
 
+test('a watermark that does not answer fails the run within its bound, saying so', async () => {
+  const projectId = 'mute-watermark';
+  const { client } = stack.env;
+  // Something runs under the watermark's id on the run's own queue, but no worker can run it: updates never land.
+  await client.workflow.start('notAWorkflowOfThisWorker', {
+    workflowId: nightlyWatermarkWorkflowId(projectId),
+    taskQueue: DEFAULT_TASK_QUEUE,
+  });
+  const started = Date.now();
+  const run = await client.workflow.start(WorkflowType.visitorsNightly, {
+    workflowId: `${projectId}/run`,
+    taskQueue: DEFAULT_TASK_QUEUE,
+    args: [{ projectId, timeZone: 'UTC' }],
+  });
+  await assert.rejects(run.result(), (error: unknown) => {
+    assert.ok(error instanceof WorkflowFailedError);
+    assert.match(
+      error.cause?.message ?? '',
+      /the nightly watermark of mute-watermark did not answer \(reading it\)/,
+    );
+    return true;
+  });
+  // Three attempts of at most 20 s each, with 1 s and 2 s between them.
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < 90_000, `failed after ${elapsed} ms`);
+  assert.equal(answered(projectId).length, 0);
+  await client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)).terminate('test over');
+});
+
 describe('zone changes: carried over by instant, no gap and no overlap', () => {
   test('America/Los_Angeles 23:30 → UTC 02:30: the hours in between are one range', async () => {
     const projectId = 'la-to-utc';
