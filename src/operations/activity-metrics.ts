@@ -62,10 +62,14 @@ const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
     const plan = result as { timeZone: string; watermark: string | null };
     recordWatermark(metrics, projectOf(input), plan.timeZone, plan.watermark);
   },
-  advanceNightlyWatermark: (metrics, { input, result, error }) => {
+  reportNightlyDay: (metrics, { input, result, error }) => {
     if (error !== undefined) return;
-    const { projectId, timeZone } = input as { projectId: string; timeZone: string };
-    metrics.record('nightlyDaysExported', 1, { project: projectId, time_zone: timeZone });
+    const report = input as { projectId: string; timeZone: string; day?: string; error?: string };
+    const { projectId, timeZone } = report;
+    // A failed day is reported too (it holds the watermark back: nightlyDaysBehind shows it).
+    if (report.day !== undefined && report.error === undefined) {
+      metrics.record('nightlyDaysExported', 1, { project: projectId, time_zone: timeZone });
+    }
     recordWatermark(metrics, projectId, timeZone, (result as { watermark: string | null }).watermark);
   },
 };

@@ -47,14 +47,20 @@ describe('nightly recorders', () => {
       values.get(`docs_agent_nightly_watermark_seconds${tags}`),
       Date.parse(`${addDays(watermark, 1)}T00:00:00Z`) / 1000,
     );
+    // A failed day is not counted as exported, and the watermark stays.
     await run(
       metrics,
-      'advanceNightlyWatermark',
+      'reportNightlyDay',
+      { projectId: 'p', timeZone, day: addDays(watermark, 1), error: '403' },
+      { watermark, done: [] },
+    );
+    assert.equal(values.get(`docs_agent_nightly_days_behind${tags}`), 3);
+    assert.equal(values.get(`docs_agent_nightly_days_exported_total${tags}`), undefined);
+    await run(
+      metrics,
+      'reportNightlyDay',
       { projectId: 'p', timeZone, day: yesterday },
-      {
-        watermark: yesterday,
-        done: [],
-      },
+      { watermark: yesterday, done: [] },
     );
     assert.equal(values.get(`docs_agent_nightly_days_behind${tags}`), 0);
     assert.equal(values.get(`docs_agent_nightly_days_exported_total${tags}`), 1);
