@@ -7,6 +7,7 @@ export * from './visitors-export';
 export * from './messages';
 export * from './budget';
 export * from './nightly';
+export * from './nightly-schema';
 export * from './zone-days';
 export * from './failure-types';
 export * from './errors';
