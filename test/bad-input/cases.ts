@@ -317,7 +317,7 @@ export const cliCases: CliCase[] = [
     name: 'export run of today (a day that has not ended)',
     args: (p) => exportRun(p, '--from', TODAY, '--to', TOMORROW),
     exit: 2,
-    stderr: new RegExp(`dateTo: ${UNENDED}`),
+    stderr: new RegExp(`--to: ${UNENDED}`),
     workflowId: (p) => visitorsExportWorkflowId(p, TODAY, TOMORROW),
   },
   {
