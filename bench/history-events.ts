@@ -1,20 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { startAgentJob, type AgentJobHandle } from '../src/client/agent-job';
 import { DEFAULT_POLLING } from '../src/contract/agent-job';
 import { getStateQuery } from '../src/contract/messages';
 import { agentJobWorkflowId } from '../src/contract/names';
 import { resolvePolling } from '../src/contract/poll-schedule';
 import { startProcessStack, type ProcessStack } from '../dev/stack';
-import { bundleQuietly, workflowBundlePath } from '../dev/workflow-bundle';
+import { workflowBundlePath } from '../dev/workflow-bundle';
 import { historyChain } from './lib/history';
 import { pollSchedule } from './lib/poll-schedule';
 import { markdownTable } from './lib/report';
-
-/** The last commit whose agentJob waited with one workflow timer per poll (before 'poll-in-activity'). */
-export const TIMER_PER_POLL_COMMIT = 'bede82b';
 
 const JOB_KEY = 'history';
 const DAY_PROJECT = 'history-day';
@@ -54,7 +47,7 @@ export const QUICK_HISTORY: HistoryEventsOptions = { jobSeconds: [3, 10, 20], da
 
 export interface HistoryEventsRow {
   code: string;
-  /** This tree's code (not TIMER_PER_POLL_COMMIT's). */
+  /** This tree's code. */
   current: boolean;
   /** The 24-hour job's row: its reads made 100 ms apart instead of at the default polling. */
   day: boolean;
@@ -69,19 +62,6 @@ interface Variant {
   code: string;
   current: boolean;
   bundle: string;
-}
-
-/** The workflows of `commit`, bundled from its sources (checked out under .tmp/, which git ignores). */
-async function bundleAt(commit: string, dir: string): Promise<string> {
-  const root = path.resolve(__dirname, '..');
-  const sources = path.join(root, '.tmp', `history-events-${commit}`);
-  await fs.rm(sources, { recursive: true, force: true });
-  await fs.mkdir(sources, { recursive: true });
-  const archive = execFileSync('git', ['-C', root, 'archive', commit, 'src'], { maxBuffer: 64 << 20 });
-  execFileSync('tar', ['-x', '-C', sources], { input: archive });
-  const file = path.join(dir, `${commit}.js`);
-  await fs.writeFile(file, await bundleQuietly(path.join(sources, 'src', 'workflows')));
-  return file;
 }
 
 async function measure(variant: Variant, options: HistoryEventsOptions): Promise<HistoryEventsRow[]> {
@@ -152,26 +132,15 @@ async function rowOf(
 }
 
 /**
- * History written by one agentJob polled n times without follow-ups: the timer-per-poll workflow of
- * TIMER_PER_POLL_COMMIT against this tree's poll-in-activity workflow, each on a fresh stack, same simulator jobs.
+ * History written by one agentJob polled n times without follow-ups, on a fresh stack. The timer-per-poll
+ * workflow it replaced (one timer per poll) is not run again: its activities no longer exist; its figures are in
+ * docs/benchmarks.md's history.
  */
 export async function historyEvents(options: HistoryEventsOptions): Promise<HistoryEventsRow[]> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'history-events-'));
-  try {
-    const variants: Variant[] = [
-      {
-        code: `timer per poll (${TIMER_PER_POLL_COMMIT})`,
-        current: false,
-        bundle: await bundleAt(TIMER_PER_POLL_COMMIT, dir),
-      },
-      { code: 'poll in activity (this tree)', current: true, bundle: await workflowBundlePath() },
-    ];
-    const rows: HistoryEventsRow[] = [];
-    for (const variant of variants) rows.push(...(await measure(variant, options)));
-    return rows;
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
+  return measure(
+    { code: 'poll in activity (this tree)', current: true, bundle: await workflowBundlePath() },
+    options,
+  );
 }
 
 export function historyEventsTable(rows: HistoryEventsRow[]): string {

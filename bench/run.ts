@@ -32,7 +32,6 @@ import {
   historyEventsTable,
   historyVerdict,
   QUICK_HISTORY,
-  TIMER_PER_POLL_COMMIT,
   type HistoryEventsRow,
 } from './history-events';
 import { machine, recordSection } from './lib/report';
@@ -245,9 +244,8 @@ async function historySection(quick: boolean, results: BenchResults): Promise<st
   return [
     `One agentJob per row, polled every second (coefficient 1) until its simulator job completes, no ` +
       `follow-ups, on a fresh dev server, simulator and worker process (\`src/worker.ts\` with ` +
-      `\`WORKER_WORKFLOW_BUNDLE\`): the workflows of commit ${TIMER_PER_POLL_COMMIT} (a workflow timer and a ` +
-      `get-job activity per poll), bundled from \`git archive\`, against this tree's (one poll activity whose ` +
-      `retries are the waits). Polls: the simulator's get-job requests; events and workflow tasks: the closed ` +
+      `\`WORKER_WORKFLOW_BUNDLE\`): this tree's workflow (one poll activity whose retries are the waits). ` +
+      `Polls: the simulator's get-job requests; events and workflow tasks: the closed ` +
       `run's history.` +
       (quick
         ? ''
