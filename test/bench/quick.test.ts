@@ -89,13 +89,29 @@ describe('benchmarks, quick mode', () => {
       table.slice(0, rows.length).map((cells) => cells.slice(0, 2)),
       rows.map((row) => [String(row.concurrency), String(row.pages)]),
     );
-    const [main, profile] = [table.slice(0, rows.length), table.slice(rows.length)];
+    const [main, profile, atBudget] = [
+      table.slice(0, rows.length),
+      table.slice(rows.length, 2 * rows.length),
+      table.slice(2 * rows.length),
+    ];
     for (const cells of main)
       assert.ok(
         cells.slice(2).every((cell) => leadingNumber(cell) > 0),
         cells.join('|'),
       );
     assert.equal(profile.length, rows.length, 'one profile row per concurrency');
+    // The service's own budget: every page read, no 429, at most one request past the end per run in flight.
+    const budgetRow = results.exportAtServiceBudget;
+    assert.ok(budgetRow);
+    assert.equal(atBudget.length, 1, 'one row at the service budget');
+    assert.equal(budgetRow.refusals, 0);
+    for (const requests of budgetRow.workflowRequests) {
+      assert.ok(
+        requests >= budgetRow.options.pages &&
+          requests < budgetRow.options.pages + budgetRow.options.concurrency,
+        `${requests} requests for ${budgetRow.options.pages} pages`,
+      );
+    }
     for (const cells of profile)
       assert.ok(
         cells.every((cell) => cell === '-' || leadingNumber(cell) >= 0),
