@@ -89,7 +89,12 @@ export async function observabilityOverhead(options: ObservabilityOptions): Prom
           Array.from({ length: options.jobs }, (_, i) =>
             startAgentJob(
               stack!.client,
-              { projectId: `bench-obs-${variant}`, prompt: `Job ${i}`, polling: { initialInterval: '1s' } },
+              {
+                // The service allows 100 creates per project and hour: at most 90 jobs per project and repeat.
+                projectId: `bench-obs-${variant}-${repeat}-${i % Math.ceil(options.jobs / 90)}`,
+                prompt: `Job ${i}`,
+                polling: { initialInterval: '1s' },
+              },
               { key: `${repeat}-${i}`, taskQueue },
             ),
           ),
