@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -71,7 +72,7 @@ export async function describeDeployment(client: Client, deploymentName: string)
 
 /** Sends every new run (and every long-lived workflow at its next continue-as-new) to `version`. */
 export function setCurrentVersion(client: Client, version: WorkerDeploymentVersion): Promise<RoutingChange> {
-  return routingChange(() =>
+  return routingChange(client, version, () =>
     client.workflowService.setWorkerDeploymentCurrentVersion({
       namespace: client.options.namespace,
       deploymentName: version.deploymentName,
@@ -87,7 +88,7 @@ export function rampToVersion(
   version: WorkerDeploymentVersion,
   percentage: number,
 ): Promise<RoutingChange> {
-  return routingChange(() =>
+  return routingChange(client, version, () =>
     client.workflowService.setWorkerDeploymentRampingVersion({
       namespace: client.options.namespace,
       deploymentName: version.deploymentName,
@@ -98,13 +99,32 @@ export function rampToVersion(
   );
 }
 
-async function routingChange(change: () => Promise<unknown>): Promise<RoutingChange> {
-  try {
-    await change();
-    return 'changed';
-  } catch (error) {
-    const code = grpcStatusOf(error);
-    if (code === GRPC_NOT_FOUND || code === GRPC_FAILED_PRECONDITION) return 'missing';
-    throw error;
+/**
+ * A version shows in its deployment as soon as a worker polls, a moment before the server has registered its task
+ * queues; a routing change in that moment is refused as if the version were missing. So a refusal for a version the
+ * deployment lists is asked again for up to REGISTRATION_SETTLE_MS; one the deployment does not list is missing.
+ */
+const REGISTRATION_SETTLE_MS = 15_000;
+const REGISTRATION_RETRY_MS = 250;
+
+async function routingChange(
+  client: Client,
+  version: WorkerDeploymentVersion,
+  change: () => Promise<unknown>,
+): Promise<RoutingChange> {
+  const deadline = Date.now() + REGISTRATION_SETTLE_MS;
+  for (;;) {
+    try {
+      await change();
+      return 'changed';
+    } catch (error) {
+      const code = grpcStatusOf(error);
+      if (code !== GRPC_NOT_FOUND && code !== GRPC_FAILED_PRECONDITION) throw error;
+      const listed = (await describeDeployment(client, version.deploymentName)).versions.some(
+        (v) => v.buildId === version.buildId,
+      );
+      if (!listed || Date.now() >= deadline) return 'missing';
+      await sleep(REGISTRATION_RETRY_MS);
+    }
   }
 }
