@@ -15,6 +15,11 @@ const FIRST_BACKOFF_MS = 2_000;
 
 /** The most a window is padded (0.14 % of an hour): a permit may be held 4.75 s, a round of an export's runs. */
 const MAX_PADDING_MS = 5_000;
+/**
+ * The least padding: the delay from a grant to its request (a signal, a workflow task, an activity task in another
+ * process) varies by hundreds of milliseconds on a loaded host, whatever the window's length.
+ */
+const MIN_PADDING_MS = 1_000;
 
 /** An exclusive permit not released in this time (its holder died) lets the next one go. */
 const EXCLUSIVE_HOLD_MS = 90_000;
@@ -295,12 +300,12 @@ export class BudgetLedger {
 
   /**
    * A grant becomes a request a little later (scheduling, the network, a permit held for a run of pages): the
-   * window is padded by 2% (at most MAX_PADDING_MS) so that two grants a window apart never land in one window
-   * of the service.
+   * window is padded by 2% (between MIN_PADDING_MS and MAX_PADDING_MS) so that two grants a window apart never
+   * land in one window of the service.
    */
   #paddedWindow(): number {
     const { windowMs } = this.#s.budget;
-    return windowMs + Math.min(MAX_PADDING_MS, Math.ceil(windowMs * 0.02));
+    return windowMs + Math.min(MAX_PADDING_MS, Math.max(MIN_PADDING_MS, Math.ceil(windowMs * 0.02)));
   }
 
   #prune(now: number): void {

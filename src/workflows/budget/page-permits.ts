@@ -6,7 +6,7 @@ import type { BudgetPermits } from './permits';
 const RELEASE_WAIT = '5 seconds';
 /**
  * The least time a batch's permits may be held for the stock to be worth keeping: a round of runs spends them
- * over about a second. A shorter window's padding (200 ms for 10 s) makes every permit its own ask.
+ * over about a second. A short window's padding (1 s for 10 s) makes every permit its own ask.
  */
 const MIN_HOLD_MS = 1_000;
 

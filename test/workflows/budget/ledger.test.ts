@@ -4,8 +4,8 @@ import type { PermitRequest, RateBudget } from '../../../src/contract/budget';
 import { BudgetLedger } from '../../../src/workflows/budget/ledger';
 
 const BUDGET: RateBudget = { requests: 3, windowMs: 10_000 };
-// The window padded by 2% (at most 1 s) for the delay between a grant and its request.
-const PADDED = 10_200;
+// The window padded by 2% (at least 1 s, at most 5 s) for the delay between a grant and its request.
+const PADDED = 11_000;
 const T0 = 1_000_000;
 
 let ids = 0;
