@@ -32,6 +32,17 @@ function startExport(projectId: string, paths: number) {
   });
 }
 
+/** A JSON payload's fields (the default data converter's encoding). */
+function payloadOf(payload: { data?: Uint8Array | null } | null | undefined): {
+  permitId?: string;
+  requesterRunId?: string;
+} {
+  return JSON.parse(Buffer.from(payload?.data ?? new Uint8Array()).toString('utf8')) as {
+    permitId?: string;
+    requesterRunId?: string;
+  };
+}
+
 function visitorRequests(projectId: string) {
   return stack.sim.requests().filter((r) => r.route === 'getVisitors' && r.projectId === projectId);
 }
@@ -118,6 +129,67 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
     );
     console.log(
       `# 10 exports: ${pages} pages, ${requests} requests, ${refused} x 429, ${ms} ms (bound ${bound} ms)`,
+    );
+  });
+
+  test('permits asked by a terminated run are not handed to the next run of its workflow id', async () => {
+    const { client, sim } = stack;
+    sim.reset();
+    await quietBudget();
+    const projectId = 'rerun';
+    sim.configureProject(projectId, { visitorPaths: 30 * PAGE_SIZE });
+    const workflowId = visitorsExportWorkflowId(projectId, RANGE.dateFrom, RANGE.dateTo);
+    const start = () =>
+      client.workflow.start(visitorsExport, {
+        taskQueue: DEFAULT_TASK_QUEUE,
+        workflowId,
+        args: [{ projectId, ...RANGE, pageSize: PAGE_SIZE }],
+      });
+    const first = await start();
+    // The window's 20 permits spent, the first run waits with asks queued at the limiter: terminate it there.
+    while (visitorRequests(projectId).length < BUDGET.requests) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await first.terminate('operator');
+    const second = await start();
+    assert.equal((await second.result()).rows, 30 * PAGE_SIZE);
+    assert.equal(sim.stats().budgetRefusals.analytics, 0);
+
+    // The limiter's history: the first run's asks, and what became of their grants.
+    const limiterId = budgetLimiterWorkflowId('analytics', new ApiKey(sim.apiKey).fingerprint());
+    const limiterEvents = [];
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${limiterId}'` })) {
+      const history = await client.workflow.getHandle(limiterId, run.runId).fetchHistory();
+      limiterEvents.push(...(history.events ?? []));
+    }
+    const firstAsks = new Set(
+      limiterEvents
+        .filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'requestBudgetPermit')
+        .map((e) => payloadOf(e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]))
+        .filter((ask) => ask.requesterRunId === first.firstExecutionRunId)
+        .map((ask) => ask.permitId),
+    );
+    const failedSignals = new Set(
+      limiterEvents.map((e) =>
+        e.signalExternalWorkflowExecutionFailedEventAttributes?.initiatedEventId?.toString(),
+      ),
+    );
+    const undelivered = limiterEvents.filter((e) => {
+      const attributes = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+      return (
+        attributes?.signalName === 'budgetPermitGranted' &&
+        firstAsks.has(payloadOf(attributes.input?.payloads?.[0]).permitId) &&
+        failedSignals.has(e.eventId?.toString())
+      );
+    });
+    assert.ok(undelivered.length > 0, 'a grant for the terminated run was sent to that run, and failed');
+    const heard = ((await second.fetchHistory()).events ?? [])
+      .filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'budgetPermitGranted')
+      .map((e) => payloadOf(e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]).permitId);
+    assert.ok(heard.length > 0);
+    assert.deepEqual(
+      heard.filter((permitId) => firstAsks.has(permitId)),
+      [],
+      "the second run heard none of the first run's grants",
     );
   });
 
