@@ -168,7 +168,11 @@ describe('agentJob under operators: a call the service may have received is neve
     });
     assert.equal(next.startedNewRun, true);
     await eventually(() => sent(projectId, 'z2') === 1, 'z2 sent by the new run');
-    const state = await getAgentJobState(h.client, handle.workflowId);
+    // The service has it; the run records it delivered once the activity's answer is back.
+    const state = await eventually(async () => {
+      const current = await getAgentJobState(h.client, handle.workflowId);
+      return current.pendingFollowUps === 0 ? current : undefined;
+    }, 'z2 settled');
     assert.deepEqual(
       state.followUps.map(({ messageId, status }) => ({ messageId, status })),
       [
