@@ -85,6 +85,11 @@ export const MANIFEST_FILE = 'manifest.json';
 /** Staged pages live under the destination so that every worker host sees them (a shared volume or a bucket). */
 export const STAGING_FOLDER = '.staging';
 
+/** The staging folder or a key inside it: never a final object. */
+export function isStagingKey(key: string): boolean {
+  return key === STAGING_FOLDER || key.startsWith(`${STAGING_FOLDER}/`);
+}
+
 /** `.staging/<exportKey made safe>`: one export attempt's staged pages. */
 export function stagingFolderKey(exportKey: string): string {
   return `${STAGING_FOLDER}/${fileSafe(exportKey)}`;
