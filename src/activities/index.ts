@@ -20,7 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createVisitorsExportActivities(deps),
     ...budget,
     ...createInputCheckActivities(),
-    ...createNightlyActivities(),
+    ...createNightlyActivities(deps),
   };
 }
 

@@ -5,12 +5,7 @@ import {
   WorkflowNotFoundError,
   type Client,
 } from '@temporalio/client';
-import {
-  DocsProjectIdKey,
-  visitorsExportWorkflowId,
-  workflowIdPrefix,
-  WorkflowType,
-} from '../contract/names';
+import { DocsProjectIdKey, WorkflowType } from '../contract/names';
 import {
   nightlyWatermarkWorkflowId,
   readWatermarkUpdate,
@@ -21,8 +16,15 @@ import {
   type VisitorsNightlyResult,
 } from '../contract/nightly';
 import type { VisitorsExportResult } from '../contract/visitors-export';
-import { addDays, dayBefore, dueDays, rebuiltWatermark } from '../contract/zone-days';
+import { addDays, dayBefore, dueDays } from '../contract/zone-days';
+import type { ExportDestination } from '../exports/destination';
+import { openExportDestination } from '../exports/open-destination';
 import { whileHeartbeating } from './heartbeat';
+import { emptyState, stateFromMemo, withCompletedDays, type RebuildScope } from './nightly-rebuild';
+import type { VisitorsExportActivityDeps } from './visitors-export';
+
+/** Where the day exports go: a lost watermark is rebuilt from the manifests found there too. */
+export type NightlyActivityDeps = Pick<VisitorsExportActivityDeps, 'exportDir' | 'exportS3'>;
 
 export interface NightlyPlanRequest {
   projectId: string;
@@ -42,6 +44,8 @@ export interface NightlyPlan extends NightlyWatermark {
   days: string[];
   /** Days due past the cap. */
   remaining: number;
+  /** Manifests skipped while rebuilding a lost watermark (absent in runs before manifests were read). */
+  warnings?: string[];
 }
 
 export interface NightlyReport {
@@ -64,21 +68,30 @@ const WATERMARK_CALL_MS = 20_000;
  * through the Temporal client: workflow code cannot update another workflow. The watermark always runs on the
  * task queue of the run that talks to it, and is rebuilt from durable state when it is gone.
  */
-export function createNightlyActivities() {
+export function createNightlyActivities({ exportDir, exportS3 }: NightlyActivityDeps) {
+  const destination = openExportDestination(exportDir, exportS3);
   return {
     /** The zone, the last day due, and the days a nightly run exports now (reading the watermark). */
     async planNightlyExport(request: NightlyPlanRequest): Promise<NightlyPlan> {
       const { client, info } = Context.current();
       const { timeZone, timeZoneFrom } = await zoneOf(client, request);
       const through = dayBefore(new Date(request.nominalTime), timeZone);
-      const current = await readWatermark(client, {
+      const { current, warnings } = await readWatermark(client, destination, {
         projectId: request.projectId,
         timeZone,
         through,
         taskQueue: info.taskQueue,
       });
       const due = dueDays(current.watermark, through, request.maxDays, current.done);
-      return { ...current, timeZone, timeZoneFrom, through, days: due.days, remaining: due.remaining };
+      return {
+        ...current,
+        timeZone,
+        timeZoneFrom,
+        through,
+        days: due.days,
+        remaining: due.remaining,
+        warnings,
+      };
     },
 
     /** Reports a day (or the bridge after a zone change) exported whole, or failed; returns the watermark after. */
@@ -97,7 +110,7 @@ export function createNightlyActivities() {
         if (!(error instanceof WorkflowNotFoundError)) throw error;
         // Terminated while this run exported: rebuilt where this run is, then told.
         const through = report.day ?? dayBefore(new Date(), report.timeZone);
-        await readWatermark(client, {
+        await readWatermark(client, destination, {
           projectId,
           timeZone: report.timeZone,
           through,
@@ -122,20 +135,22 @@ export function createNightlyActivities() {
   };
 }
 
-interface WatermarkRead {
-  projectId: string;
-  timeZone: string;
-  /** The last day due: a new watermark starts the day before it. */
-  through: string;
+interface WatermarkRead extends RebuildScope {
+  /** Where the watermark runs: the task queue of the run that talks to it. */
   taskQueue: string;
 }
 
 /**
  * Reads the project's watermark, starting it where it is missing. A watermark running on another task queue is
  * moved to this one (its state read from its memo, where the server keeps it without any worker), and one that is
- * gone (terminated, reset, past retention) is rebuilt from its last memo and the completed day exports.
+ * gone (terminated, reset, past retention) is rebuilt from its last memo and the days exported whole (see
+ * withCompletedDays); `warnings` names the manifests that rebuild skipped.
  */
-async function readWatermark(client: Client, read: WatermarkRead): Promise<NightlyWatermark> {
+async function readWatermark(
+  client: Client,
+  destination: ExportDestination,
+  read: WatermarkRead,
+): Promise<{ current: NightlyWatermark; warnings: string[] }> {
   const workflowId = nightlyWatermarkWorkflowId(read.projectId);
   let state: NightlyWatermarkState = emptyState(read.projectId);
   let running = false;
@@ -153,8 +168,9 @@ async function readWatermark(client: Client, read: WatermarkRead): Promise<Night
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
-  if (!running) state = await withCompletedDays(client, state, read);
-  return client.withDeadline(Date.now() + WATERMARK_CALL_MS, () =>
+  let warnings: string[] = [];
+  if (!running) ({ state, warnings } = await withCompletedDays(client, destination, state, read));
+  const current = await client.withDeadline(Date.now() + WATERMARK_CALL_MS, () =>
     client.workflow.executeUpdateWithStart(readWatermarkUpdate, {
       args: [{ timeZone: read.timeZone, initial: addDays(read.through, -1) }],
       startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.visitorsNightlyWatermark, {
@@ -168,77 +184,7 @@ async function readWatermark(client: Client, read: WatermarkRead): Promise<Night
       }),
     }),
   );
-}
-
-function emptyState(projectId: string): NightlyWatermarkState {
-  return {
-    projectId,
-    timeZone: null,
-    watermark: null,
-    done: [],
-    failed: [],
-    bridge: null,
-    closed: null,
-    origin: null,
-  };
-}
-
-/** The state a watermark mirrored in its memo; undefined when the memo is missing or not one. */
-export function stateFromMemo(
-  memo: Record<string, unknown> | undefined,
-  projectId: string,
-): NightlyWatermarkState | undefined {
-  if (memo === undefined) return undefined;
-  const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-  const days = Array.isArray(memo.done) ? memo.done.filter((d): d is string => typeof d === 'string') : [];
-  const failed = Array.isArray(memo.failed)
-    ? (memo.failed as unknown[]).filter(
-        (f): f is { day: string; error: string } =>
-          typeof f === 'object' && f !== null && typeof (f as { day?: unknown }).day === 'string',
-      )
-    : [];
-  const bridge = memo.bridge as InstantRange | null | undefined;
-  const closed = memo.closed as NightlyWatermarkState['closed'] | undefined;
-  return {
-    projectId,
-    timeZone: text(memo.timeZone),
-    watermark: text(memo.watermark),
-    done: days,
-    failed,
-    bridge: bridge ?? null,
-    closed: closed ?? null,
-    origin: text(memo.origin),
-  };
-}
-
-/**
- * Adds the days of the zone whose export completed whole (found through visibility, under the day's own id) to a
- * state being rebuilt. Without a watermark of the zone, the watermark is rebuilt from those days alone.
- */
-async function withCompletedDays(
-  client: Client,
-  state: NightlyWatermarkState,
-  read: WatermarkRead,
-): Promise<NightlyWatermarkState> {
-  if (state.timeZone !== null && state.timeZone !== read.timeZone) return state;
-  const found: string[] = [];
-  const prefix = `${workflowIdPrefix.visitorsExport}/${read.projectId}/`;
-  const query =
-    `WorkflowType = '${WorkflowType.visitorsExport}' AND ${DocsProjectIdKey.name} = '${read.projectId}' ` +
-    `AND ExecutionStatus = 'Completed'`;
-  for await (const execution of client.workflow.list({ query })) {
-    const dayOf = /^(\d{4}-\d{2}-\d{2})_/.exec(execution.workflowId.slice(prefix.length))?.[1];
-    if (dayOf === undefined || dayOf > read.through) continue;
-    const expected = visitorsExportWorkflowId(read.projectId, dayOf, addDays(dayOf, 1), read.timeZone);
-    if (execution.workflowId === expected) found.push(dayOf);
-  }
-  if (state.watermark !== null) {
-    const watermark = state.watermark;
-    const done = [...new Set([...state.done, ...found.filter((day) => day > watermark)])].sort();
-    return { ...state, timeZone: read.timeZone, done };
-  }
-  const rebuilt = rebuiltWatermark(found);
-  return { ...state, timeZone: rebuilt.watermark === null ? null : read.timeZone, ...rebuilt };
+  return { current, warnings };
 }
 
 async function zoneOf(

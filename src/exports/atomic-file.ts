@@ -7,6 +7,11 @@ export function temporaryPathFor(target: string): string {
   return path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/** A name temporaryPathFor gives: a file being written (or one a crash left), never a final one. */
+export function isTemporaryName(name: string): boolean {
+  return /^\..+\.[0-9a-f]{12}\.tmp$/.test(name);
+}
+
 export interface AtomicWriteOptions {
   /** Create the target's directory when missing (default true); false fails with ENOENT instead. */
   createDirectory?: boolean;

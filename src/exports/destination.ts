@@ -45,6 +45,13 @@ export interface ExportDestination {
   writeFinal(key: string, content: string): Promise<number>;
   /** Removes a final object if there is one. */
   removeFinal(key: string): Promise<void>;
+  /**
+   * The keys of the final objects that start with `prefix` (`acme/` for a folder), sorted; never a staged object
+   * or a file still being written.
+   */
+  listFinal(prefix: string): Promise<string[]>;
+  /** A small final object's text (UTF-8), or undefined when there is none at the key. */
+  readFinal(key: string): Promise<string | undefined>;
 }
 
 /** The staging folder is gone (the export was cleaned up) or was never where this worker looks. */

@@ -32,14 +32,20 @@ export function exportFolderKey(
   partial = false,
 ): string {
   const zone = fileSafe(zoneSuffix(timeZone));
+  const project = projectFolderKey(projectId, layout);
   if (layout === 'default') {
     const suffix = partial ? PARTIAL_SUFFIX : '';
-    return `${fileSafe(projectId)}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${zone}${suffix}`;
+    return `${project}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${zone}${suffix}`;
   }
   const day = singleDay(dateFrom, dateTo);
   const dates = day === undefined ? `from=${fileSafe(dateFrom)}/to=${fileSafe(dateTo)}` : `day=${day}`;
-  const folder = `project=${fileSafe(projectId)}/${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
+  const folder = `${project}/${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
   return partial ? `partial/${folder}` : folder;
+}
+
+/** The folder of a project's whole exports in a layout: `<projectId>` or `project=<projectId>`. */
+export function projectFolderKey(projectId: string, layout: ExportLayout): string {
+  return layout === 'default' ? fileSafe(projectId) : `project=${fileSafe(projectId)}`;
 }
 
 /** The layout an export is written in: EXPORT_LAYOUT when set, else `hive` for Parquet and `default` for text. */
@@ -84,6 +90,11 @@ export const MANIFEST_FILE = 'manifest.json';
 
 /** Staged pages live under the destination so that every worker host sees them (a shared volume or a bucket). */
 export const STAGING_FOLDER = '.staging';
+
+/** The staging folder or a key inside it: never a final object. */
+export function isStagingKey(key: string): boolean {
+  return key === STAGING_FOLDER || key.startsWith(`${STAGING_FOLDER}/`);
+}
 
 /** `.staging/<exportKey made safe>`: one export attempt's staged pages. */
 export function stagingFolderKey(exportKey: string): string {

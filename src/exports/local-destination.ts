@@ -2,14 +2,14 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { openAtomicFile, writeFileAtomic } from './atomic-file';
+import { isTemporaryName, openAtomicFile, writeFileAtomic } from './atomic-file';
 import {
   DestinationUnavailableError,
   StagingMissingError,
   type ExportDestination,
   type FinalObjectWriter,
 } from './destination';
-import { STAGING_FOLDER } from './layout';
+import { isStagingKey, STAGING_FOLDER } from './layout';
 
 /**
  * A local directory (EXPORT_DIR a path): every file is written under a temporary name, fsynced and renamed, so a
@@ -129,4 +129,36 @@ export class LocalDestination implements ExportDestination {
   async removeFinal(key: string): Promise<void> {
     await fs.rm(this.location(key), { force: true });
   }
+
+  async listFinal(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    const walk = async (folder: string): Promise<void> => {
+      const entries = await fs.readdir(this.location(folder), { withFileTypes: true }).catch(missingAs([]));
+      for (const entry of entries) {
+        const key = `${folder}${entry.name}`;
+        if (isStagingKey(key)) continue;
+        if (entry.isDirectory()) {
+          if (`${key}/`.startsWith(prefix)) await walk(`${key}/`);
+        } else if (entry.isFile() && key.startsWith(prefix) && !isTemporaryName(entry.name)) {
+          keys.push(key);
+        }
+      }
+    };
+    // From the prefix's folder: `acme/2026` lists `acme/` and keeps what starts with the prefix, as S3 does.
+    await walk(prefix.slice(0, prefix.lastIndexOf('/') + 1));
+    return keys.sort();
+  }
+
+  async readFinal(key: string): Promise<string | undefined> {
+    return fs.readFile(this.location(key), 'utf8').catch(missingAs(undefined));
+  }
+}
+
+/** A rejection handler that answers `value` for a path that is not there, and rethrows anything else. */
+function missingAs<T>(value: T): (error: unknown) => T {
+  return (error) => {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return value;
+    throw error;
+  };
 }

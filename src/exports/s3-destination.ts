@@ -18,8 +18,8 @@ import {
   type FinalObjectWriter,
 } from './destination';
 import { InvariantError } from '../contract/errors';
-import { STAGING_FOLDER } from './layout';
-import { isNotFound, refusedDestination } from './s3-errors';
+import { isStagingKey, STAGING_FOLDER } from './layout';
+import { isNoSuchKey, isNotFound, refusedDestination } from './s3-errors';
 import { openMultipartWriter } from './s3-multipart';
 import { CHECKSUM, probeS3Destination } from './s3-probe';
 import { s3Uri, type S3Location } from './s3-uri';
@@ -184,6 +184,28 @@ export class S3Destination implements ExportDestination {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }));
     } catch (error) {
       if (!isNotFound(error)) throw this.refused(error, 'DeleteObject');
+    }
+  }
+
+  async listFinal(prefix: string): Promise<string[]> {
+    const root = this.key('').length;
+    const keys: string[] = [];
+    for await (const { Key } of this.objects(this.key(prefix))) {
+      const key = Key.slice(root);
+      if (!isStagingKey(key)) keys.push(key);
+    }
+    return keys.sort();
+  }
+
+  async readFinal(key: string): Promise<string | undefined> {
+    try {
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }),
+      );
+      return (await answer.Body?.transformToString('utf8')) ?? '';
+    } catch (error) {
+      if (isNoSuchKey(error)) return undefined;
+      throw this.refused(error, 'GetObject');
     }
   }
 

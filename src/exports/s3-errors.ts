@@ -66,3 +66,8 @@ export function isNotFound(error: unknown): boolean {
     (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
   );
 }
+
+/** GetObject of a key that has no object (a missing bucket is NoSuchBucket: a refusal). */
+export function isNoSuchKey(error: unknown): boolean {
+  return error instanceof S3ServiceException && error.name === 'NoSuchKey';
+}

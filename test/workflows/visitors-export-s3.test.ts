@@ -8,6 +8,7 @@ import {
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
@@ -15,6 +16,7 @@ import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportInput, VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
+import { DestinationUnavailableError } from '../../src/exports/destination';
 import { S3Destination } from '../../src/exports/s3-destination';
 import { ExportStaging } from '../../src/exports/staging';
 import { visitorsExport } from '../../src/workflows';
@@ -313,6 +315,44 @@ test('a chunk staged after its export was cleaned up fails and leaves no object 
   }
 });
 
+test('listFinal lists the final objects under a prefix page after page; readFinal reads one or answers undefined', async () => {
+  const { bucket, client, proxy } = s3();
+  const destination = new S3Destination({ bucket, prefix: 'finals' }, s3Deps(s3(), 'finals').exportS3);
+  try {
+    // More keys than one ListObjectsV2 page holds (1,000).
+    const keys = Array.from({ length: 1_001 }, (_, i) => `acme/${String(i).padStart(4, '0')}/manifest.json`);
+    for (let i = 0; i < keys.length; i += 100) {
+      const puts = keys.slice(i, i + 100).map((key) => ({ Bucket: bucket, Key: `finals/${key}`, Body: key }));
+      await Promise.all(puts.map((put) => client.send(new PutObjectCommand(put))));
+    }
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'finals-2/acme/manifest.json', Body: '{}' }),
+    );
+    await destination.writeFinal('project=acme/day=2026-11-01/manifest.json', '{"a":1}\n');
+    await destination.prepareStaging('.staging/finals-k');
+    await destination.stage('.staging/finals-k', 'chunk.ndjson', '{}\n');
+
+    assert.deepEqual(await destination.listFinal('acme/'), keys);
+    const listings = proxy
+      .requests()
+      .filter(
+        (r) =>
+          r.method === 'GET' && r.query.get('list-type') === '2' && r.query.get('prefix') === 'finals/acme/',
+      );
+    assert.equal(listings.length, 2, 'two pages');
+    assert.deepEqual(await destination.listFinal('project=acme/'), [
+      'project=acme/day=2026-11-01/manifest.json',
+    ]);
+    assert.deepEqual(await destination.listFinal(''), [...keys, 'project=acme/day=2026-11-01/manifest.json']);
+
+    assert.equal(await destination.readFinal('project=acme/day=2026-11-01/manifest.json'), '{"a":1}\n');
+    assert.equal(await destination.readFinal('acme/1000/manifest.json'), 'acme/1000/manifest.json');
+    assert.equal(await destination.readFinal('acme/1001/manifest.json'), undefined);
+  } finally {
+    destination.client.destroy();
+  }
+});
+
 describe('a destination that cannot take the export', () => {
   before(() => s3().moto.checkAuth(true));
   after(() => s3().moto.checkAuth(false));
@@ -350,6 +390,42 @@ describe('a destination that cannot take the export', () => {
       assert.match(error.message, new RegExp(`^export destination s3://${bucket}/x refused ${reason}`), name);
       const { accessKeyId, secretAccessKey } = deps.exportS3.clientConfig.credentials;
       assert.ok(!error.message.includes(accessKeyId) && !error.message.includes(secretAccessKey), name);
+    }
+  });
+
+  test('finding manifests fails naming the destination and never the credentials; read-only keys find them', async () => {
+    const reasons: Record<string, string> = {
+      'a missing bucket': 'the bucket does not exist',
+      'an unknown access key': 'the access key id is not known',
+      'a wrong secret key': 'the request signature does not match',
+    };
+    for (const [name, deps] of Object.entries(cases(s3()))) {
+      const bucket = deps.exportDir.split('/')[2] ?? '';
+      // No prefix, and none listed with a '/': moto's signature check refuses a listing prefix with one.
+      const destination = new S3Destination({ bucket, prefix: '' }, deps.exportS3);
+      try {
+        const reason = reasons[name];
+        if (reason === undefined) {
+          assert.deepEqual(await destination.listFinal('acme'), [], name);
+          assert.equal(await destination.readFinal('acme/manifest.json'), undefined, name);
+          continue;
+        }
+        const { accessKeyId, secretAccessKey } = deps.exportS3.clientConfig.credentials;
+        for (const [operation, find] of [
+          ['ListObjectsV2', () => destination.listFinal('acme')],
+          ['GetObject', () => destination.readFinal('acme/manifest.json')],
+        ] as const) {
+          await assert.rejects(find(), (error: unknown) => {
+            assert.ok(error instanceof DestinationUnavailableError, `${name}: ${String(error)}`);
+            const refused = `^export destination s3://${bucket} refused ${operation}: ${reason}`;
+            assert.match(error.message, new RegExp(refused), name);
+            assert.ok(!error.message.includes(accessKeyId) && !error.message.includes(secretAccessKey), name);
+            return true;
+          });
+        }
+      } finally {
+        destination.client.destroy();
+      }
     }
   });
 

@@ -58,7 +58,7 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
   const { timeZone } = plan;
   const results: VisitorsExportResult[] = [];
   const days: NightlyDay[] = [];
-  const warnings: string[] = [];
+  const warnings: string[] = [...(plan.warnings ?? [])];
   let watermark: NightlyWatermark = plan;
   const counted = (outcome: Outcome): void => {
     if (!('result' in outcome)) return;

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { temporaryPathFor } from '../../src/exports/atomic-file';
+import { LocalDestination } from '../../src/exports/local-destination';
+import { tempDir } from '../helpers/temp-dir';
+
+/** The final objects of two projects' exports, each holding its own key. */
+const FINAL = [
+  'acme/2026-11-01_2026-11-02/manifest.json',
+  'acme/2026-11-01_2026-11-02/visitors.csv',
+  'acme/2026-11-02_2026-11-03_partial/manifest.json',
+  'acme-2/2026-11-01_2026-11-02/manifest.json',
+  'project=acme/day=2026-11-01/manifest.json',
+];
+
+/** The final keys S3 would list for a prefix: those that start with it, in byte order. */
+const startingWith = (prefix: string): string[] => FINAL.filter((key) => key.startsWith(prefix)).sort();
+
+/** FINAL, beside a staged page and a write cut short (its temporary file left). */
+async function filled(): Promise<{ dir: string; destination: LocalDestination }> {
+  const dir = await tempDir('local-destination');
+  const destination = new LocalDestination(dir);
+  for (const key of FINAL) await destination.writeFinal(key, key);
+  await destination.prepareStaging('.staging/acme-k');
+  await destination.stage('.staging/acme-k', 'chunk.ndjson', '{}\n');
+  const cutShort = destination.location('acme/2026-11-03_2026-11-04/manifest.json');
+  await fs.mkdir(path.dirname(cutShort), { recursive: true });
+  await fs.writeFile(temporaryPathFor(cutShort), '{');
+  return { dir, destination };
+}
+
+describe('LocalDestination: finding final objects', () => {
+  test('listFinal lists the final files under a folder, sorted, never a staged page or a file being written', async () => {
+    const { dir, destination } = await filled();
+    assert.equal((await fs.readdir(path.join(dir, 'acme/2026-11-03_2026-11-04'))).length, 1, 'a .tmp file');
+    assert.equal(startingWith('acme/').length, 3);
+    assert.deepEqual(await destination.listFinal('acme/'), startingWith('acme/'));
+    assert.deepEqual(await destination.listFinal('project=acme/'), [
+      'project=acme/day=2026-11-01/manifest.json',
+    ]);
+    assert.deepEqual(await destination.listFinal(''), startingWith(''));
+    assert.deepEqual(await destination.listFinal('.staging/'), [], 'staged pages are not final');
+  });
+
+  test('a prefix is matched as S3 matches it: any key that starts with it', async () => {
+    const { destination } = await filled();
+    for (const prefix of ['acme', 'acme/2026-11-02', 'acme/2026-11-01_2026-11-02/manifest.json']) {
+      assert.deepEqual(await destination.listFinal(prefix), startingWith(prefix), prefix);
+    }
+    assert.equal(startingWith('acme').length, 4, 'acme-2 too');
+  });
+
+  test('listFinal of a folder that is not there, or of a directory that does not exist yet, is empty', async () => {
+    const { destination } = await filled();
+    assert.deepEqual(await destination.listFinal('nobody/'), []);
+    assert.deepEqual(await destination.listFinal('acme/2026-11-01_2026-11-02/visitors.csv/'), []);
+    const fresh = new LocalDestination(path.join(await tempDir('local-destination'), 'not-yet'));
+    assert.deepEqual(await fresh.listFinal(''), []);
+  });
+
+  test('readFinal reads a final object whole, and answers undefined where there is none', async () => {
+    const { destination } = await filled();
+    const key = 'acme/2026-11-01_2026-11-02/manifest.json';
+    assert.equal(await destination.readFinal(key), key);
+    assert.equal(await destination.readFinal('acme/2026-11-09_2026-11-10/manifest.json'), undefined);
+    assert.equal(await destination.readFinal('acme/2026-11-01_2026-11-02/visitors.csv/x'), undefined);
+    await assert.rejects(destination.readFinal('acme'), { code: 'EISDIR' });
+  });
+});
