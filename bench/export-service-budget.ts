@@ -1,13 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { startVisitorsExport } from '../src/client/visitors-export';
 import { budgetLimiterWorkflowId, DEFAULT_RATE_LIMIT, parseRateLimit } from '../src/contract/budget';
 import { ApiKey } from '../src/docs-api/api-key';
 import { startProcessStack, type Stack } from '../dev/stack';
 import type { WorkerProcess } from '../dev/worker-process';
 import { markdownTable } from './lib/report';
 import { median, spread } from './lib/stats';
-import { plainExport } from './plain-export';
+import { PAGE_SIZE, plainRun, timedWorkflowExport } from './export-throughput';
 
 export interface ServiceBudgetOptions {
   /** The service's own analytics budget, for the worker and the simulator alike. */
@@ -30,9 +29,6 @@ export const QUICK_SERVICE_BUDGET: ServiceBudgetOptions = { ...FULL_SERVICE_BUDG
 
 /** The target: the workflow at most 2 x a plain script at the service's budget. */
 export const SERVICE_BUDGET_TARGET = 2;
-
-const PAGE_SIZE = 250;
-const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 
 export interface ServiceBudgetRow {
   options: ServiceBudgetOptions;
@@ -68,11 +64,11 @@ export async function exportAtServiceBudget(options: ServiceBudgetOptions): Prom
     for (let repeat = 0; repeat < options.repeats; repeat += 1) {
       const projectId = `bench-service-budget-${repeat}`;
       await freshBudget(stack, limiterId, projectId, options);
-      row.workflowSeconds.push(await workflowRun(stack, projectId, options.concurrency));
+      row.workflowSeconds.push((await timedWorkflowExport(stack, projectId, options.concurrency)).seconds);
       row.workflowRequests.push(stack.sim.requests().filter((r) => r.route === 'getVisitors').length);
       row.refusals += stack.sim.stats().budgetRefusals.analytics;
       await freshBudget(stack, limiterId, projectId, options);
-      row.plainSeconds.push(await plainRun(stack, projectId, options.concurrency));
+      row.plainSeconds.push((await plainRun(stack, projectId, options.concurrency)).seconds);
       await fs.rm(path.join(stack.exportDir, projectId), { recursive: true, force: true });
     }
     return row;
@@ -95,28 +91,6 @@ async function freshBudget(
   } catch {
     // No limiter yet.
   }
-}
-
-async function workflowRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
-  const started = performance.now();
-  const handle = await startVisitorsExport(stack.client, {
-    projectId,
-    ...RANGE,
-    pageSize: PAGE_SIZE,
-    concurrency,
-    format: 'csv',
-  });
-  await handle.result();
-  return (performance.now() - started) / 1000;
-}
-
-async function plainRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
-  const file = path.join(stack.exportDir, `plain-${projectId}.csv`);
-  const started = performance.now();
-  await plainExport({ service: stack.sim, projectId, ...RANGE, pageSize: PAGE_SIZE, concurrency, file });
-  const seconds = (performance.now() - started) / 1000;
-  await fs.rm(file);
-  return seconds;
 }
 
 export function serviceBudgetTable(row: ServiceBudgetRow): string {

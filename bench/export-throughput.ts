@@ -57,7 +57,12 @@ export interface ExportRow {
 
 let exports = 0;
 
-async function workflowRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
+/** One CSV export of RANGE by the workflow, timed from its start to its result. */
+export async function timedWorkflowExport(
+  stack: Stack<WorkerProcess>,
+  projectId: string,
+  concurrency: number,
+) {
   const started = performance.now();
   const handle = await startVisitorsExport(stack.client, {
     projectId,
@@ -67,14 +72,19 @@ async function workflowRun(stack: Stack<WorkerProcess>, projectId: string, concu
     format: 'csv',
   });
   const result = await handle.result();
-  const seconds = (performance.now() - started) / 1000;
+  return { seconds: (performance.now() - started) / 1000, handle, result };
+}
+
+async function workflowRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
+  const { seconds, handle, result } = await timedWorkflowExport(stack, projectId, concurrency);
   const chain = await historyChain(stack.client, handle.workflowId);
   const exportFile = result.files.find((file) => file.endsWith('.csv'));
   const fileRows = exportFile ? countCsvRows(await fs.readFile(exportFile, 'utf8')) : -1;
   return { seconds, fileRows, chain, profile: exportProfile(chain.events, chain.runs) };
 }
 
-async function plainRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
+/** The same export by the plain undici script at `concurrency`, timed; its file is removed after. */
+export async function plainRun(stack: Stack<WorkerProcess>, projectId: string, concurrency: number) {
   const file = path.join(stack.exportDir, `plain-${projectId}-${concurrency}.csv`);
   const started = performance.now();
   const { rows } = await plainExport({
