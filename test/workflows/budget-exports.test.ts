@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { budgetLimiterWorkflowId, getBudgetStateQuery, type RateBudget } from '../../src/contract/budget';
 import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
@@ -32,15 +33,9 @@ function startExport(projectId: string, paths: number) {
   });
 }
 
-/** A JSON payload's fields (the default data converter's encoding). */
-function payloadOf(payload: { data?: Uint8Array | null } | null | undefined): {
-  permitId?: string;
-  requesterRunId?: string;
-} {
-  return JSON.parse(Buffer.from(payload?.data ?? new Uint8Array()).toString('utf8')) as {
-    permitId?: string;
-    requesterRunId?: string;
-  };
+/** A permit message's fields, decoded as the worker's data converter encoded them. */
+function payloadOf(payload: Payload | null | undefined): { permitId?: string; requesterRunId?: string } {
+  return payload ? defaultPayloadConverter.fromPayload(payload) : {};
 }
 
 function visitorRequests(projectId: string) {
