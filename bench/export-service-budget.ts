@@ -6,7 +6,7 @@ import { startProcessStack, type Stack } from '../dev/stack';
 import type { WorkerProcess } from '../dev/worker-process';
 import { markdownTable } from './lib/report';
 import { median, spread } from './lib/stats';
-import { PAGE_SIZE, plainRun, timedWorkflowExport } from './export-throughput';
+import { PAGE_SIZE, plainRun, RANGE, timedWorkflowExport } from './export-throughput';
 
 export interface ServiceBudgetOptions {
   /** The service's own analytics budget, for the worker and the simulator alike. */
@@ -86,6 +86,7 @@ async function freshBudget(
   stack.sim.reset();
   stack.sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: options.latencyMs });
   stack.sim.configureProject(projectId, { visitorPaths: options.pages * PAGE_SIZE });
+  stack.sim.warmVisitors(projectId, RANGE.dateFrom, RANGE.dateTo);
   try {
     await stack.client.workflow.getHandle(limiterId).terminate('a fresh budget for the next repeat');
   } catch {

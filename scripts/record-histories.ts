@@ -162,15 +162,15 @@ async function recordContinueAsNew(
 }
 
 /**
- * An export of 300 pages that continues as new once, with a 503 and a 429 on pages of a run; both runs are kept,
- * with the analytics budget's limiter. The budget of the test worker is far above the need: pages come in runs,
- * one activity each, paid for by batches of permits; after the 429 the budget binds (a run of one page, one
- * permit each) until the run continues as new. Saved as visitors-export-{continued,last}-run.json and
+ * An export of 2,000 pages that continues as new once, with a 503 and a 429 on pages of a run; both runs are
+ * kept, with the analytics budget's limiter. The budget of the test worker is far above the need: pages come in
+ * wide runs, one activity each, paid for by batches of permits; after the 429 the budget binds (a run of one page,
+ * one permit each) for a while. Saved as visitors-export-{continued,last}-run.json and
  * budget-limiter-analytics.json.
  */
 async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
   const projectId = 'replay-export';
-  sim.configureProject(projectId, { visitorPaths: 3_000 });
+  sim.configureProject(projectId, { visitorPaths: 20_000 });
   sim.faults.add({ route: 'getVisitors', projectId, kind: 'latency', latencyMs: 10 });
   const handle = await startVisitorsExport(client, {
     projectId,
@@ -192,7 +192,7 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
     times: 1,
   });
   const result = await handle.result();
-  if (result.rows !== 3_000) throw new Error(`the export wrote ${result.rows} rows, not 3000`);
+  if (result.rows !== 20_000) throw new Error(`the export wrote ${result.rows} rows, not 20000`);
   await save('visitors-export-continued-run', client.workflow.getHandle(handle.workflowId, firstRunId), sim);
   await save('visitors-export-last-run', client.workflow.getHandle(handle.workflowId), sim);
   await save('budget-limiter-analytics', await limiterOf(client, ANALYTICS), sim);

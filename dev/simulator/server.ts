@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AnalyticsDataSet } from './analytics';
+import { parseVisitorsQuery } from './visitors-query';
 import { Budgets, ORGANIZATION } from './budgets';
 import { Counters } from './counters';
 import { FaultRules } from './faults';
@@ -94,6 +95,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     configureBudgets(changes) {
       budgets.configure(parseBudgetChanges(changes));
+    },
+    warmVisitors(projectId, dateFrom, dateTo) {
+      const parsed = parseVisitorsQuery(new URLSearchParams({ dateFrom, dateTo }), o.clock());
+      if (!parsed.ok) throw new TypeError(`${parsed.field}: ${parsed.message}`);
+      analytics.range(projectId, projects.visitorPaths(projectId), parsed.query.fromMs, parsed.query.toMs);
     },
     spendBudget: (name, requests, projectId) =>
       budgets.spend(name, name === 'analytics' ? ORGANIZATION : (projectId ?? ''), requests),

@@ -180,6 +180,11 @@ export interface Simulator {
   stats(): SimulatorStats;
   requests(): readonly RequestLogEntry[];
   job(jobId: string): SimJobSnapshot | undefined;
+  /**
+   * Computes and caches a project's visitors for a range, as its first getVisitors request would (without
+   * spending a request): benchmarks call it so that no timed client pays the simulator's own first computation.
+   */
+  warmVisitors(projectId: string, dateFrom: string, dateTo: string): void;
   /** Replaces budgets (null turns one off); their windows start afresh. */
   configureBudgets(changes: BudgetChanges): void;
   /** A foreign spender: uses up to `requests` of the current window of a budget; returns how many it got. */

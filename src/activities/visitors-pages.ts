@@ -32,18 +32,23 @@ export interface PermitSpan {
   spendBy: number;
 }
 
-/** A run of consecutive pages from `offset`: one request per permit, at most as many as the permits hold. */
+/**
+ * A run of consecutive pages from `offset`: one request per permit, at most as many as the permits hold, up to
+ * `width` of them in flight at once (1 when absent).
+ */
 export interface PageRunRequest extends PageRequest {
   permits: PermitSpan[];
   /** How many times the workflow started a run at this offset: with the offset, it orders the run's chunks. */
   attempt: number;
+  width?: number;
 }
 
 /** A request that failed after some of the run's pages were staged: the workflow fetches it again. */
 export interface PageRunStop {
   offset: number;
-  /** The grant of the permit its request spent (a 429 is reported to the limiter with it). */
+  /** The grant of the permit its request spent, or the refused one's when `rateLimited` (the limiter hears it). */
   grantedAt: number;
+  /** This request, or another of the run before the last page, was refused with 429. */
   rateLimited: boolean;
   retryAfterMs?: number;
   message: string;
@@ -57,6 +62,12 @@ export interface PageRunResult {
   stopped?: PageRunStop;
 }
 
+/** The details of a run's CancelledFailure. */
+export interface PageRunCancelled {
+  /** Permits spent or skipped as stale before the cancellation: the others were never sent. */
+  permitsUsed: number;
+}
+
 /** A run's heartbeat details: its pages staged so far, from the first, in offset order. */
 export interface PageRunProgress {
   pages: PageSummary[];
@@ -67,12 +78,14 @@ export const MAX_CHUNK_PAGES = 16;
 const HEARTBEAT_EVERY_MS = 5_000;
 
 /**
- * The export's one page activity: a run of consecutive pages, one request at a time, each paid for with the next
- * permit. The pages fetched while a write is in flight are staged together as the next chunk, while the next
- * request is already on its way; after each chunk the run heartbeats the pages staged so far, so a worker that
- * dies costs only the pages after its last heartbeat. The run stops at the last page of the data, when its
- * permits run out or go stale, or at a failure: a failure of its first page is thrown (the workflow retries it
- * under its own rules); a later one ends the run with the pages before it.
+ * The export's one page activity: a run of consecutive pages, each request paid for with the next permit, up to
+ * `width` requests in flight in offset order (as a plain script would send them). Pages are staged in offset
+ * order: those fetched while a write is in flight go together into the next chunk, while the next requests are
+ * already on their way; after each chunk the run heartbeats the pages staged so far, so a worker that dies costs
+ * only the pages after its last heartbeat. The run stops issuing at the last page of the data, when its permits
+ * run out or go stale, or at a failure; pages fetched past the first of those are dropped (their permits count as
+ * spent). A failure of its first page is thrown (the workflow retries it under its own rules); a later one ends
+ * the run with the pages before it.
  */
 export function createVisitorsPagesActivities(
   docsApi: DocsApiClient,
@@ -82,21 +95,48 @@ export function createVisitorsPagesActivities(
     async fetchVisitorsPages(request: PageRunRequest): Promise<PageRunResult> {
       const { cancellationSignal: signal } = Context.current();
       const run = new PageRun(docsApi, stagingOf(request.exportKey), request, signal);
-      const result = await run.fetch();
-      if (signal.aborted) throw new CancelledFailure('page run cancelled');
-      return result;
+      // A cancelled run says how many permits it spent: the workflow gives the others back to the budget.
+      const cancelled = () => {
+        const details: PageRunCancelled = { permitsUsed: run.permitsUsed };
+        return new CancelledFailure('page run cancelled', [details]);
+      };
+      try {
+        const result = await run.fetch();
+        if (signal.aborted) throw cancelled();
+        return result;
+      } catch (error) {
+        throw signal.aborted ? cancelled() : error;
+      }
     },
   };
 }
 
+interface RunStop {
+  offset: number;
+  error: unknown;
+  grantedAt?: number;
+}
+
 class PageRun {
   readonly #staged: PageSummary[] = [];
-  /** Fetched and not staged yet, in offset order. */
+  /** Fetched, in offset order from #nextToStage, and not staged yet. */
   #pending: { offset: number; page: VisitorsPage }[] = [];
+  /** Fetched out of order: waiting for the pages before them. */
+  readonly #fetched = new Map<number, VisitorsPage>();
+  #nextToStage: number;
   #writing: Promise<void> | undefined;
-  #writeFailure: { offset: number; error: unknown; grantedAt?: number } | undefined;
+  /** The first offset the export does not need from this run: past the last page, or failed. */
+  #stopAt = Infinity;
+  #stop: RunStop | undefined;
+  /** The first 429 before the last page, wherever it stands: the limiter must hear of it even behind a failure. */
+  #rateLimited: RunStop | undefined;
+  /** Past the last page of the data, once it came back. */
+  #endAt = Infinity;
+  #writeFailure: RunStop | undefined;
   readonly #permits: PermitSpan[];
   #permitsUsed = 0;
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #width: number;
 
   constructor(
     private readonly docsApi: DocsApiClient,
@@ -105,43 +145,82 @@ class PageRun {
     private readonly signal: AbortSignal,
   ) {
     this.#permits = request.permits.map((span) => ({ ...span }));
+    this.#nextToStage = request.offset;
+    this.#width = Math.max(1, request.width ?? 1);
+  }
+
+  get permitsUsed(): number {
+    return this.#permitsUsed;
   }
 
   async fetch(): Promise<PageRunResult> {
     this.#beat();
     // Beats on a timer too: a worker that dies mid-request is noticed after the heartbeat timeout.
     const timer = setInterval(() => this.#beat(), HEARTBEAT_EVERY_MS);
-    let failure: { offset: number; error: unknown; grantedAt?: number } | undefined;
     try {
-      for (let offset = this.request.offset; !this.signal.aborted && !this.#writeFailure;) {
+      for (let offset = this.request.offset; ; offset += this.request.limit) {
+        while (!this.#over(offset) && (this.#inFlight.size >= this.#width || this.#backlogged)) {
+          await Promise.race([...this.#inFlight, ...(this.#writing ? [this.#writing] : [])]);
+        }
+        if (this.#over(offset)) break;
         const grantedAt = this.#takePermit();
         if (grantedAt === undefined) break;
-        let page: VisitorsPage;
-        try {
-          page = await this.#get(offset);
-        } catch (error) {
-          failure = { offset, error, grantedAt };
-          break;
-        }
-        this.#pending.push({ offset, page });
-        if (!page.hasMore || page.visitors.length === 0) break;
-        offset += this.request.limit;
-        if (this.#pending.length >= MAX_CHUNK_PAGES) await this.#writing;
-        this.#writeNext();
+        const request = this.#send(offset, grantedAt).finally(() => this.#inFlight.delete(request));
+        this.#inFlight.add(request);
       }
+      while (this.#inFlight.size > 0) await Promise.race(this.#inFlight);
       await this.#writing;
-      this.#writeNext();
+      this.#writeNext(true);
       await this.#writing;
     } finally {
       clearInterval(timer);
     }
-    const stop = this.#writeFailure ?? failure;
-    if (stop !== undefined && this.#staged.length === 0) throw stop.error;
+    const stop = this.#writeFailure ?? this.#stop;
+    const limited = (this.#rateLimited?.offset ?? Infinity) < this.#endAt ? this.#rateLimited : undefined;
+    if (stop !== undefined && this.#staged.length === 0) throw (limited ?? stop).error;
     return {
       pages: this.#staged,
       permitsUsed: this.#permitsUsed,
-      ...(stop === undefined ? {} : { stopped: describe(stop) }),
+      ...(stop === undefined ? {} : { stopped: describe(stop, limited) }),
     };
+  }
+
+  /** No request is sent from `offset` on: cancelled, a write failed, or past the last page or a failure. */
+  #over(offset: number): boolean {
+    return this.signal.aborted || this.#writeFailure !== undefined || offset >= this.#stopAt;
+  }
+
+  /** MAX_CHUNK_PAGES pages wait for the write in flight: the next request waits too. */
+  get #backlogged(): boolean {
+    return this.#writing !== undefined && this.#pending.length >= MAX_CHUNK_PAGES;
+  }
+
+  async #send(offset: number, grantedAt: number): Promise<void> {
+    let page: VisitorsPage;
+    try {
+      page = await this.#get(offset);
+    } catch (error) {
+      if (isRateLimited(error)) this.#rateLimited ??= { offset, error, grantedAt };
+      if (offset < this.#stopAt) {
+        this.#stopAt = offset;
+        this.#stop = { offset, error, grantedAt };
+      }
+      return;
+    }
+    if (offset >= this.#stopAt) return;
+    if (!page.hasMore || page.visitors.length === 0) {
+      // The last page: whatever was sent past it is not needed.
+      this.#stopAt = offset + this.request.limit;
+      this.#endAt = this.#stopAt;
+      if (this.#stop !== undefined && this.#stop.offset >= this.#stopAt) this.#stop = undefined;
+    }
+    this.#fetched.set(offset, page);
+    for (let next = this.#fetched.get(this.#nextToStage); next; next = this.#fetched.get(this.#nextToStage)) {
+      this.#fetched.delete(this.#nextToStage);
+      this.#pending.push({ offset: this.#nextToStage, page: next });
+      this.#nextToStage += this.request.limit;
+    }
+    this.#writeNext();
   }
 
   async #get(offset: number): Promise<VisitorsPage> {
@@ -158,12 +237,18 @@ class PageRun {
     }
   }
 
-  /** Stages the pages fetched so far as one chunk, unless a write is in flight (they join the next one). */
-  #writeNext(): void {
+  /**
+   * Stages the pages fetched so far as one chunk, unless a write is in flight (they join the next one) or, but at
+   * the end of the run, they are fewer than the requests it sends at once: a chunk per round, not per page, keeps
+   * the merge's reads few.
+   */
+  #writeNext(last = false): void {
     if (this.#writing !== undefined || this.#pending.length === 0 || this.signal.aborted) return;
+    if (!last && this.#pending.length < Math.min(this.#width, MAX_CHUNK_PAGES)) return;
     if (this.#writeFailure !== undefined) return;
-    const pages = this.#pending;
+    const pages = this.#pending.filter(({ offset }) => offset < this.#stopAt);
     this.#pending = [];
+    if (pages.length === 0) return;
     const chunk = { runOffset: this.request.offset, attempt: this.request.attempt };
     const rows = pages.map(({ offset, page }) => ({ offset, rows: page.visitors }));
     this.#writing = exportFailures(() => this.staging.writeChunk(chunk, rows, this.signal))
@@ -180,11 +265,14 @@ class PageRun {
           this.#beat();
         },
         (error: unknown) => {
-          this.#writeFailure = { offset: pages[0]?.offset ?? this.request.offset, error };
+          const offset = pages[0]?.offset ?? this.request.offset;
+          this.#writeFailure = { offset, error };
+          this.#stopAt = Math.min(this.#stopAt, offset);
         },
       )
       .finally(() => {
         this.#writing = undefined;
+        this.#writeNext();
       });
   }
 
@@ -209,22 +297,23 @@ class PageRun {
   }
 }
 
-function describe({
-  offset,
-  error,
-  grantedAt = 0,
-}: {
-  offset: number;
-  error: unknown;
-  grantedAt?: number;
-}): PageRunStop {
+/** The run's stop; a 429 elsewhere in the run (`limited`) makes it a refusal the limiter hears of. */
+function describe({ offset, error, grantedAt = 0 }: RunStop, limited?: RunStop): PageRunStop {
+  const refusal = limited ?? (isRateLimited(error) ? { offset, error, grantedAt } : undefined);
+  const retryAfterOf = refusal?.error ?? error;
   const retryAfterMs =
-    error instanceof ApplicationFailure ? docsApiDetailsOf(error.details)?.retryAfterMs : undefined;
+    retryAfterOf instanceof ApplicationFailure
+      ? docsApiDetailsOf(retryAfterOf.details)?.retryAfterMs
+      : undefined;
   return {
     offset,
-    grantedAt,
-    rateLimited: error instanceof ApplicationFailure && error.type === DocsApiFailureType.rateLimited,
+    grantedAt: refusal?.grantedAt ?? grantedAt,
+    rateLimited: refusal !== undefined,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     message: error instanceof Error ? error.message : String(error),
   };
+}
+
+function isRateLimited(error: unknown): boolean {
+  return error instanceof ApplicationFailure && error.type === DocsApiFailureType.rateLimited;
 }

@@ -12,6 +12,9 @@ import {
 import { ExportStaging } from '../../src/exports/staging';
 import { useExportActivities } from '../helpers/export-activities';
 import { stagingDirectory } from '../helpers/export-paths';
+import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
+import { RateLimitedError, ServerError } from '../../src/docs-api/errors';
+import type { VisitorsQuery } from '../../src/docs-api/arguments';
 import { failingAt, offsetsNamed } from '../helpers/staged-chunks';
 
 // 95 paths: pages of 10 rows at offsets 0..90, the last one (90) with 5 rows and no more.
@@ -131,10 +134,7 @@ describe('fetchVisitorsPages', () => {
     await prepared('later');
     const docsApi = failingAt(fixture.sim, 30, 0);
     try {
-      const { fetchVisitorsPages } = createVisitorsPagesActivities(
-        docsApi,
-        (key) => new ExportStaging(fixture.exportDir, key),
-      );
+      const fetchVisitorsPages = fetchWith(docsApi);
       const grantedAt = Date.now();
       const result: PageRunResult = await new MockActivityEnvironment().run(
         fetchVisitorsPages,
@@ -150,6 +150,108 @@ describe('fetchVisitorsPages', () => {
       assert.equal(result.stopped?.rateLimited, false);
       assert.match(result.stopped?.message ?? '', /refused by the test/);
       assert.deepEqual(await stagedOffsets('later'), [0, 10, 20]);
+    } finally {
+      await docsApi.close();
+    }
+  });
+
+  test('a wide run: `width` requests in flight, pages staged in order, at most width - 1 past the end', async () => {
+    await prepared('wide');
+    fixture.sim.faults.add({ route: 'getVisitors', kind: 'latency', latencyMs: 50 });
+    const docsApi = countingInFlight(fixture.sim);
+    try {
+      const fetchVisitorsPages = fetchWith(docsApi);
+      const result: PageRunResult = await new MockActivityEnvironment().run(fetchVisitorsPages, {
+        ...runRequest('wide', 0, 14),
+        width: 4,
+      });
+      assert.equal(docsApi.mostInFlight, 4);
+      assert.deepEqual(
+        result.pages.map((p) => p.offset),
+        [0, 10, 20, 30, 40, 50, 60, 70, 80, 90],
+      );
+      assert.equal(result.stopped, undefined);
+      const requested = requestedOffsets();
+      const pastEnd = requested.filter((offset) => offset > 90);
+      assert.ok(pastEnd.length <= 3, `at most width - 1 requests past the last page: ${pastEnd.join(', ')}`);
+      assert.equal(result.permitsUsed, requested.length, 'every request spent a permit');
+      assert.deepEqual(await stagedOffsets('wide'), [0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
+      const chunks = await fs.readdir(stagingDirectory(fixture.exportDir, 'wide'));
+      assert.ok(chunks.length <= 3, `a chunk per round of 4 pages, not per page: ${chunks.length} chunks`);
+    } finally {
+      await docsApi.close();
+    }
+  });
+
+  test('a wide run that fails mid-way returns the pages before the failure and sends nothing after it', async () => {
+    await prepared('wide-later');
+    const docsApi = failingAt(fixture.sim, 30, 0);
+    try {
+      const fetchVisitorsPages = fetchWith(docsApi);
+      const result: PageRunResult = await new MockActivityEnvironment().run(fetchVisitorsPages, {
+        ...runRequest('wide-later', 0, 8),
+        width: 4,
+      });
+      assert.deepEqual(
+        result.pages.map((p) => p.offset),
+        [0, 10, 20],
+      );
+      assert.equal(result.stopped?.offset, 30);
+      assert.deepEqual(
+        requestedOffsets(),
+        [0, 10, 20],
+        'the simulator saw the pages before the failure only',
+      );
+      assert.equal(result.permitsUsed, 4, 'the failed request spent its permit, no later one was sent');
+      assert.deepEqual(await stagedOffsets('wide-later'), [0, 10, 20]);
+    } finally {
+      await docsApi.close();
+    }
+  });
+
+  test('a 429 behind an earlier failure of a wide run is still reported, with its permit and Retry-After', async () => {
+    await prepared('wide-429');
+    const refusedGrant = Date.now() - 5;
+    const servedGrant = Date.now();
+    const docsApi = new (class extends DocsApiClient {
+      override async getVisitors(projectId: string, query: VisitorsQuery, options?: RequestOptions) {
+        if (query.offset === 30) {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          throw new ServerError('refused by the test', {
+            operation: 'getVisitors',
+            status: 503,
+            safeToRetry: true,
+          });
+        }
+        if (query.offset === 40) {
+          throw new RateLimitedError('limited by the test', {
+            operation: 'getVisitors',
+            status: 429,
+            safeToRetry: true,
+            retryAfterMs: 3000,
+          });
+        }
+        return super.getVisitors(projectId, query, options);
+      }
+    })({ baseUrl: fixture.sim.url, apiKey: fixture.sim.apiKey });
+    try {
+      const fetchVisitorsPages = fetchWith(docsApi);
+      const result: PageRunResult = await new MockActivityEnvironment().run(fetchVisitorsPages, {
+        ...runRequest('wide-429', 0, 8),
+        permits: [
+          { count: 4, grantedAt: servedGrant, spendBy: servedGrant + 60_000 },
+          { count: 4, grantedAt: refusedGrant, spendBy: refusedGrant + 60_000 },
+        ],
+        width: 5,
+      });
+      assert.deepEqual(
+        result.pages.map((p) => p.offset),
+        [0, 10, 20],
+      );
+      assert.equal(result.stopped?.offset, 30, 'the run goes on from the first page it lacks');
+      assert.equal(result.stopped?.rateLimited, true, 'the limiter hears of the 429');
+      assert.equal(result.stopped?.grantedAt, refusedGrant, 'with the permit the refused request spent');
+      assert.equal(result.stopped?.retryAfterMs, 3000);
     } finally {
       await docsApi.close();
     }
@@ -178,3 +280,26 @@ describe('fetchVisitorsPages', () => {
     assert.deepEqual(await stagedOffsets('cancelled'), []);
   });
 });
+
+/** A client of the simulator that records the most getVisitors requests it had in flight at once. */
+function countingInFlight(sim: { url: string; apiKey: string }) {
+  return new (class extends DocsApiClient {
+    inFlight = 0;
+    mostInFlight = 0;
+    override async getVisitors(projectId: string, query: VisitorsQuery, options?: RequestOptions) {
+      this.inFlight += 1;
+      this.mostInFlight = Math.max(this.mostInFlight, this.inFlight);
+      try {
+        return await super.getVisitors(projectId, query, options);
+      } finally {
+        this.inFlight -= 1;
+      }
+    }
+  })({ baseUrl: sim.url, apiKey: sim.apiKey });
+}
+
+/** The page activity over `docsApi` (a client of the test's making), staging where the fixture's does. */
+function fetchWith(docsApi: DocsApiClient) {
+  return createVisitorsPagesActivities(docsApi, (key) => new ExportStaging(fixture.exportDir, key))
+    .fetchVisitorsPages;
+}

@@ -192,14 +192,18 @@ describe('visitorsExport to S3-compatible object storage', () => {
     proxy.add({ kind: 'status', status: 500, match: onPut(/shaky.*\/chunk-[^/]+\.ndjson$/) });
     // Three in a row outlast the SDK's own three attempts: the write of a chunk of the last pages fails, and the
     // workflow fetches its pages again in a run of its own.
-    const lastChunk = /shaky.*\/chunk-\d+-\d+-(\d+)-\d+\.ndjson$/;
+    const lastChunk = /shaky.*\/chunk-\d+-\d+-(\d+)-(\d+)\.ndjson$/;
+    const lastPageOf = (path: string) => {
+      const [, first, pages] = lastChunk.exec(path) ?? [];
+      return Number(first) + (Number(pages) - 1) * 50;
+    };
     let doomed: string | undefined;
     proxy.add({
       kind: 'status',
       status: 503,
       times: 3,
       match: (r) => {
-        if (!onPut(lastChunk)(r) || Number(lastChunk.exec(r.path)?.[1]) < 500) return false;
+        if (!onPut(lastChunk)(r) || lastPageOf(r.path) < 500) return false;
         doomed ??= r.path;
         return r.path === doomed;
       },

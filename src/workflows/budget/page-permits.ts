@@ -43,10 +43,13 @@ export class PagePermits {
     private readonly deadlineAt: number,
   ) {}
 
-  /** The limiter's latest grant left room for `count` more permits of this export (with the stock's). */
-  hasRoomFor(count: number): boolean {
-    if (this.#spare === undefined || this.#holdMs < MIN_HOLD_MS) return false;
-    return this.#spare + this.#stock.length >= count;
+  /**
+   * Permits this export may count on now: its stock and the room the limiter's latest grant left; 0 before the
+   * first grant, after a 429, or when permits may not be held long enough to be worth keeping.
+   */
+  get room(): number {
+    if (this.#spare === undefined || this.#holdMs < MIN_HOLD_MS) return 0;
+    return this.#spare + this.#stock.length;
   }
 
   /** The stock aims at `count` permits ahead of the runs (only while the budget has room for them). */
@@ -113,7 +116,7 @@ export class PagePermits {
 
   /** The budget has room for the stock's next round. */
   get #open(): boolean {
-    return this.hasRoomFor(this.#aim);
+    return this.room >= this.#aim;
   }
 
   async #single(refusal?: BudgetRefusal): Promise<PermitGrant> {

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { createVisitorsExportActivities } from '../../activities/visitors-export';
 
 type ExportActivities = ReturnType<typeof createVisitorsExportActivities>;
@@ -6,12 +6,14 @@ type ExportActivities = ReturnType<typeof createVisitorsExportActivities>;
 /**
  * A run of pages (see fetchPageRun): one attempt, since every request needs a permit and the workflow retries the
  * run's pages itself with permits of their own. It heartbeats after every chunk it stages and every 5 s, so a dead
- * worker is noticed after 15 s and a cancelled run stops at once.
+ * worker is noticed after 15 s and a cancelled run stops at its next heartbeat. A cancelled run is awaited: it
+ * says how many of its permits it spent, and the others go back to the budget (a wide run holds up to 128).
  */
 export const { fetchVisitorsPages } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '15 seconds',
   retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 /**

@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancelledFailure,
   isCancellation,
   sleep,
   TimeoutFailure,
@@ -19,7 +20,7 @@ const MAX_BACKOFF_MS = 30_000;
 
 /**
  * `pages` consecutive pages from `request.offset` within the analytics budget, up to the last page of the data
- * when it comes first: one activity (fetchVisitorsPages) per call, paid for with up to `pages` permits from the
+ * when it comes first, `width` requests at a time: one activity (fetchVisitorsPages) per call, paid for with up to `pages` permits from the
  * export's stock; the permits it did not use go back to the stock. A call that stopped early (its permits ran
  * out or went stale, a request failed, its worker died) is followed by one from the first page not counted: a
  * dead worker's pages count up to its last heartbeat. Every retry is another request, so another permit. A 429
@@ -31,6 +32,7 @@ export async function fetchPageRun(
   permits: PagePermits,
   request: PageRequest,
   pages: number,
+  width = 1,
 ): Promise<PageSummary[]> {
   const done: PageSummary[] = [];
   let refusal: BudgetRefusal | undefined;
@@ -42,9 +44,13 @@ export async function fetchPageRun(
     attempt += 1;
     let result: PageRunResult;
     try {
-      result = await fetchVisitorsPages({ ...request, offset, permits: spansOf(taken), attempt });
+      const shape = { offset, permits: spansOf(taken), attempt, ...(width > 1 ? { width } : {}) };
+      result = await fetchVisitorsPages({ ...request, ...shape });
     } catch (error) {
-      if (isCancellation(error)) throw error;
+      if (isCancellation(error)) {
+        permits.putBack(taken.slice(permitsUsedBefore(error) ?? taken.length));
+        throw error;
+      }
       // Its permits count as spent: what it sent is unknown. The pages its last heartbeat reported are done.
       result = { pages: pagesReported(error, offset, request.limit), permitsUsed: taken.length };
       if (result.pages.length === 0) {
@@ -84,6 +90,18 @@ async function afterFailure(offset: number, error: unknown, failures: number): P
 
 function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
   return ms === undefined ? {} : { retryAfterMs: ms };
+}
+
+/** What a cancelled run reported it spent (PageRunCancelled); undefined when it could not say (not started). */
+function permitsUsedBefore(error: unknown): number | undefined {
+  const cancelled = error instanceof ActivityFailure ? error.cause : undefined;
+  if (!(cancelled instanceof CancelledFailure)) return undefined;
+  const details: unknown = cancelled.details[0];
+  const used =
+    typeof details === 'object' && details !== null && 'permitsUsed' in details
+      ? details.permitsUsed
+      : undefined;
+  return typeof used === 'number' && Number.isInteger(used) && used >= 0 ? used : undefined;
 }
 
 /** The pages a run whose worker died reported in its last heartbeat (PageRunProgress), checked. */

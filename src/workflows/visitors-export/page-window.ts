@@ -7,22 +7,24 @@ export interface PageWindowOptions {
   /** Offset of the first page to fetch (0, or where a previous run stopped). */
   firstOffset: number;
   pageSize: number;
-  /** Runs in flight at most. */
+  /** Requests in flight at most, over every run. */
   concurrency: number;
   /**
-   * The budget has room for the export's next round of runs (`concurrency` runs of `runPages()` pages, and the
-   * requests that may land past the end). While it has none, the window spends only what is needed: one page a
-   * run, one page first, then the page known to exist (the last one came back full with hasMore) plus one ahead:
-   * at most one request past the end, and a day that fits one page costs one request.
+   * The budget has room for the export's next run (`runPages()` pages `runWidth()` at a time, and the requests
+   * that may land past the end). While it has none, the window spends only what is needed: one page a run, one
+   * page first, then the page known to exist (the last one came back full with hasMore) plus one ahead: at most
+   * one request past the end, and a day that fits one page costs one request.
    */
   hasRoom(): boolean;
   /** Pages the next run covers while the budget has room (at least 1). */
   runPages(): number;
+  /** Requests a run sends at once while the budget has room (at least 1, at most `concurrency`). */
+  runWidth(): number;
   /**
-   * `pages` consecutive pages from `offset`, in order, up to the last page of the data when it comes first
-   * (fetchPageRun). A failure names the page (VisitorsExportPageFailed).
+   * `pages` consecutive pages from `offset`, in order, up to the last page of the data when it comes first,
+   * `width` requests at a time (fetchPageRun). A failure names the page (VisitorsExportPageFailed).
    */
-  fetchRun(offset: number, pages: number): Promise<PageSummary[]>;
+  fetchRun(offset: number, pages: number, width: number): Promise<PageSummary[]>;
   /** Asked before each new run: true stops issuing (continue-as-new is due) and lets the window drain. */
   shouldPause(): boolean;
   /** Every page the export needs, in offset order, up to and including the last one. */
@@ -36,19 +38,21 @@ export type PageWindowOutcome = { kind: 'end' } | { kind: 'paused' };
 
 /**
  * Fan-out over offset pages with an unknown total, in runs of consecutive pages (one activity each): keeps up to
- * `concurrency` runs in flight over offsets 0, L, 2L… and stops issuing at the first page whose hasMore is false
- * (or that is empty). Runs beyond it are cancelled and their results or failures ignored: each stops at its first
- * page past the end, so at most concurrency - 1 wasted requests while the budget has room, and at most one while
- * it binds. A page the export needs that fails for good ends the window with VisitorsExportPageFailed, after
- * cancelling the runs in flight.
+ * `concurrency` requests in flight over offsets 0, L, 2L… (a run of one page while the budget binds, a run of
+ * several pages `runWidth()` at a time while it has room) and stops issuing at the first page whose hasMore is
+ * false (or that is empty). Runs beyond it are cancelled and their results or failures ignored: a run stops
+ * issuing at its first page past the end, so at most concurrency - 1 wasted requests while the budget has room,
+ * and at most one while it binds. A page the export needs that fails for good ends the window with
+ * VisitorsExportPageFailed, after cancelling the runs in flight.
  *
- * Cancelled runs are awaited, but the server may report a running attempt as cancelled before it has ended
- * (its started event is only written when it ends): such a run can still finish after the export was cleaned
- * up, and then fails on the missing staging directory instead of leaving a file behind.
+ * Cancelled runs are awaited until their activity has ended (it reports the permits it spent), so none still
+ * writes when the export cleans up.
  */
 export class PageWindow {
   readonly #options: PageWindowOptions;
-  readonly #inFlight = new Map<number, CancellationScope>();
+  /** Runs in flight by offset: their scope and how many requests they send at once. */
+  readonly #inFlight = new Map<number, { scope: CancellationScope; width: number }>();
+  #requestsInFlight = 0;
   readonly #finished = new Map<number, PageSummary>();
   readonly #failed = new Map<number, unknown>();
   #nextToIssue: number;
@@ -97,7 +101,7 @@ export class PageWindow {
     while (
       !this.#paused &&
       this.#failed.size === 0 &&
-      this.#inFlight.size < concurrency &&
+      this.#requestsInFlight < concurrency &&
       this.#nextToIssue <= this.#lastOffset
     ) {
       // The first page goes alone: it tells whether there is more.
@@ -109,16 +113,19 @@ export class PageWindow {
         return;
       }
       const pages = room ? Math.max(1, this.#options.runPages()) : 1;
-      this.#launch(this.#nextToIssue, pages);
+      const width = Math.min(pages, concurrency, room ? Math.max(1, this.#options.runWidth()) : 1);
+      if (this.#requestsInFlight + width > concurrency) return;
+      this.#launch(this.#nextToIssue, pages, width);
       this.#nextToIssue += pages * pageSize;
     }
   }
 
-  #launch(offset: number, pages: number): void {
+  #launch(offset: number, pages: number, width: number): void {
     const scope = new CancellationScope();
-    this.#inFlight.set(offset, scope);
+    this.#inFlight.set(offset, { scope, width });
+    this.#requestsInFlight += width;
     void scope
-      .run(() => this.#options.fetchRun(offset, pages))
+      .run(() => this.#options.fetchRun(offset, pages, width))
       .then(
         (run) => {
           for (const page of run) {
@@ -133,6 +140,7 @@ export class PageWindow {
       )
       .finally(() => {
         this.#inFlight.delete(offset);
+        this.#requestsInFlight -= width;
         this.#settledCount += 1;
       });
   }
@@ -157,7 +165,7 @@ export class PageWindow {
   }
 
   #cancelWhere(predicate: (offset: number) => boolean): void {
-    for (const [offset, scope] of this.#inFlight) if (predicate(offset)) scope.cancel();
+    for (const [offset, { scope }] of this.#inFlight) if (predicate(offset)) scope.cancel();
   }
 
   async #drain(): Promise<void> {

@@ -26,6 +26,7 @@ import {
   removeVisitorsExportStaging,
 } from './activity-proxies';
 import { BudgetPermits } from '../budget/permits';
+import { MAX_PERMITS_PER_ASK } from '../../contract/budget';
 import { PagePermits } from '../budget/page-permits';
 import { fetchPageRun } from './page-run';
 import { resolveRange, validateInput } from './input';
@@ -70,8 +71,9 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
   const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
   const permits = new PagePermits(budget, projectId, state.deadlineAt);
-  // Two rounds of one-page runs: what the window takes after the first page while the budget has room.
-  permits.aimAt(2 * concurrency);
+  // The first ask takes what the budget can spare (the limiter grants extras only from its spare), so that the
+  // runs after the first page need not wait for another; what the export does not spend goes back at its end.
+  permits.aimAt(MAX_PERMITS_PER_ASK);
   const pageRequest = (offset: number): PageRequest => ({
     exportKey: state.exportKey,
     projectId,
@@ -80,18 +82,22 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     offset,
     limit: pageSize,
   });
-  const pace = new RunPace(concurrency, () => state.pagesDone);
+  const pace = new RunPace(concurrency);
   const window: PageWindow = new PageWindow({
     firstOffset: state.pagesDone * pageSize,
     pageSize,
     concurrency,
-    hasRoom: () => {
-      permits.aimAt(concurrency * pace.runPages());
-      // Room for the next round of runs and the requests that may land past the end.
-      return permits.hasRoomFor(concurrency * (pace.runPages() + 1));
+    // Room for a run as wide as the concurrency, and for the requests that may land past the end.
+    hasRoom: () => permits.room >= 2 * concurrency,
+    runPages: () => {
+      const pages = pace.runPages(permits.room - concurrency);
+      // This run's permits and the next one's.
+      permits.aimAt(2 * pages);
+      return pages;
     },
-    runPages: () => pace.runPages(),
-    fetchRun: (offset, pages) => pace.time(() => fetchPageRun(permits, pageRequest(offset), pages)),
+    runWidth: () => concurrency,
+    fetchRun: (offset, pages, width) =>
+      pace.time(width, () => fetchPageRun(permits, pageRequest(offset), pages, width)),
     shouldPause: () => continueAsNewDue(eventLimit),
     onPage: (page: PageSummary) => countPage(state, page, pageSize),
     onChange: () =>
@@ -159,32 +165,31 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
 
 /** A run lasts about this long at the pace of the last one: progress moves, permits stay fresh. */
 const RUN_TARGET_MS = 2_000;
-/** The most pages one run covers. */
-const MAX_RUN_PAGES = 64;
+/** The most pages one run covers: half an ask, so that one ask holds this run's permits and the next's. */
+const MAX_RUN_PAGES = MAX_PERMITS_PER_ASK / 2;
 
 /**
- * How many pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace, and
- * about the pages known so far shared among the lanes (a round at most doubles what is known, as a slow start
- * does), so that runs grow as the export proves long and a short export keeps every lane busy.
+ * How many pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace per
+ * request, `concurrency` requests at a time, within the permits the export may count on. A run stops at the last
+ * page of the data whatever its size, so its size costs no request past the end: at most concurrency - 1.
  */
 class RunPace {
-  #pageMs: number | undefined;
+  #requestMs: number | undefined;
 
-  constructor(
-    private readonly concurrency: number,
-    private readonly pagesDone: () => number,
-  ) {}
+  constructor(private readonly concurrency: number) {}
 
-  runPages(): number {
-    const known = Math.ceil(this.pagesDone() / this.concurrency);
-    const paced = this.#pageMs === undefined ? 1 : Math.floor(RUN_TARGET_MS / Math.max(1, this.#pageMs));
-    return Math.max(1, Math.min(MAX_RUN_PAGES, known, paced));
+  runPages(permits: number): number {
+    const paced =
+      this.#requestMs === undefined
+        ? this.concurrency
+        : Math.floor((RUN_TARGET_MS * this.concurrency) / Math.max(1, this.#requestMs));
+    return Math.max(this.concurrency, Math.min(MAX_RUN_PAGES, paced, permits));
   }
 
-  async time(run: () => Promise<PageSummary[]>): Promise<PageSummary[]> {
+  async time(width: number, run: () => Promise<PageSummary[]>): Promise<PageSummary[]> {
     const startedAt = Date.now();
     const pages = await run();
-    if (pages.length > 0) this.#pageMs = (Date.now() - startedAt) / pages.length;
+    if (pages.length > 0) this.#requestMs = ((Date.now() - startedAt) * width) / pages.length;
     return pages;
   }
 }

@@ -20,11 +20,14 @@ const PAGE_SIZE = 100;
 class Runs {
   /** Each run asked for: its first offset and pages. */
   readonly requested: [number, number][] = [];
+  /** Requests each run sends at once, by its first offset. */
+  readonly widths = new Map<number, number>();
   readonly cancelled: number[] = [];
   readonly #waiting = new Map<number, { resolve(pages: PageSummary[]): void; reject(error: Error): void }>();
 
-  readonly fetchRun = (offset: number, pages: number): Promise<PageSummary[]> => {
+  readonly fetchRun = (offset: number, pages: number, width: number): Promise<PageSummary[]> => {
     this.requested.push([offset, pages]);
+    this.widths.set(offset, width);
     return new Promise((resolve, reject) => {
       this.#waiting.set(offset, { resolve, reject });
       CancellationScope.current().cancelRequested.catch((error: Error) => {
@@ -90,6 +93,7 @@ async function startWindow(options: Partial<PageWindowOptions> = {}): Promise<Ru
     concurrency: 3,
     hasRoom: () => true,
     runPages: () => 1,
+    runWidth: () => 1,
     fetchRun: runs.fetchRun,
     shouldPause: () => false,
     onPage: (page) => counted.push(page.offset),
@@ -152,6 +156,32 @@ describe('PageWindow', () => {
     assert.deepEqual(run.outcome(), { kind: 'end' });
     assert.deepEqual(run.counted, [0, 100, 200, 300, 400, 500, 600, 700, 800]);
     assert.deepEqual(run.runs.cancelled, [1000], 'the run past the end');
+  });
+
+  test('wide runs share the concurrency: requests in flight over every run stay within it', async () => {
+    const run = await startWindow({ concurrency: 4, runPages: () => 6, runWidth: () => 4 });
+    assert.deepEqual(run.runs.requested, [[0, 1]]);
+    assert.equal(run.runs.widths.get(0), 1, 'the first page goes alone');
+    await run.runs.answer(0, PAGE_SIZE, true);
+    assert.deepEqual(run.runs.requested, [
+      [0, 1],
+      [100, 6],
+    ]);
+    assert.equal(run.runs.widths.get(100), 4, 'one run takes every lane: no second run beside it');
+    await run.runs.answerRun(100, [
+      [PAGE_SIZE, true],
+      [PAGE_SIZE, true],
+      [30, false],
+    ]);
+    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.deepEqual(run.counted, [0, 100, 200, 300]);
+  });
+
+  test('a binding budget makes every run one page wide, whatever runWidth says', async () => {
+    const run = await startWindow({ concurrency: 4, hasRoom: () => false, runWidth: () => 4 });
+    await run.runs.answer(0, PAGE_SIZE, true);
+    assert.ok(run.runs.requested.length > 1);
+    assert.ok([...run.runs.widths.values()].every((width) => width === 1));
   });
 
   test('ends at the first page without more: runs beyond it are cancelled and never counted', async () => {
