@@ -52,6 +52,12 @@ export class PagePermits {
     return this.#spare + this.#stock.length;
   }
 
+  /** Permits granted and not spent yet: a run takes this many without waiting. */
+  get inStock(): number {
+    this.#dropStale();
+    return this.#stock.length;
+  }
+
   /** The stock aims at `count` permits ahead of the runs (only while the budget has room for them). */
   aimAt(count: number): void {
     this.#aim = Math.max(1, Math.min(MAX_PERMITS_PER_ASK, count));

@@ -90,7 +90,9 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     // Room for a run as wide as the concurrency, and for the requests that may land past the end.
     hasRoom: () => permits.room >= 2 * concurrency,
     runPages: () => {
-      const pages = pace.runPages(permits.room - concurrency);
+      // As many as the stock holds when that is a run's worth: a run short of permits would end in a second one.
+      const inHand = permits.inStock >= concurrency ? permits.inStock : permits.room - concurrency;
+      const pages = pace.runPages(inHand);
       // This run's permits and the next one's.
       permits.aimAt(2 * pages);
       return pages;
@@ -165,8 +167,8 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
 
 /** A run lasts about this long at the pace of the last one: progress moves, permits stay fresh. */
 const RUN_TARGET_MS = 2_000;
-/** The most pages one run covers: half an ask, so that one ask holds this run's permits and the next's. */
-const MAX_RUN_PAGES = MAX_PERMITS_PER_ASK / 2;
+/** The most pages one run covers: one ask's worth. */
+const MAX_RUN_PAGES = MAX_PERMITS_PER_ASK;
 
 /**
  * How many pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace per
