@@ -95,18 +95,15 @@ export function createVisitorsPagesActivities(
     async fetchVisitorsPages(request: PageRunRequest): Promise<PageRunResult> {
       const { cancellationSignal: signal } = Context.current();
       const run = new PageRun(docsApi, stagingOf(request.exportKey), request, signal);
-      // A cancelled run says how many permits it spent: the workflow gives the others back to the budget.
-      const cancelled = () => {
-        const details: PageRunCancelled = { permitsUsed: run.permitsUsed };
-        return new CancelledFailure('page run cancelled', [details]);
-      };
       try {
         const result = await run.fetch();
-        if (signal.aborted) throw cancelled();
-        return result;
+        if (!signal.aborted) return result;
       } catch (error) {
-        throw signal.aborted ? cancelled() : error;
+        if (!signal.aborted) throw error;
       }
+      // A cancelled run says how many permits it spent: the workflow gives the others back to the budget.
+      const details: PageRunCancelled = { permitsUsed: run.permitsUsed };
+      throw new CancelledFailure('page run cancelled', [details]);
     },
   };
 }

@@ -7,7 +7,7 @@ type ExportActivities = ReturnType<typeof createVisitorsExportActivities>;
  * A run of pages (see fetchPageRun): one attempt, since every request needs a permit and the workflow retries the
  * run's pages itself with permits of their own. It heartbeats after every chunk it stages and every 5 s, so a dead
  * worker is noticed after 15 s and a cancelled run stops at its next heartbeat. A cancelled run is awaited: it
- * says how many of its permits it spent, and the others go back to the budget (a wide run holds up to 128).
+ * says how many of its permits it spent, and the others go back to the budget (a wide run holds up to one ask's 256).
  */
 export const { fetchVisitorsPages } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '10 minutes',

@@ -20,13 +20,14 @@ const MAX_BACKOFF_MS = 30_000;
 
 /**
  * `pages` consecutive pages from `request.offset` within the analytics budget, up to the last page of the data
- * when it comes first, `width` requests at a time: one activity (fetchVisitorsPages) per call, paid for with up to `pages` permits from the
- * export's stock; the permits it did not use go back to the stock. A call that stopped early (its permits ran
- * out or went stale, a request failed, its worker died) is followed by one from the first page not counted: a
- * dead worker's pages count up to its last heartbeat. Every retry is another request, so another permit. A 429
- * is reported to the limiter with the next ask (everyone pauses) and counts against no attempt limit; other
- * failures of a page are retried with backoff (or the service's Retry-After) up to MAX_PAGE_FAILURES, and one
- * that no retry can help fails the run with VisitorsExportPageFailed naming its offset.
+ * when it comes first, `width` requests at a time: one activity (fetchVisitorsPages) per call, paid for with up
+ * to `pages` permits from the export's stock; the permits it did not use go back to the stock. A call that
+ * stopped early (its permits ran out or went stale, a request failed, its worker died) is followed by one from
+ * the first page not counted: a dead worker's pages count up to its last heartbeat. Every retry is another
+ * request, so another permit. A 429 is reported to the limiter with the next ask (everyone pauses) and counts
+ * against no attempt limit; other failures of a page are retried with backoff (or the service's Retry-After) up
+ * to MAX_PAGE_FAILURES, and one that no retry can help fails the run with VisitorsExportPageFailed naming its
+ * offset.
  */
 export async function fetchPageRun(
   permits: PagePermits,
