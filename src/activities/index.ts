@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { readCreateRecord, writeCreateRecord } from '../client/agent-job-record';
+import { readCreateRecord, readCreatedJobEnd, writeCreateRecord } from '../client/agent-job-record';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
 import { createInputCheckActivities } from './input-check';
@@ -30,4 +30,5 @@ export type Activities = ReturnType<typeof createActivities>;
 const temporalCreateRecords: CreateRecords = {
   read: (workflowId) => readCreateRecord(Context.current().client, workflowId),
   write: (record) => writeCreateRecord(Context.current().client, record, Context.current().info.taskQueue),
+  jobEnd: (record) => readCreatedJobEnd(Context.current().client, record),
 };

@@ -163,11 +163,17 @@ async function waitForJob(client: Client, workflowId: string, json: boolean): Pr
 }
 
 function describeResult(result: AgentJobResult): string {
+  const earlier = result.alreadyCreatedBy;
   return [
+    earlier === undefined
+      ? ''
+      : `already created by run ${earlier.runId} (${earlier.recordedAt}) with this prompt: not created again`,
     `job ${result.jobId}: ${result.status} after ${result.polls} polls`,
     result.prLink ? `pull request: ${result.prLink}` : 'no pull request (no files changed)',
     ...modelAndSource(result),
-  ].join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** `model: …` and `source: <repository>, branch <ref>`, each when the service gave it (result, getState). */

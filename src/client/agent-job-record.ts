@@ -1,12 +1,13 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { AgentJobCreateRecord } from '../contract/agent-job';
 import { WorkflowType, agentJobCreateRecordId } from '../contract/names';
-import type { AgentJobCreateRecordWorkflow } from '../contract/workflow-types';
+import type { AgentJobCreateRecordWorkflow, AgentJobWorkflow } from '../contract/workflow-types';
+import { agentJobFailureOf } from './agent-job-failures';
 
 /**
- * The job the agentJob workflow `workflowId` created, from its create record; undefined when no create of it was
- * ever answered. Read by the create activity (a create replayed by a reset is answered from it), by
- * followUpAnyState and by `job status` (a run terminated while its create was in flight).
+ * The create that the agentJob workflow `workflowId` sent, from its create record; undefined when it never sent
+ * one. Read by the create activity (a run reset to before its create, or started again under the same id, is
+ * answered from it), by followUpAnyState and by `job status` (a run terminated while its create was in flight).
  */
 export async function readCreateRecord(
   client: Client,
@@ -21,7 +22,7 @@ export async function readCreateRecord(
   }
 }
 
-/** Records the create's answer (the first record of a workflow id stays: a repeat is a no-op). */
+/** Records a create (the first record of a workflow id stays: a repeat is a no-op). */
 export async function writeCreateRecord(
   client: Client,
   record: AgentJobCreateRecord,
@@ -33,9 +34,44 @@ export async function writeCreateRecord(
       taskQueue,
       args: [record],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      staticSummary: `Job ${record.jobId} created by ${record.workflowId}`,
+      staticSummary:
+        record.jobId === undefined
+          ? `A create of unknown outcome, sent by ${record.workflowId}`
+          : `Job ${record.jobId} created by ${record.workflowId}`,
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** How long the create activity waits for the earlier runs' end when it names their job in a refusal. */
+const EARLIER_RESULT_WAIT_MS = 5000;
+
+/**
+ * The job's status and PR as the runs that created it ended (following continue-as-new from the creating run),
+ * or undefined when they did not end with the job's data (terminated, cancelled, or not closed in 5 s).
+ */
+export async function readCreatedJobEnd(
+  client: Client,
+  record: AgentJobCreateRecord,
+): Promise<{ status: string; prLink: string | null } | undefined> {
+  const handle = client.workflow.getHandle<AgentJobWorkflow>(record.workflowId, record.runId);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), EARLIER_RESULT_WAIT_MS);
+  });
+  const ended = handle.result().then(
+    (result) => ({ status: result.status, prLink: result.prLink }),
+    (error: unknown) => {
+      const failure = agentJobFailureOf(error);
+      return failure?.status === undefined
+        ? undefined
+        : { status: failure.status, prLink: failure.prLink ?? null };
+    },
+  );
+  try {
+    return await Promise.race([ended, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

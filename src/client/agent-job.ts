@@ -1,5 +1,4 @@
 import {
-  WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateStage,
   type Client,
@@ -49,7 +48,7 @@ export const idempotencyKeySchema = z
   .regex(/^\S+$/, 'must not contain spaces');
 
 export interface StartAgentJobOptions {
-  /** Idempotency key: one job per (projectId, key). Starting again with the same key returns the same workflow. */
+  /** Idempotency key: one job per (projectId, key). Starting again with the same key never creates a second job. */
   key: string;
   taskQueue?: string;
 }
@@ -74,8 +73,10 @@ export function agentJobStartOptions(
     workflowId: agentJobWorkflowId(input.projectId, key),
     taskQueue: options.taskQueue ?? taskQueueFromEnv(),
     args: [input],
+    // A running job is joined; a closed one gets a new run, which the job's create record answers (same prompt)
+    // or refuses as AgentJobKeyInUse (another prompt): one key is one job, and nothing is created twice.
     workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     staticSummary: summaryOf(input.jobId === undefined ? '' : `Job ${input.jobId}: `, input.prompt),
     staticDetails: detailsOf(input.projectId, input.prompt),
     typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
@@ -83,24 +84,18 @@ export function agentJobStartOptions(
 }
 
 /**
- * Starts the agentJob workflow with id `agent-job/<projectId>/<key>`, or returns the workflow already started
- * with that id (running or closed): retrying a start never creates a second job. Input is checked first; a bad
- * field throws InputValidationError before Temporal is contacted.
+ * Starts the agentJob workflow with id `agent-job/<projectId>/<key>`, or joins the run of that id still running:
+ * retrying a start never creates a second job. Once that run closed, a start with the same key and prompt runs
+ * again answered from the job's record (its result says `alreadyCreatedBy`); with another prompt it fails at once
+ * with AgentJobKeyInUse. Input is checked first; a bad field throws InputValidationError before Temporal is
+ * contacted.
  */
 export async function startAgentJob(
   client: Client,
   input: AgentJobInput,
   options: StartAgentJobOptions,
 ): Promise<AgentJobHandle> {
-  const start = agentJobStartOptions(input, options);
-  try {
-    return await client.workflow.start<AgentJobWorkflow>(WorkflowType.agentJob, start);
-  } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      return client.workflow.getHandle<AgentJobWorkflow>(start.workflowId);
-    }
-    throw error;
-  }
+  return client.workflow.start<AgentJobWorkflow>(WorkflowType.agentJob, agentJobStartOptions(input, options));
 }
 
 /**

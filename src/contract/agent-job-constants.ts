@@ -68,6 +68,11 @@ export const AgentJobFailureType = {
   timedOut: 'AgentJobTimedOut',
   /** The create may or may not have reached the service; it is never re-sent. details[0]: AgentJobState. */
   createOutcomeUnknown: 'AgentJobCreateOutcomeUnknown',
+  /**
+   * The workflow id already created a job for another prompt, or sent a create whose outcome is unknown: nothing
+   * was sent. details[0]: the earlier job (`jobId`, `status`, `prLink` when known, `createdByRunId`, `recordedAt`).
+   */
+  keyInUse: 'AgentJobKeyInUse',
   /** The service refused the create (4xx); no job exists. details[0]: AgentJobState. */
   createRejected: 'AgentJobCreateRejected',
   /** Get-job answered 404. details[0]: AgentJobState. */

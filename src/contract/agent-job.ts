@@ -34,22 +34,40 @@ export const agentJobSchema = z
 
 export type AgentJob = z.infer<typeof agentJobSchema>;
 
-/** What the create activity records once the service answered a create (see agentJobCreateRecordId). */
+/**
+ * What the create activity records once it sent a create (see agentJobCreateRecordId): the job the service
+ * answered, or no `jobId` when the answer never came and the service may have created one.
+ */
 export interface AgentJobCreateRecord {
   /** The agentJob workflow and run that sent the create. */
   workflowId: string;
   runId: string;
   projectId: string;
-  jobId: string;
-  /** ISO 8601 time of the service's answer. */
+  /** Absent: the create's outcome is unknown. */
+  jobId?: string;
+  /** Hex SHA-256 of the prompt sent: a later run under the same id with another prompt is refused. */
+  promptSha256: string;
+  /** ISO 8601 time of the service's answer (or of the unknown outcome). */
   recordedAt: string;
 }
 
-/** The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count. */
+/** The run that created the job, when a later run under the same workflow id answered from its record. */
+export interface AlreadyCreatedBy {
+  runId: string;
+  /** ISO 8601 time the create was recorded. */
+  recordedAt: string;
+}
+
+/**
+ * The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count.
+ * `alreadyCreatedBy`: this run created nothing; an earlier run of its workflow id had created the job with the
+ * same prompt.
+ */
 export type AgentJobResult = Omit<AgentJob, 'id'> & {
   jobId: string;
   followUps: FollowUpRecord[];
   polls: number;
+  alreadyCreatedBy?: AlreadyCreatedBy;
 };
 
 /**
@@ -185,6 +203,7 @@ export const agentJobContinuationSchema = z
     notAcceptedFollowUps: nonNegativeInt.optional(),
     /** Runs before this one. */
     continuedRuns: nonNegativeInt,
+    alreadyCreatedBy: z.object({ runId: z.string(), recordedAt: z.string() }).strict().optional(),
   })
   .strict();
 

@@ -5,9 +5,14 @@ import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from
 import { msToNumber } from '@temporalio/common/lib/time';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
-import { createAgentJobActivities } from '../../src/activities/agent-job';
+import { createAgentJobActivities, type AgentJobAnswer } from '../../src/activities/agent-job';
 import type { PolledJob, PollUntilTerminalInput } from '../../src/activities/poll-agent-job';
-import { AgentJobActivityFailureType, type AgentJob } from '../../src/contract/agent-job';
+import {
+  AgentJobActivityFailureType,
+  AgentJobFailureType,
+  type AgentJob,
+  type AgentJobCreateRecord,
+} from '../../src/contract/agent-job';
 import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { pollDelayMs, pollJitterKey } from '../../src/contract/poll-schedule';
@@ -89,6 +94,58 @@ describe('agent job activities', () => {
       released.map((r) => (r as { permitId: string }).permitId),
       ['a', 'b'],
     );
+  });
+
+  test('create records: the same prompt is answered, another refused, nothing sent; unreadable: re-send', async () => {
+    const records = new Map<string, AgentJobCreateRecord>();
+    let unreadable = false;
+    const recorded = createAgentJobActivities({
+      docsApi,
+      createRecords: {
+        read: (workflowId) =>
+          unreadable
+            ? Promise.reject(new Error('Temporal unavailable'))
+            : Promise.resolve(records.get(workflowId)),
+        write: (record) => {
+          if (!records.has(record.workflowId)) records.set(record.workflowId, record);
+          return Promise.resolve();
+        },
+        jobEnd: () => Promise.resolve({ status: 'completed', prLink: 'https://git.example/pr/1' }),
+      },
+    });
+    const env = (runId: string) =>
+      new MockActivityEnvironment({ workflowExecution: { workflowId: 'team/a/job-7', runId } });
+    const created: AgentJobAnswer = await env('r1').run(recorded.createAgentJob, {
+      projectId: 'p1',
+      prompt: 'Add a FAQ',
+    });
+    assert.equal(created.alreadyCreatedBy, undefined);
+    assert.equal(records.get('team/a/job-7')?.jobId, created.id);
+
+    const same: AgentJobAnswer = await env('r2').run(recorded.createAgentJob, {
+      projectId: 'p1',
+      prompt: 'Add a FAQ',
+    });
+    assert.deepEqual([same.id, same.alreadyCreatedBy?.runId], [created.id, 'r1']);
+    const other = await failureOf(
+      env('r3').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Other' }),
+    );
+    assert.equal(other.type, AgentJobFailureType.keyInUse);
+    assert.equal(other.nonRetryable, true);
+    assert.match(
+      other.message,
+      new RegExp(
+        `created job ${created.id} for another prompt .*status completed, pull request https://git.example/pr/1`,
+      ),
+    );
+    assert.equal(sim.stats().jobsCreated, 1, 'one create in all');
+
+    unreadable = true;
+    const notRead = await failureOf(
+      env('r4').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Add a FAQ' }),
+    );
+    assert.equal(notRead.details[0].safeToRetry, true, 'nothing was sent: the workflow sends it again later');
+    assert.equal(sim.stats().jobsCreated, 1);
   });
 
   test('bad input: non-retryable, names the field, nothing sent', async () => {

@@ -81,7 +81,7 @@ describe('agent job client: validation before contacting Temporal', () => {
 });
 
 describe('agent job client: on the dev server', () => {
-  test('startAgentJob is idempotent per key, sets the summary and DocsProjectId', async () => {
+  test('startAgentJob never creates twice per key, sets the summary and DocsProjectId', async () => {
     const projectId = projectWithJobs(h.sim, 'client-start', 1000);
     const input = { projectId, prompt: 'Document the CLI\nwith examples', polling: TEST_POLLING };
 
@@ -94,9 +94,11 @@ describe('agent job client: on the dev server', () => {
     assert.equal(running.typedSearchAttributes.get(DocsProjectIdKey), projectId);
     assert.equal(await running.staticSummary(), 'Document the CLI');
 
-    await first.result();
+    const { jobId } = await first.result();
     const afterClose = await startAgentJob(h.client, input, { key: 'cli-docs' });
-    assert.equal((await afterClose.describe()).runId, firstRunId, 'no new run after close');
+    const again = await afterClose.result();
+    assert.equal(again.jobId, jobId, 'a run after close follows the same job');
+    assert.equal(again.alreadyCreatedBy?.runId, firstRunId, 'and says which run created it');
     assert.equal(h.sim.stats().jobsCreatedByProject[projectId], 1);
   });
 

@@ -12,15 +12,17 @@ import {
   FOLLOW_UP_LIMITS,
   type AgentJobContinuation,
   type AgentJobInput,
+  type AgentJobResult,
 } from '../../src/contract/agent-job';
 import { followUpSignal } from '../../src/contract/messages';
-import { AgentJobIdKey } from '../../src/contract/names';
+import { AgentJobIdKey, CREATE_RECORD_ID_PREFIX, DEFAULT_TASK_QUEUE } from '../../src/contract/names';
 import {
   continuedAsNewInput,
   eventually,
   projectWithJobs,
   requestsOf,
   startJob,
+  TEST_POLLING,
   useAgentJobStack,
   workflowFailure,
 } from './agent-job-harness';
@@ -102,23 +104,21 @@ describe('agentJob under operators: a call the service may have received is neve
     await handle.terminate('operator');
 
     const record = await eventually(() => readCreateRecord(h.client, handle.workflowId), 'the create record');
-    assert.equal(
-      h.sim.job(record.jobId)?.projectId,
-      projectId,
-      'the record names the job the service created',
-    );
+    const jobId = record.jobId;
+    assert.ok(jobId !== undefined, 'the record names a job');
+    assert.equal(h.sim.job(jobId)?.projectId, projectId, 'the record names the job the service created');
     const status = await cli('job', 'status', '--workflow-id', handle.workflowId, '--json');
     assert.equal(status.code, 1, 'a terminated run is a failure to show');
-    assert.equal((JSON.parse(status.stdout) as { jobId: string }).jobId, record.jobId);
+    assert.equal((JSON.parse(status.stdout) as { jobId: string }).jobId, jobId);
 
     const delivery = await followUpAnyState(h.client, handle.workflowId, {
       prompt: prompt('t1'),
       messageId: 't1',
     });
-    assert.equal(delivery.jobId, record.jobId);
+    assert.equal(delivery.jobId, jobId);
     assert.equal(delivery.startedNewRun, true);
     await eventually(() => sent(projectId, 't1') === 1, 'the follow-up to the same job');
-    assert.equal(h.sim.job(record.jobId)?.messages.length, 1);
+    assert.equal(h.sim.job(jobId)?.messages.length, 1);
     assert.equal(creates(projectId), 1, 'never a second job');
     await h.client.workflow.getHandle(handle.workflowId).terminate();
   });
@@ -259,6 +259,7 @@ describe('agentJob under operators: a call the service may have received is neve
       ['delivered', 'delivered'],
     );
     assert.deepEqual([creates(projectId), sent(projectId, 'r1'), sent(projectId, 'r2')], [1, 1, 1]);
+    assert.equal(result.alreadyCreatedBy?.runId, reset.runId, 'the result says which run created the job');
   });
 });
 
@@ -363,5 +364,84 @@ describe('agentJob under operators: callers hear the truth, the history stays bo
       followUps.map((f) => f.status),
       ['rejected', 'rejected', 'rejected', 'rejected', 'rejected'],
     );
+  });
+});
+
+describe('agentJob: one workflow id is one job, whatever the id and whoever starts it', () => {
+  const idShapes = ['orders-42-docs', 'b3f1c2de-9a4e-4c1b-8f3e-2d5a7c9e0f11', 'team/a/job-7'];
+
+  test('ids of any shape, also `agent-job/` and `agent-job-created/` ones, each run one job to its PR', async () => {
+    const projectId = projectWithJobs(h.sim, 'ids-any', 1000);
+    const ids = [...idShapes, `agent-job-created/${projectId}/k`, `svc/agent-job/${projectId}/k`].map(
+      (id) => `${id}-${projectId}`,
+    );
+    // agent-job/<p>/<k> and agent-job-created/<p>/<k> side by side: neither is the other's record.
+    ids.push(`agent-job/${projectId}/k`, `agent-job-created/${projectId}/k`);
+    const results = await Promise.all(
+      ids.map(
+        (workflowId) =>
+          h.client.workflow.execute('agentJob', {
+            workflowId,
+            taskQueue: DEFAULT_TASK_QUEUE,
+            args: [{ projectId, prompt: `Job under ${workflowId}`, polling: TEST_POLLING }],
+          }) as Promise<AgentJobResult>,
+      ),
+    );
+    for (const result of results) assert.match(result.prLink ?? '', /^https:\/\//);
+    assert.equal(new Set(results.map((r) => r.jobId)).size, ids.length, 'a job each');
+    assert.equal(creates(projectId), ids.length, 'one create each');
+  });
+
+  test('an id of the reserved record prefix is refused as InvalidInput, and nothing is sent', async () => {
+    const projectId = projectWithJobs(h.sim, 'ids-reserved', 1000);
+    const failure = await workflowFailure(
+      h.client.workflow.execute('agentJob', {
+        workflowId: `${CREATE_RECORD_ID_PREFIX}${projectId}`,
+        taskQueue: DEFAULT_TASK_QUEUE,
+        args: [{ projectId, prompt: 'Under a reserved id' }],
+      }),
+    );
+    assert.equal(failure.type, AgentJobFailureType.invalidInput);
+    assert.match(failure.message, /workflowId: must not start with "agentJobCreateRecord:"/);
+    assert.equal(requestsOf(h.sim, { projectId }).length, 0);
+  });
+
+  test('a closed key: the same prompt is answered from its record, another is refused as AgentJobKeyInUse', async () => {
+    const projectId = projectWithJobs(h.sim, 'ids-reuse', 1000);
+    const start = ['job', 'start', '--project', projectId, '--key', 'k', '--initial-interval', '1s'];
+    const first = await cli(...start, '--prompt', 'The first prompt', '--wait', '--json');
+    assert.equal(first.code, 0, first.stderr);
+    const job = JSON.parse(first.stdout) as AgentJobResult;
+    assert.equal(job.alreadyCreatedBy, undefined);
+
+    const requestsBefore = requestsOf(h.sim, { projectId }).length;
+    const other = await cli(...start, '--prompt', 'Another prompt', '--wait');
+    assert.equal(other.code, 1, other.stderr);
+    assert.match(other.stdout, new RegExp(`AgentJobKeyInUse: .*created job ${job.jobId} for another prompt`));
+    assert.match(
+      other.stdout,
+      /status completed, pull request https:\/\/\S+\. .*new workflow id \(a new --key\)/,
+    );
+    assert.equal(requestsOf(h.sim, { projectId }).length, requestsBefore, 'nothing reached the service');
+
+    const same = await cli(...start, '--prompt', 'The first prompt', '--wait');
+    assert.equal(same.code, 0, same.stderr);
+    assert.match(same.stdout, /already created by run \S+ \(.*\) with this prompt: not created again/);
+    assert.match(same.stdout, new RegExp(`job ${job.jobId}: completed`));
+    assert.equal(creates(projectId), 1, 'one create in all');
+  });
+
+  test('a create of unknown outcome holds its key: a new run under the id sends no second create', async () => {
+    const projectId = projectWithJobs(h.sim, 'ids-unknown', 1000);
+    h.sim.faults.add({ route: 'createJob', projectId, kind: 'status', status: 500, afterProcessing: true });
+    const input = { projectId, prompt: 'Created, answered 500' };
+    const firstRun = await startJob(h.client, input, 'unknown');
+    assert.equal((await workflowFailure(firstRun.result())).type, AgentJobFailureType.createOutcomeUnknown);
+
+    const again = await startJob(h.client, input, 'unknown');
+    const failure = await workflowFailure(again.result());
+    assert.equal(failure.type, AgentJobFailureType.keyInUse);
+    assert.match(failure.message, /sent a create whose outcome is unknown/);
+    assert.equal(creates(projectId), 1, 'the job the service created stays the only one');
   });
 });

@@ -23,6 +23,11 @@ export const { createAgentJob, sendAgentJobMessage } = proxyActivities<AgentJobA
   priority: CALL_PRIORITY,
 });
 
+/** Idempotent (a record's first write stays): retried until Temporal takes it. */
+export const { recordUnknownCreate } = proxyActivities<AgentJobActivities>({
+  startToCloseTimeout: '30 seconds',
+});
+
 /**
  * Polling as one activity (Temporal's infrequent-polling pattern, see activities/poll-agent-job.ts): each attempt
  * reads the job once and fails with a benign "still running" whose nextRetryDelay is the next poll interval, so

@@ -7,15 +7,16 @@ import {
 } from '@temporalio/workflow';
 import type { AgentJobAnswer } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
+import { AgentJobFailureType } from '../../contract/agent-job-constants';
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
 import { refusalOf } from '../budget/permits';
-import { createAgentJob, sendAgentJobMessage } from './activity-proxies';
+import { createAgentJob, recordUnknownCreate, sendAgentJobMessage } from './activity-proxies';
 import { pollDelayMs, pollJitterKey } from '../../contract/poll-schedule';
-import { classifyCallFailure, resendDelayMs } from './call-failures';
+import { classifyCallFailure, failureTypeOf, resendDelayMs } from './call-failures';
 import { truncate } from '../../contract/text';
 import { isKnownStatus, isTerminal, iso, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
-import { createOutcomeUnknown, createRejected, timedOut } from './workflow-failures';
+import { createOutcomeUnknown, createRejected, keyInUse, timedOut } from './workflow-failures';
 
 const SUMMARY_PROMPT_CHARS = 80;
 
@@ -30,12 +31,14 @@ export async function attemptCreate(state: RunState): Promise<void> {
           [{ projectId: state.projectId, prompt: state.input.prompt, ...permitHeld(permit) }],
         ),
       ),
+      state,
     );
     created(state, job);
     log.info('Agent job created', { jobId: job.id, projectId: state.projectId, status: job.status });
   } catch (error) {
     if (isCancellation(error)) throw error;
     const outcome = classifyCallFailure(error);
+    if (failureTypeOf(error) === AgentJobFailureType.keyInUse) throw keyInUse(error);
     if (outcome.kind === 'rejected') throw createRejected(state, outcome.reason, error);
     if (outcome.kind === 'unknown' && outcome.jobId !== undefined) {
       // The service answered with the new job's id beside a field it needs that was odd: the job exists, and
@@ -47,7 +50,11 @@ export async function attemptCreate(state: RunState): Promise<void> {
       });
       return;
     }
-    if (outcome.kind === 'unknown') throw createOutcomeUnknown(state, outcome.reason, error);
+    if (outcome.kind === 'unknown') {
+      // Recorded, so that no later run under this workflow id (a reset, a new start) sends a second create.
+      await recordUnknownCreate({ projectId: state.projectId, prompt: state.input.prompt });
+      throw createOutcomeUnknown(state, outcome.reason, error);
+    }
     state.resendAt = Date.now() + resendDelayMs(state.resendAttempt, outcome.retryAfterMs);
     state.resendAttempt += 1;
     state.lastError = `create not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;
@@ -65,12 +72,17 @@ function created(state: RunState, job: AgentJob): void {
   schedulePoll(state, 0);
 }
 
-/** The job of an activity's answer; fields the service sent with an unexpected type were dropped, and are logged. */
-function jobOf(answer: AgentJobAnswer): AgentJob {
-  const { responseWarnings, recorded, ...job } = answer;
-  if (recorded === true) {
-    log.warn('This workflow id created its job before (a reset run): not created again, reading it', {
+/**
+ * The job of an activity's answer; fields the service sent with an unexpected type were dropped, and are logged.
+ * A create answered from its record marks the run as one that created nothing.
+ */
+function jobOf(answer: AgentJobAnswer, state: RunState): AgentJob {
+  const { responseWarnings, alreadyCreatedBy, ...job } = answer;
+  if (alreadyCreatedBy !== undefined) {
+    state.alreadyCreatedBy = alreadyCreatedBy;
+    log.warn('This workflow id created its job before: not created again, reading it', {
       jobId: job.id,
+      createdByRun: alreadyCreatedBy.runId,
     });
   }
   if (responseWarnings !== undefined) {
@@ -96,6 +108,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
           [{ projectId: state.projectId, jobId, prompt: next.prompt, ...permitHeld(permit) }],
         ),
       ),
+      state,
     );
     state.followUps.deliverHead(job);
     state.lastError = null;

@@ -4,6 +4,7 @@ import type {
   AgentJobInput,
   AgentJobResult,
   AgentJobState,
+  AlreadyCreatedBy,
 } from '../../contract/agent-job';
 import {
   FOLLOW_UP_REFUSING_STATUSES,
@@ -53,6 +54,8 @@ export interface RunState {
   queuedForBudget: boolean;
   /** The last create or message was refused with 429: reported with the next permit request. */
   budgetRefusal: BudgetRefusal | undefined;
+  /** This run created nothing: an earlier run of its workflow id created the job, with the same prompt. */
+  alreadyCreatedBy: AlreadyCreatedBy | undefined;
 }
 
 export function initialState(input: AgentJobInput, now: number): RunState {
@@ -83,6 +86,7 @@ export function initialState(input: AgentJobInput, now: number): RunState {
     budget: null,
     queuedForBudget: false,
     budgetRefusal: undefined,
+    alreadyCreatedBy: carried?.alreadyCreatedBy,
   };
 }
 
@@ -140,7 +144,13 @@ export function toAgentJobState(state: RunState): AgentJobState {
 /** The contract's result; only called once the job exists. */
 export function toResult(state: RunState, job: AgentJob): AgentJobResult {
   const { id, ...fields } = job;
-  return { jobId: id, ...fields, followUps: state.followUps.records(), polls: state.polls };
+  return {
+    jobId: id,
+    ...fields,
+    followUps: state.followUps.records(),
+    polls: state.polls,
+    ...(state.alreadyCreatedBy === undefined ? {} : { alreadyCreatedBy: state.alreadyCreatedBy }),
+  };
 }
 
 export function toContinuation(state: RunState): AgentJobContinuation {
@@ -158,6 +168,7 @@ export function toContinuation(state: RunState): AgentJobContinuation {
     readBeforeNextMessage: state.readBeforeNextMessage,
     notAcceptedFollowUps: state.notAccepted,
     continuedRuns: state.continuedRuns + 1,
+    ...(state.alreadyCreatedBy === undefined ? {} : { alreadyCreatedBy: state.alreadyCreatedBy }),
   };
 }
 

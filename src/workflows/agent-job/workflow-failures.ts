@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import { AgentJobFailureType, type AgentJobFailureTypeName } from '../../contract/agent-job-constants';
 import { DocsApiFailureType } from '../../contract/failure-types';
 import { messageOf } from './call-failures';
@@ -49,6 +49,18 @@ export function createOutcomeUnknown(state: RunState, reason: string, cause: unk
       `is created: look at project ${state.projectId}'s jobs at the service before starting another.`,
     toAgentJobState(state),
     cause,
+  );
+}
+
+/** The create activity's refusal (AgentJobKeyInUse), as the workflow's own failure with the same data. */
+export function keyInUse(error: unknown): ApplicationFailure {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  const refusal = cause instanceof ApplicationFailure ? cause : undefined;
+  return agentJobFailure(
+    AgentJobFailureType.keyInUse,
+    refusal?.message ?? messageOf(error),
+    refusal?.details?.[0],
+    error,
   );
 }
 

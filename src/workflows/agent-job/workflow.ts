@@ -6,10 +6,13 @@ import {
   condition,
   isCancellation,
   log,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentJobInput, AgentJobResult } from '../../contract/agent-job';
 import { AgentJobFailureType } from '../../contract/agent-job-constants';
 import { InvariantError } from '../../contract/errors';
+import { InputValidationError, type InputIssue } from '../../contract/input-error';
+import { agentJobWorkflowIdIssue } from '../../contract/names';
 import { invalidInputOf } from '../input-check';
 import { BudgetPermits } from '../budget/permits';
 import { registerHandlers } from './handlers';
@@ -50,10 +53,14 @@ function stateOrUndefined(input: AgentJobInput): RunState | undefined {
 
 /**
  * Bad input fails the run at once, before any call to the service, naming the field (e.g. a hand-typed CLI
- * start). Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
+ * start); so does a workflow id reserved for create records. Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
  */
 async function failOnBadInput(input: unknown): Promise<void> {
-  const refusal = await invalidInputOf('agentJob', input);
+  const idIssue = agentJobWorkflowIdIssue(workflowInfo().workflowId);
+  const refusal =
+    idIssue === undefined
+      ? await invalidInputOf('agentJob', input)
+      : invalidInput([{ field: 'workflowId', rule: idIssue }]);
   if (refusal === null) return;
   throw ApplicationFailure.create({
     type: AgentJobFailureType.invalidInput,
@@ -81,4 +88,8 @@ async function closeFollowUps(state: RunState, error: unknown): Promise<void> {
   state.followUps.abandon(`not sent: ${state.closingReason}`);
   refreshVisibility(state);
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+}
+
+function invalidInput(issues: InputIssue[]): { message: string; issues: InputIssue[] } {
+  return { message: new InputValidationError(issues, 'agentJob input').message, issues };
 }
