@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { AgentJob, AgentJobCreateRecord, AlreadyCreatedBy } from '../contract/agent-job';
-import { AgentJobFailureType, STATUS_UNREAD } from '../contract/agent-job-constants';
-import type { DocsApiFailureDetails } from '../contract/failure-types';
+import {
+  AgentJobActivityFailureType,
+  AgentJobFailureType,
+  STATUS_UNREAD,
+} from '../contract/agent-job-constants';
+import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
 import type { ReleasePermit } from './budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
@@ -28,17 +32,26 @@ export interface PermitHeld {
   permitId?: string;
 }
 
-/** The create activity could not read its workflow id's create record from Temporal: nothing was sent. */
-const CREATE_RECORD_UNREADABLE = 'CreateRecordUnreadable';
-
 /** A release that takes longer than this is given up (logged): the limiter's hold timeout frees the permit. */
 const RELEASE_TIMEOUT_MS = 10_000;
 
 /**
  * The job as answered, with the fields dropped for their unexpected type (only when there were some).
  * `alreadyCreatedBy`: the create was not sent, its workflow id had created this job before (status STATUS_UNREAD).
+ * `unrecorded`: the job's create record could not be written.
  */
-export type AgentJobAnswer = AgentJob & { responseWarnings?: string[]; alreadyCreatedBy?: AlreadyCreatedBy };
+export type AgentJobAnswer = AgentJob & {
+  responseWarnings?: string[];
+  alreadyCreatedBy?: AlreadyCreatedBy;
+  unrecorded?: true;
+};
+
+/** A create to record: its job, or no `jobId` when the service may have created one without saying which. */
+export interface CreateToRecord {
+  projectId: string;
+  prompt: string;
+  jobId?: string | undefined;
+}
 
 export interface AgentJobRef {
   projectId: string;
@@ -108,77 +121,57 @@ export function createAgentJobActivities({
     } catch (error) {
       const details: DocsApiFailureDetails = { operation: 'createJob', safeToRetry: true };
       throw ApplicationFailure.create({
-        type: CREATE_RECORD_UNREADABLE,
-        message: `The create was not sent: the job's create record could not be read (${error instanceof Error ? error.message : String(error)})`,
+        type: AgentJobActivityFailureType.createRecordUnreadable,
+        message: `The create was not sent: the job's create record could not be read (${messageOf(error)})`,
         details: [details],
       });
     }
   }
-  /** A create this workflow id sent before: the same prompt is answered with its job, anything else refused. */
-  async function answerFromRecord(
-    earlier: AgentJobCreateRecord,
-    promptSha256: string,
-  ): Promise<AgentJobAnswer> {
-    const createdBy = { runId: earlier.runId, recordedAt: earlier.recordedAt };
-    if (earlier.jobId !== undefined && earlier.promptSha256 === promptSha256) {
-      log.warn('This workflow id created its job before: not created again', {
-        jobId: earlier.jobId,
-        ...createdBy,
-      });
-      return { id: earlier.jobId, status: STATUS_UNREAD, prLink: null, alreadyCreatedBy: createdBy };
+  /** Writes the record of this run's create; false when it could not (the workflow then writes it: recordCreate). */
+  async function writeRecord(create: CreateToRecord): Promise<boolean> {
+    const run = Context.current().info.workflowExecution;
+    if (!createRecords || !run) return true;
+    try {
+      await createRecords.write(recordOf(run, create));
+      return true;
+    } catch (error) {
+      log.error('The create record could not be written', { jobId: create.jobId, error: messageOf(error) });
+      return false;
     }
-    throw keyInUse(earlier, earlier.jobId === undefined ? undefined : await createRecords?.jobEnd(earlier));
   }
   return {
     /**
      * Creates the job once per workflow id. A workflow id that sent a create before (a run reset to before it, or
-     * started again under the same id) is answered from its create record with the same prompt, and refused as
-     * AgentJobKeyInUse with another (or when that create's outcome is unknown): nothing is sent. A new job's
-     * record is written before the answer returns, so that a run terminated meanwhile does not lose it.
+     * started again under the same id) is answered from its create record with the same project and prompt, and
+     * refused as AgentJobKeyInUse otherwise (or when that create's outcome is unknown): nothing is sent. A create
+     * the service may have acted on is recorded before the activity returns or fails, so that a run terminated
+     * meanwhile does not lose it; `unrecorded` asks the workflow to record it when that failed.
      */
     createAgentJob: (input: { projectId: string; prompt: string } & PermitHeld): Promise<AgentJobAnswer> =>
       released(input, async () => {
         const run = createRecords && Context.current().info.workflowExecution;
-        const promptSha256 = sha256(input.prompt);
         const earlier = run && (await readRecord(run.workflowId));
-        if (earlier !== undefined) return answerFromRecord(earlier, promptSha256);
-        const job = await answer((options) =>
-          docsApi.createJob(input.projectId, { prompt: input.prompt }, options),
-        );
-        if (run && createRecords) {
-          const record = {
-            workflowId: run.workflowId,
-            runId: run.runId,
-            projectId: input.projectId,
-            jobId: job.id,
-            promptSha256,
-            recordedAt: new Date().toISOString(),
-          };
-          await createRecords.write(record).catch((error: unknown) => {
-            // The run still gets the answer: only a run terminated at this very moment would lose the id.
-            log.error('The create record could not be written', {
-              jobId: job.id,
-              error: error instanceof Error ? error.message : String(error),
-            });
-          });
+        if (earlier !== undefined) return answerFromRecord(earlier, input, createRecords);
+        let job: AgentJobAnswer;
+        try {
+          job = await answer((options) =>
+            docsApi.createJob(input.projectId, { prompt: input.prompt }, options),
+          );
+        } catch (failure) {
+          const outcome = createOutcomeOf(failure);
+          if (outcome.mayExist) await writeRecord({ ...input, ...outcome });
+          throw failure;
         }
-        return job;
+        return (await writeRecord({ ...input, jobId: job.id })) ? job : { ...job, unrecorded: true };
       }),
 
     /**
-     * Records that this run's create may have reached the service without an answer (run by the workflow when
-     * the create's outcome is unknown): a later run under the same id is refused, never creates a second job.
+     * The workflow's record of a create the service may have acted on, when the create activity could not write it
+     * (its outcome unknown after a timeout, or its write failed). Idempotent: a record's first write stays.
      */
-    async recordUnknownCreate(input: { projectId: string; prompt: string }): Promise<void> {
+    async recordCreate(create: CreateToRecord): Promise<void> {
       const run = Context.current().info.workflowExecution;
-      if (!createRecords || !run) return;
-      await createRecords.write({
-        workflowId: run.workflowId,
-        runId: run.runId,
-        projectId: input.projectId,
-        promptSha256: sha256(input.prompt),
-        recordedAt: new Date().toISOString(),
-      });
+      if (createRecords && run) await createRecords.write(recordOf(run, create));
     },
 
     /** One read per attempt; its retries are the polling (see poll-agent-job.ts). */
@@ -199,22 +192,68 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function recordOf(run: { workflowId: string; runId: string }, create: CreateToRecord): AgentJobCreateRecord {
+  return {
+    workflowId: run.workflowId,
+    runId: run.runId,
+    projectId: create.projectId,
+    ...(create.jobId === undefined ? {} : { jobId: create.jobId }),
+    promptSha256: sha256(create.prompt),
+    recordedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * Whether a failed create may have created a job (neither refused nor safe to send again), and its id when the
+ * answer named it.
+ */
+function createOutcomeOf(failure: unknown): { mayExist: boolean; jobId?: string } {
+  if (!(failure instanceof ApplicationFailure)) return { mayExist: true };
+  const details = docsApiDetailsOf(failure.details);
+  if (failure.nonRetryable || details?.safeToRetry === true) return { mayExist: false };
+  return { mayExist: true, ...(details?.jobId === undefined ? {} : { jobId: details.jobId }) };
+}
+
+/**
+ * A create this workflow id sent before: the same project and prompt are answered with its job (nothing is sent),
+ * anything else refused as AgentJobKeyInUse.
+ */
+async function answerFromRecord(
+  earlier: AgentJobCreateRecord,
+  input: { projectId: string; prompt: string },
+  records: CreateRecords | undefined,
+): Promise<AgentJobAnswer> {
+  const same = earlier.projectId === input.projectId && earlier.promptSha256 === sha256(input.prompt);
+  if (earlier.jobId !== undefined && same) {
+    const alreadyCreatedBy = { runId: earlier.runId, recordedAt: earlier.recordedAt };
+    return { id: earlier.jobId, status: STATUS_UNREAD, prLink: null, alreadyCreatedBy };
+  }
+  throw keyInUseRefusal(earlier, earlier.jobId === undefined ? undefined : await records?.jobEnd(earlier));
+}
+
 /** The refusal of a second create under one workflow id, naming the earlier job and what to do instead. */
-function keyInUse(
+function keyInUseRefusal(
   earlier: AgentJobCreateRecord,
   end: { status: string; prLink: string | null } | undefined,
 ): ApplicationFailure {
   const by = `run ${earlier.runId} of workflow ${earlier.workflowId} (${earlier.recordedAt})`;
-  const what =
+  const pr = end?.prLink == null ? 'no pull request' : `pull request ${end.prLink}`;
+  const ended = end === undefined ? 'its runs ended without its final status' : `status ${end.status}, ${pr}`;
+  const message =
     earlier.jobId === undefined
-      ? `sent a create whose outcome is unknown (${by}): a job may exist at the service for project ${earlier.projectId}`
-      : `created job ${earlier.jobId} for another prompt (${by}); ` +
-        (end === undefined
-          ? 'its runs ended without its final status'
-          : `status ${end.status}, ${end.prLink === null ? 'no pull request' : `pull request ${end.prLink}`}`);
+      ? `This workflow id sent a create whose outcome is unknown (${by}): a job may exist at the service for ` +
+        `project ${earlier.projectId}. One workflow id is one job: nothing was sent. Look at the project's jobs ` +
+        'at the service before starting under a new workflow id (a new --key).'
+      : `This workflow id created job ${earlier.jobId} of project ${earlier.projectId} for another prompt or ` +
+        `project (${by}); ${ended}. One workflow id is one job: nothing was sent. Start the new prompt under a ` +
+        'new workflow id (a new --key).';
   return ApplicationFailure.create({
     type: AgentJobFailureType.keyInUse,
-    message: `This workflow id ${what}. One workflow id is one job: nothing was sent. Start the new prompt under a new workflow id (a new --key).`,
+    message,
     nonRetryable: true,
     details: [
       {

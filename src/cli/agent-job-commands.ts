@@ -11,7 +11,13 @@ import {
   startAgentJob,
 } from '../client/agent-job';
 import { agentJobFailureOf } from '../client/agent-job-failures';
-import { AgentJobIdKey, agentJobWorkflowId, AgentJobStatusKey, WorkflowType } from '../contract/names';
+import {
+  AgentJobIdKey,
+  agentJobWorkflowId,
+  AgentJobStatusKey,
+  quoteVisibility,
+  WorkflowType,
+} from '../contract/names';
 import {
   followUpRequestSchema,
   type AgentJob,
@@ -26,7 +32,7 @@ import { AgentJobResetRefusedError, resetAgentJob } from '../client/agent-job-re
 import { durationSchema, parseOrThrow, projectIdSchema, promptSchema } from '../contract/validation';
 import { z } from 'zod';
 import { PROJECT_FLAG, parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
-import { LIMIT_FLAG, limitFlag, listWorkflows, quoteVisibility } from './list';
+import { LIMIT_FLAG, limitFlag, listWorkflows } from './list';
 import type { CommandContext } from './command-context';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
@@ -285,18 +291,18 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
       const failure = agentJobFailureOf(error);
       // Cancelled or terminated runs carry no details: the job id is in AgentJobId, or (a run terminated while
       // its create was in flight) in the job's create record.
-      const jobId =
-        description.typedSearchAttributes.get(AgentJobIdKey) ??
-        (await readCreateRecord(client, workflowId))?.jobId ??
-        null;
+      const record = await readCreateRecord(client, workflowId);
+      const jobId = description.typedSearchAttributes.get(AgentJobIdKey) ?? record?.jobId ?? null;
       print(
         json,
         { workflow: description.status.name, jobId, failure },
         [
           `${description.status.name}: ${failure?.message ?? String(error)}`,
-          jobId === null
-            ? 'no service job was created'
-            : `job ${jobId} (the service job may still run: \`job message\` continues it)`,
+          jobId !== null
+            ? `job ${jobId} (the service job may still run: \`job message\` continues it)`
+            : record !== undefined
+              ? `a create of unknown outcome was sent (run ${record.runId}): a job may exist at the service`
+              : 'no service job was created',
         ].join('\n'),
       );
       // The job failed, timed out or was cancelled or terminated: the README's exit code 1.

@@ -1,13 +1,8 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { DocsProjectIdKey } from '../contract/names';
+import { DocsProjectIdKey, quoteVisibility } from '../contract/names';
 import { intInRange } from '../contract/validation';
 import { intFlag, intRule, type FlagDef } from './flags';
 import { UsageError } from './usage-error';
-
-/** A value inside a visibility query, quoted so that no input can change the query. */
-export function quoteVisibility(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
 
 export const LIMIT_FLAG: FlagDef = {
   type: 'string',

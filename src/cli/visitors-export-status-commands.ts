@@ -1,7 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { getExportProgress } from '../client/visitors-export';
-import { visitorsExportWorkflowId, WorkflowType } from '../contract/names';
+import { quoteVisibility, visitorsExportWorkflowId, WorkflowType } from '../contract/names';
 import { timeZoneSchema, type VisitorsExportResult } from '../contract/visitors-export';
 import { apiDateSchema } from '../contract/api-dates';
 import { parseOrThrow, projectIdSchema } from '../contract/validation';
@@ -9,7 +9,7 @@ import type { VisitorsExportWorkflow } from '../contract/workflow-types';
 import type { CommandContext } from './command-context';
 import { exportProgressLine } from './export-progress';
 import { parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
-import { LIMIT_FLAG, limitFlag, listWorkflows, quoteVisibility } from './list';
+import { LIMIT_FLAG, limitFlag, listWorkflows } from './list';
 import { print } from './output';
 import { ExitCode, UsageError } from './usage-error';
 

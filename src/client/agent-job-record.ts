@@ -1,4 +1,9 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import type { AgentJobCreateRecord } from '../contract/agent-job';
 import { WorkflowType, agentJobCreateRecordId } from '../contract/names';
 import type { AgentJobCreateRecordWorkflow, AgentJobWorkflow } from '../contract/workflow-types';
@@ -17,12 +22,13 @@ export async function readCreateRecord(
   try {
     return await handle.result();
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return undefined;
+    // A record always completes: a failed run under its id (an agentJob refused for the reserved id) is none.
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowFailedError) return undefined;
     throw error;
   }
 }
 
-/** Records a create (the first record of a workflow id stays: a repeat is a no-op). */
+/** Records a create (the first record of a workflow id stays: a repeat is a no-op; a failed run is replaced). */
 export async function writeCreateRecord(
   client: Client,
   record: AgentJobCreateRecord,
@@ -33,7 +39,7 @@ export async function writeCreateRecord(
       workflowId: agentJobCreateRecordId(record.workflowId),
       taskQueue,
       args: [record],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       staticSummary:
         record.jobId === undefined
           ? `A create of unknown outcome, sent by ${record.workflowId}`

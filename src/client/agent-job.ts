@@ -4,6 +4,7 @@ import {
   type Client,
   type WorkflowHandle,
   type WorkflowStartOptions,
+  type WorkflowExecutionInfo,
   type WorkflowUpdateHandle,
 } from '@temporalio/client';
 import { z } from 'zod';
@@ -28,6 +29,7 @@ import {
   DocsProjectIdKey,
   WorkflowType,
   agentJobWorkflowId,
+  quoteVisibility,
 } from '../contract/names';
 import { truncate } from '../contract/text';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
@@ -193,10 +195,11 @@ export interface FollowUpDelivery {
 /**
  * A follow-up whatever the workflow's state. Running: it is signalled. Closed (completed, timed out, cancelled,
  * terminated): a new run of the same workflow id is started by signal-with-start, attached to the same service
- * job (its id and project read from the closed run's search attributes, or from the job's create record when
- * the run was terminated while its create was in flight), so the job continues and is polled to its end again.
- * The new run starts knowing the follow-ups the closed run settled, so a messageId is delivered at most once
- * per job across runs; a messageId the closed run had is not sent again (`earlierStatus`). Concurrent callers
+ * job (its id and project read from the search attributes of the latest run that followed it, skipping runs
+ * refused before they had a job, or from the job's create record when the run was terminated while its create was
+ * in flight), so the job continues and is polled to its end again. The new run starts knowing the follow-ups that
+ * run settled, so a messageId is delivered at most once per job across runs; a messageId it had is not sent
+ * again (`earlierStatus`). Concurrent callers
  * end up in the same new run. A job that is failed or archived, or a run that closed before any job existed,
  * is not accepted: FollowUpNotAcceptedError says why.
  */
@@ -209,7 +212,6 @@ export async function followUpAnyState(
   parseOrThrow(followUpRequestSchema, request, 'follow-up');
   const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
   const last = await handle.describe();
-  const projectId = last.typedSearchAttributes.get(DocsProjectIdKey);
   if (last.status.name === 'RUNNING') {
     try {
       await handle.signal(followUpSignal, request);
@@ -224,26 +226,33 @@ export async function followUpAnyState(
       // It closed between describe and signal: continue the job in a new run, below.
     }
   }
+  // A closed run that did not follow the job (refused: AgentJobKeyInUse, InvalidInput) knows nothing of it: the
+  // latest run that did knows its project, status and follow-ups.
+  const jobRun =
+    last.typedSearchAttributes.get(AgentJobIdKey) === undefined
+      ? ((await latestRunWithJob(client, workflowId)) ?? last)
+      : last;
+  const projectId = jobRun.typedSearchAttributes.get(DocsProjectIdKey);
   const jobId =
-    last.typedSearchAttributes.get(AgentJobIdKey) ?? (await readCreateRecord(client, workflowId))?.jobId;
+    jobRun.typedSearchAttributes.get(AgentJobIdKey) ?? (await readCreateRecord(client, workflowId))?.jobId;
   if (jobId === undefined || projectId === undefined) {
     throw new FollowUpNotAcceptedError(
       `Workflow ${workflowId} closed (${last.status.name}) before a service job was created: there is no job to follow up; start a new one`,
       workflowId,
     );
   }
-  const jobStatus = last.typedSearchAttributes.get(AgentJobStatusKey);
+  const jobStatus = jobRun.typedSearchAttributes.get(AgentJobStatusKey);
   if (jobStatus !== undefined && (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(jobStatus)) {
     throw new FollowUpNotAcceptedError(
       `Job ${jobId} is ${jobStatus}: it takes no follow-ups; start a new job`,
       workflowId,
     );
   }
-  const earlier = await settledFollowUps(client, workflowId, last.runId, request);
+  const earlier = await settledFollowUps(client, workflowId, jobRun.runId, request);
   const seen =
     request.messageId === undefined ? undefined : earlier.find((r) => r.messageId === request.messageId);
   if (seen !== undefined) {
-    return { workflowId, runId: last.runId, startedNewRun: false, jobId, earlierStatus: seen.status };
+    return { workflowId, runId: jobRun.runId, startedNewRun: false, jobId, earlierStatus: seen.status };
   }
   const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,
@@ -275,6 +284,19 @@ export async function followUpAnyState(
     startedNewRun: started.signaledRunId !== last.runId,
     jobId,
   };
+}
+
+/** The latest run of the workflow id that followed a service job (it set AgentJobId), from visibility. */
+async function latestRunWithJob(
+  client: Client,
+  workflowId: string,
+): Promise<WorkflowExecutionInfo | undefined> {
+  let latest: WorkflowExecutionInfo | undefined;
+  const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
+  for await (const run of client.workflow.list({ query })) {
+    if (latest === undefined || run.startTime > latest.startTime) latest = run;
+  }
+  return latest;
 }
 
 /**

@@ -85,11 +85,14 @@ export const AgentJobFailureType = {
 export type AgentJobFailureTypeName = (typeof AgentJobFailureType)[keyof typeof AgentJobFailureType];
 
 /**
- * The poll activity's failure while the job runs: benign (not logged as an error), retried after the next poll
- * interval; the workflow never sees it unless the activity's retries end.
+ * Failures of the agent job activities that the workflow handles itself. `stillRunning`: the poll activity's
+ * failure while the job runs, benign (not logged as an error), retried after the next poll interval; the workflow
+ * never sees it unless the activity's retries end.
  */
 export const AgentJobActivityFailureType = {
   stillRunning: 'AgentJobStillRunning',
+  /** The create activity could not read its workflow id's create record: nothing was sent (safe to send again). */
+  createRecordUnreadable: 'CreateRecordUnreadable',
 } as const;
 
 /** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */

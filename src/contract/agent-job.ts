@@ -52,11 +52,15 @@ export interface AgentJobCreateRecord {
 }
 
 /** The run that created the job, when a later run under the same workflow id answered from its record. */
-export interface AlreadyCreatedBy {
-  runId: string;
-  /** ISO 8601 time the create was recorded. */
-  recordedAt: string;
-}
+export const alreadyCreatedBySchema = z
+  .object({
+    runId: z.string(),
+    /** ISO 8601 time the create was recorded. */
+    recordedAt: z.string(),
+  })
+  .strict();
+
+export type AlreadyCreatedBy = z.infer<typeof alreadyCreatedBySchema>;
 
 /**
  * The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count.
@@ -203,7 +207,7 @@ export const agentJobContinuationSchema = z
     notAcceptedFollowUps: nonNegativeInt.optional(),
     /** Runs before this one. */
     continuedRuns: nonNegativeInt,
-    alreadyCreatedBy: z.object({ runId: z.string(), recordedAt: z.string() }).strict().optional(),
+    alreadyCreatedBy: alreadyCreatedBySchema.optional(),
   })
   .strict();
 

@@ -25,6 +25,11 @@ export const AgentJobStatusKey = defineSearchAttributeKey('AgentJobStatus', Sear
 
 export const SEARCH_ATTRIBUTE_KEYS = [DocsProjectIdKey, AgentJobIdKey, AgentJobStatusKey] as const;
 
+/** A value inside a visibility query, quoted so that no input can change the query. */
+export function quoteVisibility(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
 /** Workflow ids are deterministic and meaningful, so a retried start never creates a second job. */
 export const workflowIdPrefix = {
   agentJob: 'agent-job',
@@ -42,7 +47,7 @@ export function agentJobWorkflowId(projectId: string, key: string): string {
 export const CREATE_RECORD_ID_PREFIX = `${WorkflowType.agentJobCreateRecord}:`;
 
 /** Temporal's default limit on a workflow id (`limit.maxIDLength`): a job's record id must fit in it too. */
-export const MAX_WORKFLOW_ID_CHARS = 1000;
+export const MAX_WORKFLOW_ID_BYTES = 1000;
 
 /**
  * The record of the job that the agentJob workflow `agentJobWorkflowId` created, whatever the id's shape:
@@ -59,9 +64,9 @@ export function agentJobCreateRecordId(agentJobWorkflowId: string): string {
 export function agentJobWorkflowIdIssue(workflowId: string): string | undefined {
   if (workflowId.startsWith(CREATE_RECORD_ID_PREFIX))
     return `must not start with "${CREATE_RECORD_ID_PREFIX}" (reserved for the records of creates)`;
-  const max = MAX_WORKFLOW_ID_CHARS - CREATE_RECORD_ID_PREFIX.length;
-  if (workflowId.length > max)
-    return `must be at most ${max} characters (its create record's id adds "${CREATE_RECORD_ID_PREFIX}")`;
+  const max = MAX_WORKFLOW_ID_BYTES - CREATE_RECORD_ID_PREFIX.length;
+  if (new TextEncoder().encode(workflowId).length > max)
+    return `must be at most ${max} bytes in UTF-8 (its create record's id adds "${CREATE_RECORD_ID_PREFIX}")`;
   return undefined;
 }
 

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Activities } from '../activities';
+import type { AgentJobAnswer } from '../activities/agent-job';
 import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
 import { dayBefore } from '../contract/zone-days';
 import type { WorkerMetrics } from './metrics';
@@ -28,9 +29,10 @@ interface JobAnswer {
  */
 const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
   createAgentJob: (metrics, { input, result, error }) => {
-    // A create answered from its record (a reset run) started nothing.
-    const recorded = (result as { recorded?: true } | undefined)?.recorded === true;
-    if (error === undefined && !recorded) metrics.record('jobsStarted', 1, { project: projectOf(input) });
+    // A create answered from its record (a reset run, a start again under the same id) started nothing.
+    const earlier = (result as AgentJobAnswer | undefined)?.alreadyCreatedBy;
+    if (error === undefined && earlier === undefined)
+      metrics.record('jobsStarted', 1, { project: projectOf(input) });
   },
   sendAgentJobMessage: (metrics, { input, error }) => {
     if (error === undefined) metrics.record('followUpsDelivered', 1, { project: projectOf(input) });

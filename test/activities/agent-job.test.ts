@@ -50,6 +50,33 @@ async function failureOf(
   assert.fail('expected a failure');
 }
 
+/** Agent job activities with create records in memory; `fail` makes reads or writes throw. */
+function withRecords() {
+  const records = new Map<string, AgentJobCreateRecord>();
+  const fail = { read: false, write: false };
+  const withRecordsActivities = createAgentJobActivities({
+    docsApi,
+    createRecords: {
+      read: (workflowId) =>
+        fail.read
+          ? Promise.reject(new Error('Temporal unavailable'))
+          : Promise.resolve(records.get(workflowId)),
+      write: (record) => {
+        if (fail.write) return Promise.reject(new Error('Temporal unavailable'));
+        if (!records.has(record.workflowId)) records.set(record.workflowId, record);
+        return Promise.resolve();
+      },
+      jobEnd: () => Promise.resolve({ status: 'completed', prLink: 'https://git.example/pr/1' }),
+    },
+  });
+  return { records, activities: withRecordsActivities, fail };
+}
+
+/** An activity context of run `runId` of the workflow `team/a/job-7`. */
+function env(runId: string): MockActivityEnvironment {
+  return new MockActivityEnvironment({ workflowExecution: { workflowId: 'team/a/job-7', runId } });
+}
+
 describe('agent job activities', () => {
   test('create and message return the job as the service answered', async () => {
     const env = new MockActivityEnvironment();
@@ -97,24 +124,7 @@ describe('agent job activities', () => {
   });
 
   test('create records: the same prompt is answered, another refused, nothing sent; unreadable: re-send', async () => {
-    const records = new Map<string, AgentJobCreateRecord>();
-    let unreadable = false;
-    const recorded = createAgentJobActivities({
-      docsApi,
-      createRecords: {
-        read: (workflowId) =>
-          unreadable
-            ? Promise.reject(new Error('Temporal unavailable'))
-            : Promise.resolve(records.get(workflowId)),
-        write: (record) => {
-          if (!records.has(record.workflowId)) records.set(record.workflowId, record);
-          return Promise.resolve();
-        },
-        jobEnd: () => Promise.resolve({ status: 'completed', prLink: 'https://git.example/pr/1' }),
-      },
-    });
-    const env = (runId: string) =>
-      new MockActivityEnvironment({ workflowExecution: { workflowId: 'team/a/job-7', runId } });
+    const { records, activities: recorded, fail } = withRecords();
     const created: AgentJobAnswer = await env('r1').run(recorded.createAgentJob, {
       projectId: 'p1',
       prompt: 'Add a FAQ',
@@ -135,17 +145,55 @@ describe('agent job activities', () => {
     assert.match(
       other.message,
       new RegExp(
-        `created job ${created.id} for another prompt .*status completed, pull request https://git.example/pr/1`,
+        `created job ${created.id} of project p1 for another prompt or project .*status completed, pull request https://git.example/pr/1`,
       ),
     );
     assert.equal(sim.stats().jobsCreated, 1, 'one create in all');
 
-    unreadable = true;
+    fail.read = true;
     const notRead = await failureOf(
       env('r4').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Add a FAQ' }),
     );
     assert.equal(notRead.details[0].safeToRetry, true, 'nothing was sent: the workflow sends it again later');
     assert.equal(sim.stats().jobsCreated, 1);
+  });
+
+  test('create records: a create the service may have acted on is recorded, else the workflow is asked to', async () => {
+    const { records, activities: recorded, fail } = withRecords();
+    sim.faults.add({ route: 'createJob', kind: 'status', status: 500, afterProcessing: true, times: 1 });
+    await failureOf(env('r1').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Add a FAQ' }));
+    const unknown = records.get('team/a/job-7');
+    assert.deepEqual([unknown?.runId, unknown?.jobId], ['r1', undefined], 'recorded without its job');
+    const refused = await failureOf(
+      env('r2').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Add a FAQ' }),
+    );
+    assert.equal(refused.type, AgentJobFailureType.keyInUse);
+    assert.match(refused.message, /outcome is unknown.*Look at the project's jobs/);
+
+    records.clear();
+    sim.faults.add({ route: 'createJob', kind: 'drift', drift: 'wrong-types', times: 1 });
+    const named = await failureOf(env('r3').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'x' }));
+    assert.equal(
+      named.details[0].jobId,
+      records.get('team/a/job-7')?.jobId,
+      'recorded with the job it named',
+    );
+    const otherProject = await failureOf(
+      env('r4').run(recorded.createAgentJob, { projectId: 'p2', prompt: 'x' }),
+    );
+    assert.equal(otherProject.type, AgentJobFailureType.keyInUse, 'the same prompt for another project');
+
+    records.clear();
+    fail.write = true;
+    const unrecorded: AgentJobAnswer = await env('r5').run(recorded.createAgentJob, {
+      projectId: 'p1',
+      prompt: 'y',
+    });
+    assert.equal(unrecorded.unrecorded, true, 'the workflow records it (recordCreate)');
+    fail.write = false;
+    await env('r5').run(recorded.recordCreate, { projectId: 'p1', prompt: 'y', jobId: unrecorded.id });
+    assert.equal(records.get('team/a/job-7')?.jobId, unrecorded.id);
+    assert.equal(sim.stats().jobsCreated, 3, 'one create per run that sent one');
   });
 
   test('bad input: non-retryable, names the field, nothing sent', async () => {

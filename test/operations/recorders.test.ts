@@ -80,3 +80,20 @@ test('endpointOf: the four operations under any base path, anything else other',
   assert.equal(endpointOf('DELETE', '/v2/agent/p1/job/j1'), 'other');
   assert.equal(endpointOf('GET', '/health'), 'other');
 });
+
+describe('agent job recorders', () => {
+  test('a create counts a job started; one answered from its create record does not', async () => {
+    const { meter, values } = recordingMeter();
+    const metrics = new WorkerMetrics(meter);
+    const input = { projectId: 'p', prompt: 'x' };
+    await run(metrics, 'createAgentJob', input, { id: 'j1', status: 'active', prLink: null });
+    const earlier = { runId: 'r1', recordedAt: '2026-11-27T00:00:00Z' };
+    await run(metrics, 'createAgentJob', input, {
+      id: 'j1',
+      status: 'unread',
+      prLink: null,
+      alreadyCreatedBy: earlier,
+    });
+    assert.equal(values.get(`docs_agent_jobs_started_total${JSON.stringify({ project: 'p' })}`), 1);
+  });
+});

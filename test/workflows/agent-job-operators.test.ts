@@ -417,7 +417,10 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     const requestsBefore = requestsOf(h.sim, { projectId }).length;
     const other = await cli(...start, '--prompt', 'Another prompt', '--wait');
     assert.equal(other.code, 1, other.stderr);
-    assert.match(other.stdout, new RegExp(`AgentJobKeyInUse: .*created job ${job.jobId} for another prompt`));
+    assert.match(
+      other.stdout,
+      new RegExp(`AgentJobKeyInUse: .*created job ${job.jobId} .*for another prompt`),
+    );
     assert.match(
       other.stdout,
       /status completed, pull request https:\/\/\S+\. .*new workflow id \(a new --key\)/,
@@ -431,11 +434,14 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     assert.equal(creates(projectId), 1, 'one create in all');
   });
 
-  test('a create of unknown outcome holds its key: a new run under the id sends no second create', async () => {
+  test('a create of unknown outcome holds its key, also when its run was cancelled meanwhile', async () => {
     const projectId = projectWithJobs(h.sim, 'ids-unknown', 1000);
+    h.sim.faults.add({ route: 'createJob', projectId, kind: 'latency', latencyMs: 2000, times: 1 });
     h.sim.faults.add({ route: 'createJob', projectId, kind: 'status', status: 500, afterProcessing: true });
     const input = { projectId, prompt: 'Created, answered 500' };
     const firstRun = await startJob(h.client, input, 'unknown');
+    await eventually(inFlight(projectId, 'createJob'), 'the create at the service');
+    await firstRun.cancel();
     assert.equal((await workflowFailure(firstRun.result())).type, AgentJobFailureType.createOutcomeUnknown);
 
     const again = await startJob(h.client, input, 'unknown');
@@ -443,5 +449,30 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     assert.equal(failure.type, AgentJobFailureType.keyInUse);
     assert.match(failure.message, /sent a create whose outcome is unknown/);
     assert.equal(creates(projectId), 1, 'the job the service created stays the only one');
+    const status = await cli('job', 'status', '--project', projectId, '--key', 'unknown');
+    assert.match(status.stdout, /a create of unknown outcome was sent \(run \S+\): a job may exist/);
+  });
+
+  test('after a refused run, `job message` still finds the job and its delivered messageIds', async () => {
+    const projectId = projectWithJobs(h.sim, 'ids-refused-then-message', 1500);
+    const handle = await startJob(h.client, { projectId, prompt: 'The job' }, 'k');
+    await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('m1'), messageId: 'm1' });
+    const { jobId } = await awaitAgentJob(h.client, handle.workflowId);
+    const refused = await startJob(h.client, { projectId, prompt: 'Another job' }, 'k');
+    assert.equal((await workflowFailure(refused.result())).type, AgentJobFailureType.keyInUse);
+
+    const resent = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('m1'),
+      messageId: 'm1',
+    });
+    assert.deepEqual([resent.jobId, resent.earlierStatus], [jobId, 'delivered']);
+    assert.equal(sent(projectId, 'm1'), 1, 'not sent again');
+    const next = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('m2'),
+      messageId: 'm2',
+    });
+    assert.deepEqual([next.jobId, next.startedNewRun], [jobId, true]);
+    await eventually(() => sent(projectId, 'm2') === 1, 'the new follow-up to the same job');
+    assert.equal(creates(projectId), 1);
   });
 });

@@ -23,9 +23,10 @@ export const { createAgentJob, sendAgentJobMessage } = proxyActivities<AgentJobA
   priority: CALL_PRIORITY,
 });
 
-/** Idempotent (a record's first write stays): retried until Temporal takes it. */
-export const { recordUnknownCreate } = proxyActivities<AgentJobActivities>({
-  startToCloseTimeout: '30 seconds',
+/** Idempotent (a record's first write stays): retried for a minute, then given up (logged) by the workflow. */
+export const { recordCreate } = proxyActivities<AgentJobActivities>({
+  startToCloseTimeout: '15 seconds',
+  scheduleToCloseTimeout: '1 minute',
 });
 
 /**

@@ -10,9 +10,9 @@ import type { AgentJob } from '../../contract/agent-job';
 import { AgentJobFailureType } from '../../contract/agent-job-constants';
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
 import { refusalOf } from '../budget/permits';
-import { createAgentJob, recordUnknownCreate, sendAgentJobMessage } from './activity-proxies';
+import { createAgentJob, recordCreate, sendAgentJobMessage } from './activity-proxies';
 import { pollDelayMs, pollJitterKey } from '../../contract/poll-schedule';
-import { classifyCallFailure, failureTypeOf, resendDelayMs } from './call-failures';
+import { classifyCallFailure, failureTypeOf, messageOf, resendDelayMs } from './call-failures';
 import { truncate } from '../../contract/text';
 import { isKnownStatus, isTerminal, iso, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
@@ -24,17 +24,16 @@ const SUMMARY_PROMPT_CHARS = 80;
 export async function attemptCreate(state: RunState): Promise<void> {
   const permit = await acquireAgentPermit(state, workflowInfo().startTime.getTime(), CREATE_ORDER_SETTLE_MS);
   try {
-    const job = jobOf(
-      await spendingPermit(state, permit, () =>
-        createAgentJob.executeWithOptions(
-          { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
-          [{ projectId: state.projectId, prompt: state.input.prompt, ...permitHeld(permit) }],
-        ),
+    const answer = await spendingPermit(state, permit, () =>
+      createAgentJob.executeWithOptions(
+        { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
+        [{ projectId: state.projectId, prompt: state.input.prompt, ...permitHeld(permit) }],
       ),
-      state,
     );
+    const job = jobOf(answer, state);
     created(state, job);
     log.info('Agent job created', { jobId: job.id, projectId: state.projectId, status: job.status });
+    if (answer.unrecorded === true) await recordThisCreate(state, job.id);
   } catch (error) {
     if (isCancellation(error)) throw error;
     const outcome = classifyCallFailure(error);
@@ -48,11 +47,11 @@ export async function attemptCreate(state: RunState): Promise<void> {
         jobId: outcome.jobId,
         reason: outcome.reason,
       });
+      await recordThisCreate(state, outcome.jobId);
       return;
     }
     if (outcome.kind === 'unknown') {
-      // Recorded, so that no later run under this workflow id (a reset, a new start) sends a second create.
-      await recordUnknownCreate({ projectId: state.projectId, prompt: state.input.prompt });
+      await recordThisCreate(state, undefined);
       throw createOutcomeUnknown(state, outcome.reason, error);
     }
     state.resendAt = Date.now() + resendDelayMs(state.resendAttempt, outcome.retryAfterMs);
@@ -60,6 +59,23 @@ export async function attemptCreate(state: RunState): Promise<void> {
     state.lastError = `create not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;
   } finally {
     refreshVisibility(state);
+  }
+}
+
+/**
+ * Records a create the service may have acted on, which the create activity could not record itself (it timed out,
+ * or its write failed), so that no later run of this workflow id (a reset, a new start) sends a second create.
+ * Idempotent; runs to its end even in a cancelled run.
+ */
+async function recordThisCreate(state: RunState, jobId: string | undefined): Promise<void> {
+  const create = { projectId: state.projectId, prompt: state.input.prompt, jobId };
+  try {
+    await CancellationScope.nonCancellable(() => recordCreate(create));
+  } catch (error) {
+    log.error('The create record could not be written: a new run of this workflow id could create again', {
+      jobId,
+      error: messageOf(error),
+    });
   }
 }
 
@@ -77,7 +93,7 @@ function created(state: RunState, job: AgentJob): void {
  * A create answered from its record marks the run as one that created nothing.
  */
 function jobOf(answer: AgentJobAnswer, state: RunState): AgentJob {
-  const { responseWarnings, alreadyCreatedBy, ...job } = answer;
+  const { responseWarnings, alreadyCreatedBy, unrecorded: _unrecorded, ...job } = answer;
   if (alreadyCreatedBy !== undefined) {
     state.alreadyCreatedBy = alreadyCreatedBy;
     log.warn('This workflow id created its job before: not created again, reading it', {

@@ -53,7 +53,8 @@ function stateOrUndefined(input: AgentJobInput): RunState | undefined {
 
 /**
  * Bad input fails the run at once, before any call to the service, naming the field (e.g. a hand-typed CLI
- * start); so does a workflow id reserved for create records. Checked with the contract's zod schema in a local activity: zod stays out of the sandbox.
+ * start); so does a workflow id reserved for create records. Checked with the contract's zod schema in a local
+ * activity: zod stays out of the sandbox.
  */
 async function failOnBadInput(input: unknown): Promise<void> {
   const idIssue = agentJobWorkflowIdIssue(workflowInfo().workflowId);
