@@ -392,7 +392,7 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     assert.equal(creates(projectId), ids.length, 'one create each');
   });
 
-  test('an id of the reserved record prefix is refused as InvalidInput, and nothing is sent', async () => {
+  test('an id of the reserved record prefix is refused as InvalidInput, sends nothing, blocks no record', async () => {
     const projectId = projectWithJobs(h.sim, 'ids-reserved', 1000);
     const failure = await workflowFailure(
       h.client.workflow.execute('agentJob', {
@@ -404,6 +404,15 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     assert.equal(failure.type, AgentJobFailureType.invalidInput);
     assert.match(failure.message, /workflowId: must not start with "agentJobCreateRecord:"/);
     assert.equal(requestsOf(h.sim, { projectId }).length, 0);
+
+    // The refused run holds the id of the record of a job `<projectId>`: that job still gets its record.
+    const job = (await h.client.workflow.execute('agentJob', {
+      workflowId: projectId,
+      taskQueue: DEFAULT_TASK_QUEUE,
+      args: [{ projectId, prompt: 'Under the id whose record id was taken', polling: TEST_POLLING }],
+    })) as AgentJobResult;
+    assert.equal((await readCreateRecord(h.client, projectId))?.jobId, job.jobId);
+    assert.equal(creates(projectId), 1);
   });
 
   test('a closed key: the same prompt is answered from its record, another is refused as AgentJobKeyInUse', async () => {
