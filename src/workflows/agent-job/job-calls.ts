@@ -63,9 +63,10 @@ export async function attemptCreate(state: RunState): Promise<void> {
 }
 
 /**
- * Records a create the service may have acted on, which the create activity could not record itself (it timed out,
- * or its write failed), so that no later run of this workflow id (a reset, a new start) sends a second create.
- * Idempotent; runs to its end even in a cancelled run.
+ * Records a create the service may have acted on, so that no later run of this workflow id (a reset, a new start)
+ * sends a second create. The create activity records it itself unless it timed out or its write failed, which the
+ * workflow cannot tell apart from a failure it did record: this write is idempotent (the first record stays), so
+ * it runs on every such outcome. Runs to its end even in a cancelled run.
  */
 async function recordThisCreate(state: RunState, jobId: string | undefined): Promise<void> {
   const create = { projectId: state.projectId, prompt: state.input.prompt, jobId };
