@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, type ReplayWorkerOptions, type WorkflowBundle } from '@temporalio/worker';
+import { workflowMetricsSinks } from '../src/operations/metrics';
 import { WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES } from '../src/worker';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -43,6 +44,11 @@ export function workflowBundle(options: { traced?: boolean } = {}): Promise<Work
     bundles.set(traced, bundle);
   }
   return bundle;
+}
+
+/** What Worker.runReplayHistory needs: the bundle, and the sinks its workflows call (never while replaying). */
+export async function replayOptions(): Promise<ReplayWorkerOptions> {
+  return { workflowBundle: await workflowBundle(), sinks: workflowMetricsSinks(undefined) };
 }
 
 async function cachedOrBuilt(traced: boolean): Promise<string> {

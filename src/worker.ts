@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Runtime, TransportError, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { toCanonicalString, type DataConverter, type WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
 import {
@@ -16,7 +17,8 @@ import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
 import { ServerReachability, startHealthServer, workerChecks } from './operations/health';
 import { recordActivityMetrics } from './operations/activity-metrics';
 import { countDocsApiRequests } from './operations/docs-api-metrics';
-import { WorkerMetrics } from './operations/metrics';
+import { WorkerMetrics, workflowMetricsSinks } from './operations/metrics';
+import { watchNightlyWatermarks } from './operations/nightly-watermarks';
 import { histogramBuckets } from './contract/metrics';
 import { coreLogFilter, createLogger, logStartFailure } from './operations/logging';
 import { DROPPED_WORKFLOW_SPANS, startTracing, type Tracing } from './tracing/setup';
@@ -90,7 +92,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.metrics ? [recordActivityMetrics(options.metrics)] : []),
       ],
     },
-    sinks: options.tracing ? options.tracing.worker.sinks : DROPPED_WORKFLOW_SPANS,
+    sinks: {
+      ...(options.tracing ? options.tracing.worker.sinks : DROPPED_WORKFLOW_SPANS),
+      ...workflowMetricsSinks(options.metrics),
+    },
     ...(options.deploymentVersion
       ? {
           // Each workflow type declares its behaviour (src/workflows/versioning.ts); PINNED is the rule for
@@ -160,8 +165,15 @@ export async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const dataConverter = dataConverterFromEnv();
   const redact = (line: string) => config.docsApiKey.redact(line);
+  // Set as the worker comes up; the logger and the health checks read them.
+  const started: { worker?: Worker; reachability?: ServerReachability } = {};
   Runtime.install({
-    logger: createLogger({ format: config.logFormat, level: config.logLevel, redact }),
+    logger: createLogger({
+      format: config.logFormat,
+      level: config.logLevel,
+      redact,
+      mute: (entry) => started.reachability?.mutes(entry) ?? false,
+    }),
     telemetryOptions: {
       logging: { filter: coreLogFilter(config.logLevel), forward: {} },
       ...(config.metricsPort === undefined
@@ -171,13 +183,15 @@ export async function main(): Promise<void> {
               prometheus: {
                 bindAddress: `0.0.0.0:${config.metricsPort}`,
                 histogramBucketOverrides: histogramBuckets(),
+                // Prometheus's conventions (promtool check metrics): counters end in _total, durations in seconds.
+                countersTotalSuffix: true,
+                useSecondsForDurations: true,
               },
             },
           }),
     },
   });
   // Up before the connection: /livez answers and /readyz says 503 while the worker starts.
-  const started: { worker?: Worker; reachability?: ServerReachability } = {};
   const health =
     config.healthPort === undefined
       ? undefined
@@ -191,15 +205,29 @@ export async function main(): Promise<void> {
   const temporal = temporalConnectConfig();
   const namespace = temporal.namespace;
   const connection = await connectWorker(temporal);
-  if (health) {
-    started.reachability = new ServerReachability(async (deadline) => {
+  started.reachability = new ServerReachability(
+    async (deadline) => {
       await connection.withDeadline(deadline, () => connection.workflowService.getSystemInfo({}));
-    });
-    started.reachability.start();
-  }
+    },
+    temporal.address,
+    Runtime.instance().logger,
+  );
+  started.reachability.start();
   const tracing = await startTracing('docs-agent-worker');
   // The SDK's meter: a no-op without WORKER_METRICS_PORT.
   const metrics = new WorkerMetrics(Runtime.instance().metricMeter);
+  const nightlyWatermarks =
+    config.metricsPort === undefined
+      ? undefined
+      : watchNightlyWatermarks(
+          new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),
+          metrics,
+          (error) => {
+            Runtime.instance().logger.warn('Nightly watermarks not read', {
+              error: error instanceof Error ? error.message : String(error),
+            });
+          },
+        );
   const deps = activityDepsFromConfig(config, tracing, metrics);
   const bundle = productionBundle(config, tracing !== undefined);
   const worker = await createWorker({
@@ -233,6 +261,7 @@ export async function main(): Promise<void> {
     await worker.run();
   } finally {
     started.reachability?.stop();
+    nightlyWatermarks?.stop();
     await health?.close();
     await deps.docsApi.close();
     await connection.close();

@@ -104,27 +104,30 @@ export const DocsAgentMetrics = {
     help: 'Time the merge of an export took (staged pages to the export file and manifest)',
     buckets: SECONDS_BUCKETS,
   },
-  nightlyDaysExported: {
-    name: 'docs_agent_nightly_days_exported_total',
+  nightlyDayExports: {
+    name: 'docs_agent_nightly_day_exports_total',
     kind: 'counter',
     labels: ['project', 'time_zone'],
-    help: 'Days the nightly exports moved their watermark over',
-  },
-  nightlyDaysBehind: {
-    name: 'docs_agent_nightly_days_behind',
-    kind: 'gauge',
-    labels: ['project', 'time_zone'],
-    help: 'Days after the nightly watermark up to yesterday in the zone, when the nightly export last read or moved it',
+    help: 'Days exported whole by the nightly exports: each moves the watermark over a day',
   },
   nightlyWatermarkSeconds: {
     name: 'docs_agent_nightly_watermark_seconds',
     kind: 'gauge',
     labels: ['project', 'time_zone'],
-    help: 'End of the last day exported whole (Unix seconds, the day taken as UTC): alert on its age',
+    help: 'End of the last day exported whole (Unix seconds, the day taken as UTC), as the watermark of each nightly schedule holds it: alert on its age',
   },
 } as const satisfies Record<string, MetricDefinition>;
 
 export type DocsAgentMetricKey = keyof typeof DocsAgentMetrics;
+
+/** The labels of a metric, each with its value. */
+export type MetricLabels<K extends DocsAgentMetricKey> = Record<
+  (typeof DocsAgentMetrics)[K]['labels'][number],
+  string
+>;
+
+/** Every value of `status_class` but the 1xx no request gets as its final answer. */
+export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx', 'error', 'aborted'] as const;
 
 /** Bucket bounds of the worker's histograms, for the Prometheus exporter (it defaults to millisecond bounds). */
 export function histogramBuckets(): Record<string, number[]> {

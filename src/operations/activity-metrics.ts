@@ -3,10 +3,8 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import type { AgentJobAnswer } from '../activities/agent-job';
 import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
-import { dayBefore } from '../contract/zone-days';
 import type { WorkerMetrics } from './metrics';
-
-const DAY_MS = 86_400_000;
+import { recordWatermark } from './nightly-watermarks';
 
 /** What an activity execution gives a recorder: its input, its result or failure, its duration. */
 interface Execution {
@@ -68,9 +66,9 @@ const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
     if (error !== undefined) return;
     const report = input as { projectId: string; timeZone: string; day?: string; error?: string };
     const { projectId, timeZone } = report;
-    // A failed day is reported too (it holds the watermark back: nightlyDaysBehind shows it).
+    // A failed day is reported too: it holds the watermark back.
     if (report.day !== undefined && report.error === undefined) {
-      metrics.record('nightlyDaysExported', 1, { project: projectId, time_zone: timeZone });
+      metrics.record('nightlyDayExports', 1, { project: projectId, time_zone: timeZone });
     }
     recordWatermark(metrics, projectId, timeZone, (result as { watermark: string | null }).watermark);
   },
@@ -87,25 +85,6 @@ function recordPoll(metrics: WorkerMetrics, project: string, job: JobAnswer | un
   if (typeof status === 'string' && (TERMINAL_JOB_STATUSES as readonly string[]).includes(status)) {
     metrics.record('jobsEnded', 1, { project, status });
   }
-}
-
-/** Days after the watermark up to yesterday in the zone, and the end of the watermark's day. */
-function recordWatermark(
-  metrics: WorkerMetrics,
-  project: string,
-  timeZone: string,
-  watermark: string | null,
-): void {
-  if (watermark === null) return;
-  const labels = { project, time_zone: timeZone };
-  const endOfWatermarkDay = Date.parse(`${watermark}T00:00:00Z`) + DAY_MS;
-  const yesterday = Date.parse(`${dayBefore(new Date(), timeZone)}T00:00:00Z`);
-  metrics.record(
-    'nightlyDaysBehind',
-    Math.max(0, Math.round((yesterday + DAY_MS - endOfWatermarkDay) / DAY_MS)),
-    labels,
-  );
-  metrics.record('nightlyWatermarkSeconds', endOfWatermarkDay / 1000, labels);
 }
 
 /** The worker's activity interceptor that records the metrics of src/contract/metrics.ts. */

@@ -12,6 +12,8 @@ const ENDPOINTS: [method: string, path: RegExp, endpoint: string][] = [
   ['GET', /\/v1\/analytics\/[^/]+\/visitors$/, 'getVisitors'],
 ];
 
+export const ENDPOINT_NAMES = [...ENDPOINTS.map(([, , endpoint]) => endpoint), 'other'];
+
 export function endpointOf(method: string, path: string): string {
   const pathOnly = path.split('?')[0] ?? path;
   return ENDPOINTS.find(([m, pattern]) => m === method && pattern.test(pathOnly))?.[2] ?? 'other';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { State as WorkerState } from '@temporalio/worker';
+import type { LogEntry, Logger, State as WorkerState } from '@temporalio/worker';
 
 /** A check's answer: healthy or not, and the reason an operator reads in the probe's body. */
 export interface Probe {
@@ -73,35 +73,35 @@ export async function startHealthServer(
   };
 }
 
-export interface ReachabilityOptions {
-  intervalMs?: number;
-  /** How long one check may take before it counts as a failure. */
-  timeoutMs?: number;
-  /** How long after its last answer the server still counts as reachable: one lost check is not an outage. */
-  toleranceMs?: number;
-  now?: () => number;
-}
+/** A check every 5 s, given 5 s to answer; the server is lost once none answered for 15 s. */
+const CHECK_INTERVAL_MS = 5_000;
+const CHECK_TIMEOUT_MS = 5_000;
+/** One lost check is not an outage. */
+const TOLERANCE_MS = 15_000;
+/** Where the core logs a call it retries; the server did not answer it. */
+const CORE_RETRY_TARGET = 'temporalio_client::retry';
 
 /**
- * Whether the Temporal server answered recently: a check every 5 s, and the server lost once none answered
- * for 15 s. So /readyz turns 503 within 20 s of losing the server (the issue's bound is 30 s).
+ * Whether the Temporal server answered recently. /readyz turns 503 within 20 s of losing the server (the issue's
+ * bound is 30 s). An outage is two lines: an error when the server is lost, an info when it answers again.
  */
 export class ServerReachability {
   readonly #check: (deadline: Date) => Promise<void>;
-  readonly #intervalMs: number;
-  readonly #timeoutMs: number;
-  readonly #toleranceMs: number;
+  readonly #address: string;
+  readonly #logger: Logger;
   readonly #now: () => number;
   #lastAnswerAt: number | undefined;
   #lastError = 'not checked yet';
+  /** While the server is lost: its last answer (or the time it was lost, when it never answered). */
+  #lostSince: number | undefined;
+  #unansweredLogged = false;
   readonly #stop = new AbortController();
 
-  constructor(check: (deadline: Date) => Promise<void>, options: ReachabilityOptions = {}) {
+  constructor(check: (deadline: Date) => Promise<void>, address: string, logger: Logger, now = Date.now) {
     this.#check = check;
-    this.#intervalMs = options.intervalMs ?? 5_000;
-    this.#timeoutMs = options.timeoutMs ?? 5_000;
-    this.#toleranceMs = options.toleranceMs ?? 15_000;
-    this.#now = options.now ?? Date.now;
+    this.#address = address;
+    this.#logger = logger;
+    this.#now = now;
   }
 
   /** Checks now and then every interval until stop(); the loop never keeps the process alive. */
@@ -116,16 +116,31 @@ export class ServerReachability {
   /** One check; exposed for tests and for start-up, which waits for the first answer. */
   async checkOnce(): Promise<void> {
     try {
-      await this.#check(new Date(this.#now() + this.#timeoutMs));
-      this.#lastAnswerAt = this.#now();
+      await this.#check(new Date(this.#now() + CHECK_TIMEOUT_MS));
     } catch (error) {
       this.#lastError = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+      const probe = this.probe();
+      if (!probe.ok && this.#lostSince === undefined) {
+        this.#lostSince = this.#lastAnswerAt ?? this.#now();
+        this.#logger.error(`Lost the Temporal server at ${this.#address}: ${probe.reason}`, {
+          address: this.#address,
+        });
+      }
+      return;
+    }
+    this.#lastAnswerAt = this.#now();
+    this.#unansweredLogged = false;
+    if (this.#lostSince !== undefined) {
+      const downSeconds = Math.round((this.#lastAnswerAt - this.#lostSince) / 1000);
+      this.#lostSince = undefined;
+      const message = `Temporal server at ${this.#address} reachable again after ${downSeconds} s without an answer`;
+      this.#logger.info(message, { address: this.#address, downSeconds });
     }
   }
 
   probe(): Probe {
     const last = this.#lastAnswerAt;
-    if (last !== undefined && this.#now() - last <= this.#toleranceMs) {
+    if (last !== undefined && this.#now() - last <= TOLERANCE_MS) {
       return { ok: true, reason: 'server reachable' };
     }
     const since =
@@ -133,12 +148,26 @@ export class ServerReachability {
     return { ok: false, reason: `server unreachable (${since}): ${this.#lastError}` };
   }
 
+  /**
+   * Whether a log entry is muted: the SDK core's line about a call the server did not answer (a retry, a failed
+   * poll) is written once until the server answers a check again. Each poller and each call would repeat it every
+   * second or so for the whole outage, which has its own two lines.
+   */
+  mutes(entry: LogEntry): boolean {
+    const { sdkComponent, target } = entry.meta ?? {};
+    const unanswered = target === CORE_RETRY_TARGET || entry.message.startsWith('Error while polling for');
+    if (sdkComponent !== 'core' || !unanswered) return false;
+    const muted = this.#unansweredLogged;
+    this.#unansweredLogged = true;
+    return muted;
+  }
+
   async #loop(): Promise<void> {
     const { signal } = this.#stop;
     while (!signal.aborted) {
       await this.checkOnce();
       try {
-        await sleep(this.#intervalMs, undefined, { signal, ref: false });
+        await sleep(CHECK_INTERVAL_MS, undefined, { signal, ref: false });
       } catch {
         return;
       }

@@ -20,12 +20,15 @@ export interface LoggerOptions {
   redact?: (line: string) => string;
   /** Where lines go; default: JSON to stdout (the event stream, nothing else is written there), text to stderr. */
   write?: (line: string) => void;
+  /** Entries it returns true for are not written (ServerReachability.mutes: the core's repeats in an outage). */
+  mute?: (entry: LogEntry) => boolean;
 }
 
 /**
  * The Runtime's logger: every log of the worker, of workflow and activity code (with the fields the SDK adds:
  * workflowId, runId, activityType...) and of the SDK core (forwarded, see coreLogFilter) goes through it.
- * The SDK's DefaultLogger filters the level and carries each entry's own timestamp; this module only formats.
+ * The SDK's DefaultLogger filters the level and carries each entry's own timestamp; this module drops what holds a
+ * secret (SECRET_FIELD, CORE_TASK_TOKEN) and formats.
  */
 export function createLogger(options: LoggerOptions): DefaultLogger {
   const redact = options.redact ?? ((line: string) => line);
@@ -34,7 +37,35 @@ export function createLogger(options: LoggerOptions): DefaultLogger {
     options.write ??
     (json ? (line: string) => process.stdout.write(line) : (line: string) => process.stderr.write(line));
   const formatLine = json ? jsonLine : textLine(Boolean(process.stderr.isTTY) && options.write === undefined);
-  return new DefaultLogger(SDK_LEVEL[options.level], (entry) => write(`${redact(formatLine(entry))}\n`));
+  return new DefaultLogger(SDK_LEVEL[options.level], (entry) => {
+    if (options.mute?.(entry)) return;
+    const meta = withoutSecrets(entry.meta) as LogEntry['meta'];
+    const line = redact(formatLine(meta === undefined ? entry : { ...entry, meta }));
+    write(`${line.replaceAll(CORE_TASK_TOKEN, 'TaskToken(****)')}\n`);
+  });
+}
+
+/**
+ * Fields never written, at any depth: the SDK puts an activity's task token, with which anyone can complete or fail
+ * the activity, in the fields of its activity lines ("Activity failed").
+ */
+const SECRET_FIELD = /token|secret|password|api_?key|authorization/i;
+/** A task token as the core's debug lines print it inside their fields' text (`task_token: TaskToken(<base64>)`). */
+const CORE_TASK_TOKEN = /TaskToken\([^)]*\)/g;
+
+/** A copy of plain objects and arrays without SECRET_FIELD keys; other values (errors, class instances) as they are. */
+function withoutSecrets(value: unknown, path: object[] = []): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (path.includes(value)) return '[Circular]';
+  const inner = (v: unknown) => withoutSecrets(v, [...path, value]);
+  if (Array.isArray(value)) return value.map(inner);
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !SECRET_FIELD.test(key))
+      .map(([key, field]) => [key, inner(field)]),
+  );
 }
 
 /**

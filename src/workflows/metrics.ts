@@ -1,18 +1,29 @@
-import { metricMeter } from '@temporalio/workflow';
-import { DocsAgentMetrics } from '../contract/metrics';
+import { proxySinks, type Sinks } from '@temporalio/workflow';
+import type { DocsAgentMetricKey, MetricLabels } from '../contract/metrics';
 import type { BudgetKind } from '../contract/budget';
 
 /**
- * Metrics recorded by workflow code, through the workflow's metric meter: the SDK sends them to the worker's
- * meter (the same Prometheus endpoint) and drops them while a history is replayed, so each counts once.
+ * Metrics recorded by workflow code go to the worker's own recorder through a sink: the workflow's metric meter
+ * would add its camelCase `taskQueue` and `workflowType` labels. Sinks are not called while a history is
+ * replayed, so each counts once.
  */
+export interface MetricsSinks extends Sinks {
+  docsAgentMetrics: {
+    record(key: DocsAgentMetricKey, value: number, labels: Record<string, string>): void;
+  };
+}
+
+const { docsAgentMetrics } = proxySinks<MetricsSinks>();
+
+function record<K extends DocsAgentMetricKey>(key: K, value: number, labels: MetricLabels<K>): void {
+  docsAgentMetrics.record(key, value, labels);
+}
+
 export function recordPermitWait(kind: BudgetKind, waitedMs: number): void {
-  const { name, help } = DocsAgentMetrics.budgetPermitWaitSeconds;
-  metricMeter.createHistogram(name, 'float', '', help).record(Math.max(0, waitedMs) / 1000, { kind });
+  record('budgetPermitWaitSeconds', Math.max(0, waitedMs) / 1000, { kind });
 }
 
 /** A follow-up signal the job could not queue (its sender cannot be told: getState lists it as rejected). */
 export function recordFollowUpNotAccepted(projectId: string): void {
-  const { name, help } = DocsAgentMetrics.followUpsNotAccepted;
-  metricMeter.createCounter(name, '', help).add(1, { project: projectId });
+  record('followUpsNotAccepted', 1, { project: projectId });
 }

@@ -26,7 +26,7 @@ import { Worker } from '@temporalio/worker';
 import { fireNights } from '../helpers/nightly';
 import { useStack } from '../helpers/stack';
 import { temporalCliPath } from '../../dev/temporal';
-import { workflowBundle } from '../../dev/workflow-bundle';
+import { replayOptions } from '../../dev/workflow-bundle';
 
 const exec = promisify(execFile);
 const stack = useStack({ name: 'schedule', simulator: { analytics: { paths: 30 } } });
@@ -216,7 +216,7 @@ describe('nightly visitors export schedule', () => {
       query: `TemporalScheduledById = '${scheduleId}'`,
     })) {
       const history = await stack.env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, run.workflowId);
+      await Worker.runReplayHistory(await replayOptions(), history, run.workflowId);
     }
     await deleteVisitorsSchedule(stack.env.client, 'backfilled');
   });

@@ -49,12 +49,61 @@ describe('createLogger', () => {
     const { logger, lines } = capture('json', 'info');
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
+    const error = Object.assign(new Error('cyclic'), { cycle });
     logger.warn('head stays', { message: 'not me', level: 'nope' });
     logger.warn('cyclic', { cycle });
-    const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    logger.warn('cyclic error', { error });
+    const [first, second, third] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(first?.message, 'head stays');
     assert.equal(first?.level, 'warn');
-    assert.deepEqual(second, { ...second, message: 'cyclic', unserializableFields: ['cycle'] });
+    assert.deepEqual(second?.cycle, { self: '[Circular]' });
+    assert.deepEqual(third, { ...third, message: 'cyclic error', unserializableFields: ['error'] });
+  });
+
+  test('no token or secret is written, in a field at any depth or in the core text, in both formats', () => {
+    for (const format of ['json', 'text'] as const) {
+      const { logger, lines } = capture(format, 'debug');
+      logger.warn('Activity failed', {
+        taskToken: 'CiQ3ZjNhYmMtdGFzay10b2tlbg==',
+        activityType: 'pollAgentJob',
+        task: { task_token: 'CiQ3ZjNh-nested', attempt: 2 },
+        calls: [{ authorization: 'Bearer abc', apiKey: 'k-1', password: 'p', clientSecret: 's' }],
+        error: new Error('boom'),
+      });
+      logger.debug('New WFT', {
+        action: 'NewWft(PreparedWFT { task_token: TaskToken(CiQ3ZjNh+/=), attempt: 1 })',
+      });
+      const [activity = '', core = ''] = lines;
+      assert.doesNotMatch(
+        activity,
+        /CiQ3ZjNh|Bearer abc|k-1|token|authorization|apiKey|password|secret/i,
+        activity,
+      );
+      assert.match(activity, /pollAgentJob/);
+      assert.match(activity, /attempt/);
+      assert.match(activity, /boom/);
+      assert.match(
+        core,
+        /task_token: TaskToken\(\*\*\*\*\), attempt: 1/,
+        'the core prints the token in a text',
+      );
+    }
+  });
+
+  test('mute: an entry it returns true for is not written', () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      format: 'json',
+      level: 'info',
+      write: (line) => lines.push(line),
+      mute: (entry) => entry.message === 'noise',
+    });
+    logger.warn('noise');
+    logger.warn('signal');
+    assert.deepEqual(
+      lines.map((l) => (JSON.parse(l) as { message: string }).message),
+      ['signal'],
+    );
   });
 
   test('LOG_LEVEL filters: warn keeps warn and error', () => {

@@ -3,16 +3,23 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { awaitAgentJob, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-job';
+import { createVisitorsSchedule, deleteVisitorsSchedule } from '../../src/client/schedule';
 import { runVisitorsExport } from '../../src/client/visitors-export';
-import { DocsAgentMetrics } from '../../src/contract/metrics';
+import { DocsAgentMetrics, STATUS_CLASSES } from '../../src/contract/metrics';
+import { WorkerMetrics } from '../../src/operations/metrics';
+import { readNightlyWatermarks } from '../../src/operations/nightly-watermarks';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 import { startTemporal } from '../../dev/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../../dev/worker-process';
 import { freePort } from '../../dev/ports';
 import { DASHBOARD, deployExpressions } from '../helpers/deploy';
+import { fireNights, settledRuns } from '../helpers/nightly';
 import { parseExposition, sumOf, type Sample } from '../helpers/prometheus';
+import { promtool, promtoolSkipped } from '../helpers/promtool';
+import { recordingMeter, seriesKey } from '../helpers/recording-meter';
 import { tempDir } from '../helpers/temp-dir';
 
 let env: TestWorkflowEnvironment;
@@ -21,17 +28,22 @@ let worker: WorkerProcess;
 let metricsPort: number;
 let exportDir: string;
 
+/** A worker process serving its metrics on `port`. */
+function startMetricsWorker(port: number): WorkerProcess {
+  return startWorkerProcess({
+    temporalAddress: env.address,
+    service: sim,
+    exportDir,
+    env: { WORKER_METRICS_PORT: String(port) },
+  });
+}
+
 before(async () => {
   env = await startTemporal();
   sim = await startSimulator({ jobs: { durationMs: 1500 }, analytics: { paths: 900 } });
   metricsPort = await freePort();
   exportDir = await tempDir('metrics-export');
-  worker = startWorkerProcess({
-    temporalAddress: env.address,
-    service: sim,
-    exportDir,
-    env: { WORKER_METRICS_PORT: String(metricsPort) },
-  });
+  worker = startMetricsWorker(metricsPort);
   await worker.ready;
 });
 after(async () => {
@@ -43,15 +55,38 @@ after(async () => {
   }
 });
 
-async function scrape(): Promise<Sample[]> {
-  const response = await request(`http://127.0.0.1:${metricsPort}/metrics`);
+async function exposition(port = metricsPort): Promise<string> {
+  const response = await request(`http://127.0.0.1:${port}/metrics`);
   assert.equal(response.statusCode, 200);
-  return parseExposition(await response.body.text());
+  return response.body.text();
+}
+
+async function scrape(port = metricsPort): Promise<Sample[]> {
+  return parseExposition(await exposition(port));
 }
 
 const M = Object.fromEntries(Object.entries(DocsAgentMetrics).map(([key, m]) => [key, m.name])) as {
   [K in keyof typeof DocsAgentMetrics]: (typeof DocsAgentMetrics)[K]['name'];
 };
+
+test('from its start, before any work: every request counter at 0, by endpoint and status class', async () => {
+  const samples = await scrape();
+  for (const endpoint of ['createJob', 'getJob', 'sendMessage', 'getVisitors', 'other']) {
+    for (const status_class of STATUS_CLASSES) {
+      const found = samples.find(
+        (s) =>
+          s.name === M.serviceRequests &&
+          s.labels.endpoint === endpoint &&
+          s.labels.status_class === status_class,
+      );
+      assert.equal(found?.value, 0, `${endpoint} ${status_class}`);
+    }
+    assert.equal(
+      samples.find((s) => s.name === M.serviceRateLimited && s.labels.endpoint === endpoint)?.value,
+      0,
+    );
+  }
+});
 
 test('after a job with a follow-up and a 429: jobs, follow-ups, polls, requests by endpoint and class', async () => {
   sim.faults.add({ route: 'getJob', kind: 'rateLimit', retryAfter: { seconds: 1 }, times: 1 });
@@ -111,7 +146,7 @@ test('after an export: pages, rows and bytes as written, one merge timed, analyt
   assert.equal(sumOf(samples, `${M.exportMergeSeconds}_count`, { format: 'csv' }), 1);
   // Pages fetched ahead of the end are cancelled once the last page is known: `aborted`, not errors.
   const byClass = samples
-    .filter((s) => s.name === M.serviceRequests && s.labels.endpoint === 'getVisitors')
+    .filter((s) => s.name === M.serviceRequests && s.labels.endpoint === 'getVisitors' && s.value > 0)
     .map((s) => s.labels.status_class);
   assert.deepEqual(
     byClass.filter((c) => c !== '2xx' && c !== 'aborted'),
@@ -123,6 +158,52 @@ test('after an export: pages, rows and bytes as written, one merge timed, analyt
   assert.ok(sumOf(samples, `${M.budgetPermitWaitSeconds}_count`, { kind: 'analytics' }) >= 1);
   // The SDK's own beside them, on the same endpoint.
   assert.ok(samples.some((s) => s.name.startsWith('temporal_')));
+});
+
+test("a worker started after a night exports the schedule's watermark from the server; deleted, it reads NaN", async () => {
+  const project = 'metrics-nightly';
+  const labels = { project, time_zone: 'UTC' };
+  const endOfWatermarkDay = Date.parse('2026-11-02T00:00:00Z') / 1000;
+  await createVisitorsSchedule(env.client, { projectId: project, at: '02:00', timeZone: 'UTC' });
+  await fireNights(env.client, project, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
+  const [night] = await settledRuns(env.client, project, 1);
+  assert.equal(night?.watermark, '2026-11-01');
+
+  // A process that ran no night: the watermark is there from its start.
+  const port = await freePort();
+  const restarted = startMetricsWorker(port);
+  try {
+    await restarted.ready;
+    const watermarkOf = (samples: Sample[]) =>
+      samples.find((s) => s.name === M.nightlyWatermarkSeconds && s.labels.project === project);
+    let samples = await scrape(port);
+    for (const deadline = Date.now() + 30_000; !watermarkOf(samples) && Date.now() < deadline;) {
+      await sleep(200);
+      samples = await scrape(port);
+    }
+    assert.equal(watermarkOf(samples)?.value, endOfWatermarkDay);
+    assert.deepEqual(watermarkOf(samples)?.labels, labels);
+    assert.equal(
+      samples.find((s) => s.name === M.nightlyDayExports && s.labels.project === project)?.value,
+      0,
+    );
+  } finally {
+    await restarted.kill('SIGTERM');
+  }
+
+  // Each read after the schedule is deleted: NaN, which no rule fires on.
+  const { meter, values } = recordingMeter();
+  const metrics = new WorkerMetrics(meter);
+  const watermark = () => values.get(seriesKey(M.nightlyWatermarkSeconds, labels));
+  await readNightlyWatermarks(env.client, metrics);
+  assert.equal(watermark(), endOfWatermarkDay);
+  await deleteVisitorsSchedule(env.client, project);
+  // Schedules are listed from visibility, a moment behind the delete.
+  for (const deadline = Date.now() + 30_000; !Number.isNaN(watermark()) && Date.now() < deadline;) {
+    await readNightlyWatermarks(env.client, metrics);
+    await sleep(200);
+  }
+  assert.ok(Number.isNaN(watermark()), `${watermark()}`);
 });
 
 test('every metric the Grafana dashboard and the alert rules name is one the worker serves', async () => {
@@ -137,7 +218,8 @@ test('every metric the Grafana dashboard and the alert rules name is one the wor
   const named = new Map<string, Set<string>>();
   for (const [file, expressions] of Object.entries(await deployExpressions())) {
     for (const expression of expressions) {
-      for (const [name] of expression.matchAll(/\b(?:docs_agent|temporal)_[a-z0-9_]+\b/g)) {
+      // Not the parts of a recorded series' name (`level:metric:operations`).
+      for (const [name] of expression.matchAll(/(?<![:\w])(?:docs_agent|temporal)_[a-z0-9_]+\b(?!:)/g)) {
         named.set(name, (named.get(name) ?? new Set()).add(file));
       }
     }
@@ -155,3 +237,19 @@ test('every metric the Grafana dashboard and the alert rules name is one the wor
     );
   }
 });
+
+test(
+  'promtool check metrics: nothing to fix in what the worker serves',
+  { skip: promtoolSkipped() },
+  async () => {
+    const text = await exposition();
+    // Snake-case labels on the worker's own, whatever promtool says.
+    for (const sample of parseExposition(text).filter((s) => s.name.startsWith('docs_agent_'))) {
+      for (const label of Object.keys(sample.labels))
+        assert.match(label, /^[a-z_]+$/, `${sample.name}: ${label}`);
+    }
+    const { code, output } = await promtool(['check', 'metrics'], text);
+    assert.equal(output, '');
+    assert.equal(code, 0);
+  },
+);

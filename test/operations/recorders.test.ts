@@ -1,30 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { noopMetricMeter, type MetricMeter, type MetricTags } from '@temporalio/common';
 import type { Context } from '@temporalio/activity';
 import { recordActivityMetrics } from '../../src/operations/activity-metrics';
 import { endpointOf } from '../../src/operations/docs-api-metrics';
 import { WorkerMetrics } from '../../src/operations/metrics';
+import { STATUS_CLASSES } from '../../src/contract/metrics';
 import { addDays, dayBefore } from '../../src/contract/zone-days';
-
-/** A meter that keeps what is recorded: `name{tags}` → last value (gauges) or sum (counters). */
-function recordingMeter(): { meter: MetricMeter; values: Map<string, number> } {
-  const values = new Map<string, number>();
-  const key = (name: string, tags: MetricTags) => `${name}${JSON.stringify(tags)}`;
-  const meter: MetricMeter = {
-    withTags: () => meter,
-    createCounter: (name) => ({
-      ...noopMetricMeter.createCounter(name),
-      add: (value, tags = {}) => values.set(key(name, tags), (values.get(key(name, tags)) ?? 0) + value),
-    }),
-    createGauge: (name) => ({
-      ...noopMetricMeter.createGauge(name),
-      set: (value, tags = {}) => values.set(key(name, tags), value),
-    }),
-    createHistogram: (name) => noopMetricMeter.createHistogram(name),
-  };
-  return { meter, values };
-}
+import { recordingMeter, seriesKey } from '../helpers/recording-meter';
 
 async function run(metrics: WorkerMetrics, activityType: string, input: unknown, result: unknown) {
   const ctx = { info: { activityType }, log: { warn: () => undefined } } as unknown as Context;
@@ -34,36 +16,32 @@ async function run(metrics: WorkerMetrics, activityType: string, input: unknown,
 }
 
 describe('nightly recorders', () => {
-  test('days behind the watermark up to yesterday in the zone, its end as Unix seconds, days exported', async () => {
+  test('the end of the watermark day as Unix seconds; days exported from 0, a failed day not', async () => {
     const { meter, values } = recordingMeter();
     const metrics = new WorkerMetrics(meter);
     const timeZone = 'Europe/Paris';
     const yesterday = dayBefore(new Date(), timeZone);
     const watermark = addDays(yesterday, -3);
-    const tags = JSON.stringify({ project: 'p', time_zone: timeZone });
+    const labels = { project: 'p', time_zone: timeZone };
+    const endOf = (day: string) => Date.parse(`${addDays(day, 1)}T00:00:00Z`) / 1000;
     await run(metrics, 'planNightlyExport', { projectId: 'p' }, { timeZone, watermark, days: [] });
-    assert.equal(values.get(`docs_agent_nightly_days_behind${tags}`), 3);
-    assert.equal(
-      values.get(`docs_agent_nightly_watermark_seconds${tags}`),
-      Date.parse(`${addDays(watermark, 1)}T00:00:00Z`) / 1000,
-    );
-    // A failed day is not counted as exported, and the watermark stays.
+    assert.equal(values.get(seriesKey('docs_agent_nightly_watermark_seconds', labels)), endOf(watermark));
     await run(
       metrics,
       'reportNightlyDay',
       { projectId: 'p', timeZone, day: addDays(watermark, 1), error: '403' },
       { watermark, done: [] },
     );
-    assert.equal(values.get(`docs_agent_nightly_days_behind${tags}`), 3);
-    assert.equal(values.get(`docs_agent_nightly_days_exported_total${tags}`), undefined);
+    assert.equal(values.get(seriesKey('docs_agent_nightly_watermark_seconds', labels)), endOf(watermark));
+    assert.equal(values.get(seriesKey('docs_agent_nightly_day_exports_total', labels)), 0);
     await run(
       metrics,
       'reportNightlyDay',
       { projectId: 'p', timeZone, day: yesterday },
       { watermark: yesterday, done: [] },
     );
-    assert.equal(values.get(`docs_agent_nightly_days_behind${tags}`), 0);
-    assert.equal(values.get(`docs_agent_nightly_days_exported_total${tags}`), 1);
+    assert.equal(values.get(seriesKey('docs_agent_nightly_watermark_seconds', labels)), endOf(yesterday));
+    assert.equal(values.get(seriesKey('docs_agent_nightly_day_exports_total', labels)), 1);
   });
 
   test('a result of an unexpected shape costs a warning, never the activity', async () => {
@@ -94,6 +72,50 @@ describe('agent job recorders', () => {
       prLink: null,
       alreadyCreatedBy: earlier,
     });
-    assert.equal(values.get(`docs_agent_jobs_started_total${JSON.stringify({ project: 'p' })}`), 1);
+    assert.equal(values.get(seriesKey('docs_agent_jobs_started_total', { project: 'p' })), 1);
   });
+});
+
+describe('counters at 0', () => {
+  test("from the start for every endpoint and status class; a project's once the worker meets it", async () => {
+    const { meter, values } = recordingMeter();
+    const metrics = new WorkerMetrics(meter);
+    for (const endpoint of ['createJob', 'getJob', 'sendMessage', 'getVisitors', 'other']) {
+      assert.equal(values.get(seriesKey('docs_agent_service_rate_limited_total', { endpoint })), 0, endpoint);
+      for (const status_class of STATUS_CLASSES) {
+        const series = seriesKey('docs_agent_service_requests_total', { endpoint, status_class });
+        assert.equal(values.get(series), 0, series);
+      }
+    }
+    assert.equal(
+      values.get(seriesKey('docs_agent_jobs_ended_total', { project: 'p', status: 'failed' })),
+      undefined,
+    );
+    // The first poll of a project: its failed jobs are at 0 before any ends.
+    await run(metrics, 'pollAgentJob', { projectId: 'p' }, { job: { status: 'active' } });
+    assert.equal(values.get(seriesKey('docs_agent_job_polls_total', { project: 'p' })), 1);
+    for (const status of ['completed', 'archived', 'failed']) {
+      assert.equal(values.get(seriesKey('docs_agent_jobs_ended_total', { project: 'p', status })), 0, status);
+    }
+    assert.equal(
+      values.get(seriesKey('docs_agent_export_rows_total', { project: 'p', format: 'parquet' })),
+      0,
+    );
+    await run(metrics, 'pollAgentJob', { projectId: 'p' }, { job: { status: 'failed' } });
+    assert.equal(values.get(seriesKey('docs_agent_jobs_ended_total', { project: 'p', status: 'failed' })), 1);
+  });
+});
+
+test('a gauge series its owner no longer keeps reads NaN; the others keep their value', () => {
+  const { meter, values } = recordingMeter();
+  const metrics = new WorkerMetrics(meter);
+  const [kept, gone] = [
+    { project: 'kept', time_zone: 'UTC' },
+    { project: 'gone', time_zone: 'UTC' },
+  ];
+  metrics.record('nightlyWatermarkSeconds', 86_400, kept);
+  metrics.record('nightlyWatermarkSeconds', 86_400, gone);
+  metrics.retain('nightlyWatermarkSeconds', (labels) => labels.project === 'kept');
+  assert.equal(values.get(seriesKey('docs_agent_nightly_watermark_seconds', kept)), 86_400);
+  assert.ok(Number.isNaN(values.get(seriesKey('docs_agent_nightly_watermark_seconds', gone))));
 });

@@ -100,6 +100,8 @@ test('LOG_FORMAT=json LOG_LEVEL=debug: every stdout line is one object, with the
     parsed.some((e) => e.sdkComponent === 'core'),
     'the SDK core forwards its logs through the same logger',
   );
+  assert.ok(all.includes('TaskToken(****)'), 'the core prints task tokens at debug');
+  assert.doesNotMatch(all, /taskToken|TaskToken\((?!\*\*\*\*\))/, 'no task token in any line');
   assertNoKey(all);
 });
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { installQuietRuntime } from '../../dev/temporal';
-import { workflowBundle } from '../../dev/workflow-bundle';
+import { replayOptions } from '../../dev/workflow-bundle';
 import { historyBytes, historyFromJson } from '../../dev/history-json';
 import { BUDGET_LIMITER_WORKFLOW_TYPE, type PermitGrant } from '../../src/contract/budget';
 
@@ -150,11 +150,7 @@ describe('replay of committed histories', () => {
       installQuietRuntime();
       const history = historyFromJson(load(name).text);
       assert.ok(!/bearer|authorization/i.test(historyBytes(history).toString('latin1')), 'no credentials');
-      await Worker.runReplayHistory(
-        { workflowBundle: await workflowBundle() },
-        history,
-        workflowIdOf(history),
-      );
+      await Worker.runReplayHistory(await replayOptions(), history, workflowIdOf(history));
     });
   }
 
@@ -166,7 +162,7 @@ describe('replay of committed histories', () => {
     assert.ok(activityType, 'the history schedules an activity');
     activityType.name = 'renamedActivity';
     await assert.rejects(
-      Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowIdOf(history)),
+      Worker.runReplayHistory(await replayOptions(), history, workflowIdOf(history)),
       (error: Error) => error.name === 'DeterminismViolationError',
     );
   });
