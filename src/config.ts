@@ -169,8 +169,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const e = result.data;
   const deploymentVersion = deploymentVersionOf(
     e.TEMPORAL_DEPLOYMENT_NAME,
-    e.TEMPORAL_WORKER_BUILD_ID ??
-      (e.TEMPORAL_DEPLOYMENT_NAME ? stampedBuildId(e.DOCS_AGENT_GIT_SHA) : undefined),
+    workerBuildId(e.TEMPORAL_DEPLOYMENT_NAME, e),
   );
   return {
     docsApiBaseUrl: e.DOCS_API_BASE_URL,
@@ -194,6 +193,16 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
     deploymentVersion,
   };
+}
+
+/** The build id a worker of `deploymentName` joins: TEMPORAL_WORKER_BUILD_ID, else the image's stamp. */
+export function workerBuildId(
+  deploymentName: string | undefined,
+  env: { TEMPORAL_WORKER_BUILD_ID?: string | undefined; DOCS_AGENT_GIT_SHA?: string | undefined },
+): string | undefined {
+  return (
+    env.TEMPORAL_WORKER_BUILD_ID || (deploymentName ? stampedBuildId(env.DOCS_AGENT_GIT_SHA) : undefined)
+  );
 }
 
 /** The image's build: `<package version>-<git sha>`; undefined outside an image built with GIT_SHA. */

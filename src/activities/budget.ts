@@ -2,6 +2,7 @@ import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   BUDGET_LIMITER_WORKFLOW_TYPE,
+  budgetLimiterSummary,
   budgetLimiterWorkflowId,
   releaseBudgetPermitsSignal,
   requestBudgetPermitSignal,
@@ -77,12 +78,14 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
       if (requester === undefined) throw new InvariantError('requestBudgetPermit runs for a workflow only');
       const { kind, ...request } = ask;
       const budget = budgets[kind];
+      const workflowId = limiterId(kind, ask.projectId);
       await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {
-        workflowId: limiterId(kind, ask.projectId),
+        workflowId,
         taskQueue: info.taskQueue,
         // Every permit waits on the limiter's workflow tasks: they go ahead of any job's or export's.
         priority: { priorityKey: 1 },
         args: [{ budget }],
+        staticSummary: budgetLimiterSummary(workflowId, budget),
         signal: requestBudgetPermitSignal,
         signalArgs: [
           { ...request, requesterId: requester.workflowId, requesterRunId: requester.runId, budget },

@@ -7,6 +7,7 @@ import {
 } from '@temporalio/client';
 import { DocsProjectIdKey, WorkflowType } from '../contract/names';
 import {
+  nightlyWatermarkSummary,
   nightlyWatermarkWorkflowId,
   readWatermarkUpdate,
   reportDayUpdate,
@@ -180,7 +181,7 @@ async function readWatermark(
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         typedSearchAttributes: [{ key: DocsProjectIdKey, value: read.projectId }],
-        staticSummary: `Nightly export watermark of ${read.projectId}`,
+        staticSummary: nightlyWatermarkSummary(read.projectId),
       }),
     }),
   );

@@ -9,6 +9,7 @@ import {
   type RoutingChange,
 } from '../client/worker-deployment';
 import type { CommandContext } from './command-context';
+import { workerBuildId } from '../config';
 import { intInRange } from '../contract/validation';
 import { intFlag, intRule, parseFlags, stringFlag, type FlagSpec, type Flags } from './flags';
 import { print } from './output';
@@ -21,7 +22,8 @@ export const setupSpec: FlagSpec = {
   },
   'build-id': {
     type: 'string',
-    description: 'the version of it, as its workers run it (default TEMPORAL_WORKER_BUILD_ID)',
+    description:
+      "the version of it, as its workers run it (default TEMPORAL_WORKER_BUILD_ID, or the image's stamp); without one, setup shows the deployment",
   },
   'set-current': {
     type: 'boolean',
@@ -35,7 +37,7 @@ export const setupSpec: FlagSpec = {
 };
 
 export const SETUP_ENV = [
-  'TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID  the version --deployment-name and --build-id default to',
+  'TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID  the version --deployment-name and --build-id default to, as the worker reads them',
 ];
 
 /** `docs-agent setup --help`: the rolling deploy these flags serve (docs/upgrading.md). */
@@ -49,20 +51,36 @@ or --ramp. A rolling deploy under Worker Versioning (docs/upgrading.md):
      temporal worker deployment describe-version --deployment-name <name> --build-id <old>
   4. Stop the old workers once it is drained.`;
 
-function versionOf(flags: Flags): WorkerDeploymentVersion | undefined {
+/** A Worker Deployment, and the version of it setup names (none: only the deployment is shown). */
+interface DeploymentTarget {
+  deploymentName: string;
+  buildId: string | undefined;
+}
+
+/**
+ * The deployment setup reports on, and the version it routes to: from the flags, else from the worker's own
+ * environment, so that setup runs with the worker's env file (a name and, from the image's stamp, no build id).
+ * A name alone shows the deployment; routing needs the build id.
+ */
+function versionOf(flags: Flags): DeploymentTarget | undefined {
   const deploymentName = stringFlag(flags['deployment-name']) ?? process.env.TEMPORAL_DEPLOYMENT_NAME;
-  const buildId = stringFlag(flags['build-id']) ?? process.env.TEMPORAL_WORKER_BUILD_ID;
-  const routing = flags['set-current'] === true || flags.ramp !== undefined;
+  const buildId = stringFlag(flags['build-id']) ?? workerBuildId(deploymentName, process.env);
   if (flags['set-current'] === true && flags.ramp !== undefined) {
     throw new UsageError('--set-current and --ramp: choose one');
   }
-  if (deploymentName && buildId) return { deploymentName, buildId };
-  if (routing || deploymentName || buildId) {
+  const routing =
+    flags['set-current'] === true ? '--set-current' : flags.ramp !== undefined ? '--ramp' : undefined;
+  if (!deploymentName && (buildId || routing)) {
     throw new UsageError(
-      '--deployment-name and --build-id (or TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID): set both to name a version',
+      `${routing ?? '--build-id'} needs the Worker Deployment: --deployment-name or TEMPORAL_DEPLOYMENT_NAME`,
     );
   }
-  return undefined;
+  if (routing && !buildId) {
+    throw new UsageError(
+      `${routing} needs the version's build id: --build-id, or TEMPORAL_WORKER_BUILD_ID (or the image's stamp, DOCS_AGENT_GIT_SHA)`,
+    );
+  }
+  return deploymentName ? { deploymentName, buildId: buildId || undefined } : undefined;
 }
 
 function rampOf(flags: Flags): number | undefined {
@@ -120,7 +138,11 @@ export async function setup(argv: string[], ctx: CommandContext): Promise<number
     print(json, report, namespaceLines.join('\n'));
     return report.ready ? ExitCode.ok : ExitCode.failed;
   }
-  const routing = await route(client, version, flags['set-current'] === true, ramp);
+  const { deploymentName, buildId } = version;
+  const routing =
+    buildId === undefined
+      ? undefined
+      : await route(client, { deploymentName, buildId }, flags['set-current'] === true, ramp);
   const deployment = await describeDeployment(client, version.deploymentName);
   print(
     json,
@@ -142,14 +164,13 @@ function route(
 }
 
 function deploymentLines(
-  version: WorkerDeploymentVersion,
+  { deploymentName, buildId }: DeploymentTarget,
   deployment: DeploymentState,
   routing: RoutingChange | undefined,
 ): string[] {
-  const { deploymentName, buildId } = version;
   if (routing === 'missing' || !deployment.found) {
     return [
-      `deployment ${deploymentName}: no worker of version ${buildId} has polled yet: start them (step 1), then run setup again`,
+      `deployment ${deploymentName}: no worker of ${buildId === undefined ? 'it' : `version ${buildId}`} has polled yet: start them (step 1), then run setup again`,
     ];
   }
   const lines = [
@@ -158,7 +179,7 @@ function deploymentLines(
     }`,
     ...deployment.versions.map((v) => `  ${v.buildId}: ${v.status}`),
   ];
-  if (deployment.current !== buildId && deployment.ramping?.buildId !== buildId) {
+  if (buildId !== undefined && deployment.current !== buildId && deployment.ramping?.buildId !== buildId) {
     lines.push(
       `${buildId} takes no new runs: docs-agent setup --set-current (or --ramp <percent>) routes them to it`,
     );

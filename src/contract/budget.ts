@@ -41,6 +41,27 @@ export function budgetLimiterWorkflowId(kind: BudgetKind, keyId: string, project
     : `docs-budget/agent/${keyId}/${projectId ?? ''}`;
 }
 
+const UNIT_MS = { h: 3_600_000, m: 60_000, s: 1000 };
+
+/** `100/1h`: a budget as DOCS_API_*_RATE_LIMIT writes it (parseRateLimit reads it back). */
+export function rateLimitText({ requests, windowMs }: RateBudget): string {
+  const [unit, ms] = Object.entries(UNIT_MS).find(([, size]) => windowMs % size === 0) ?? ['ms', 1];
+  return `${requests}/${windowMs / ms}${unit}`;
+}
+
+/**
+ * What the UI says a limiter is (its static summary, and the first line of its current details, which a
+ * continued run sets again): which budget, from its workflow id, and its limit.
+ */
+export function budgetLimiterSummary(workflowId: string, budget: RateBudget): string {
+  const [, kind, , ...project] = workflowId.split('/');
+  const which =
+    kind === 'agent'
+      ? `Agent budget of project ${project.join('/')} (creates and messages)`
+      : "Analytics budget of the organization (every export's pages)";
+  return `${which}: ${rateLimitText(budget)}`;
+}
+
 /** ApplicationFailure types of the budgets. */
 export const BudgetFailureType = {
   /** No grant came before the requester's deadline (non-retryable): the job or export ends. */

@@ -13,6 +13,11 @@ export function nightlyWatermarkWorkflowId(projectId: string): string {
   return `visitors-nightly-watermark/${projectId}`;
 }
 
+/** The watermark's static summary in the UI, and the first line of its current details (set again by every run). */
+export function nightlyWatermarkSummary(projectId: string): string {
+  return `Nightly export watermark of ${projectId}`;
+}
+
 /** A range of instants (ISO 8601, `dateTo` exclusive). */
 export interface InstantRange {
   dateFrom: string;

@@ -78,6 +78,11 @@ export class BudgetLedger {
     return undefined;
   }
 
+  /** The requesters (workflow ids) of the waiting permits, in the order of the round robin. */
+  queuedRequesters(): string[] {
+    return [...new Set(this.#s.queues.flatMap(([, queue]) => queue.map((r) => r.requesterId)))];
+  }
+
   /** Drops a waiting permit whose requester has ended. */
   cancel(permitId: string): void {
     for (const entry of this.#s.queues) entry[1] = entry[1].filter((r) => r.permitId !== permitId);
@@ -111,11 +116,15 @@ export class BudgetLedger {
   }
 
   /**
-   * An exclusive permit's request is done. It landed at the service some time between its grant and now (a
-   * loaded worker can take seconds): its place in the window moves to now, so that the permit `requests` later
-   * is granted a whole window after the request surely landed, and a fixed-window service never refuses it.
+   * A permit its requester is done with. Still waiting (the requester gave up on it: cancelled, or ending): it is
+   * dropped, so that no grant goes to a run that has ended, and an ask of it still on its way is ignored. The
+   * exclusive permit in use: its request landed at the service some time between its grant and now (a loaded
+   * worker can take seconds), so its place in the window moves to now; the permit `requests` later is then
+   * granted a whole window after the request surely landed, and a fixed-window service never refuses it.
    */
   release(permitId: string, now: number): void {
+    if (this.requestOf(permitId) !== undefined) this.cancel(permitId);
+    if (!this.#s.recent.includes(permitId)) this.#remember(permitId);
     const exclusive = this.#s.exclusive;
     if (exclusive?.permitId !== permitId) return;
     this.#s.exclusive = null;

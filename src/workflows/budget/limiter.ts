@@ -3,11 +3,13 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
+  setCurrentDetails,
   setHandler,
   workflowInfo,
   type SignalDefinition,
 } from '@temporalio/workflow';
 import {
+  budgetLimiterSummary,
   budgetPermitGrantedSignal,
   budgetPermitQueuedSignal,
   getBudgetStateQuery,
@@ -22,6 +24,7 @@ import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { continueAsNewOnCurrentVersion, newVersionTargeted, withVersionCheck } from '../versioning';
 import { BudgetLedger } from './ledger';
 import type { LedgerSnapshot } from './ledger-snapshot';
+import { clockTime } from './permits';
 
 export interface BudgetLimiterInput {
   budget: RateBudget;
@@ -111,6 +114,7 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) grant(next, now);
     for (const ticket of tickets.splice(0)) queued(ticket);
+    setCurrentDetails(details(ledger, now));
     if (continueAsNewDue(eventLimit) || newVersionTargeted()) {
       await condition(() => signalsInFlight === 0 && allHandlersFinished());
       return continueAsNewOnCurrentVersion<typeof docsBudgetLimiter>({ ...input, ledger: ledger.snapshot() });
@@ -123,6 +127,33 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     if (timeoutMs === undefined) await condition(woken);
     else await condition(woken, timeoutMs);
   }
+}
+
+/** Queued requesters named in the details; the rest are counted. */
+const REQUESTERS_NAMED = 5;
+
+/** The limiter's current details in the UI: its budget and limit, what the window holds, who waits, a pause. */
+function details(ledger: BudgetLedger, now: number): string {
+  const view = ledger.view(now);
+  const projects = Object.entries(view.waitingByProject);
+  const requesters = ledger.queuedRequesters();
+  const lines = [
+    budgetLimiterSummary(workflowInfo().workflowId, view.budget),
+    `**Used in the window:** ${view.grantedInWindow} of ${view.budget.requests} · **Granted:** ${view.granted} · **Refused (429):** ${view.refusals} · as of ${clockTime(now)}`,
+  ];
+  if (projects.length === 0) lines.push('**Queued:** none');
+  else {
+    const more =
+      requesters.length > REQUESTERS_NAMED ? ` and ${requesters.length - REQUESTERS_NAMED} more` : '';
+    const byProject = projects.map(([project, count]) => `${project} ${count}`).join(', ');
+    lines.push(
+      `**Queued:** ${ledger.waiting} permits (by project: ${byProject}) · **Requesters:** ${requesters.slice(0, REQUESTERS_NAMED).join(', ')}${more}`,
+    );
+  }
+  if (view.pausedUntil !== null) {
+    lines.push(`**Paused until** ${clockTime(view.pausedUntil)}: the service refused a request (429)`);
+  }
+  return lines.join('\n');
 }
 
 function continueAsNewDue(eventLimit: number): boolean {

@@ -1,4 +1,4 @@
-import { CancellationScope, condition, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, sleep, uuid4 } from '@temporalio/workflow';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal, type PermitGrant } from '../../contract/budget';
 import type { BudgetPermits } from './permits';
 
@@ -24,6 +24,8 @@ export class PagePermits {
   /** Granted and not spent yet, oldest first. */
   readonly #stock: PermitGrant[] = [];
   #asking = false;
+  /** The background ask's permit id while it waits: withdrawn if the export stops first. */
+  #askId: string | undefined;
   #waiting = 0;
   /** The background ask failed: every run waiting for it fails so. */
   #failure: Error | undefined;
@@ -104,8 +106,8 @@ export class PagePermits {
   /**
    * The export needs no more permits for now (its pages are done, it continues as new, or it was cancelled or
    * failed): those in the stock go back to the budget for others, with those of an ask on its way if it is
-   * granted within a few seconds. A grant later than that, to an export that has ended, the limiter frees itself.
-   * Not cancellable: a cancelled export gives its permits back too.
+   * granted within a few seconds; an ask not granted by then is withdrawn, so that no grant goes to an export
+   * that has ended. Not cancellable: a cancelled export gives its permits back too.
    */
   release(): Promise<void> {
     return CancellationScope.nonCancellable(async () => {
@@ -115,6 +117,7 @@ export class PagePermits {
         grants.set(permit.grantedAt, (grants.get(permit.grantedAt) ?? 0) + 1);
       }
       await this.permits.release(this.projectId, {
+        ...(this.#askId === undefined ? {} : { permitId: this.#askId }),
         unspent: [...grants].map(([grantedAt, count]) => ({ grantedAt, count })),
       });
     });
@@ -163,6 +166,8 @@ export class PagePermits {
     if (this.#waiting === 0 && this.#stock.length >= this.#aim / 2) return;
     const count = Math.min(MAX_PERMITS_PER_ASK, Math.max(1, this.#waiting + this.#aim - this.#stock.length));
     this.#asking = true;
+    const permitId = uuid4();
+    this.#askId = permitId;
     this.#startDeadlineTimer();
     void CancellationScope.nonCancellable(() =>
       this.permits.acquire({
@@ -171,6 +176,7 @@ export class PagePermits {
         count,
         background: true,
         deadlinePassed: () => this.#deadlinePassed,
+        permitId,
       }),
     )
       .then(
@@ -185,6 +191,7 @@ export class PagePermits {
       )
       .finally(() => {
         this.#asking = false;
+        this.#askId = undefined;
       });
   }
 

@@ -82,6 +82,8 @@ export interface PermitAsk {
    * (a timer costs two events per ask).
    */
   deadlinePassed?: () => boolean;
+  /** The permit's id, for a caller that may withdraw the ask (release it before its grant); default a new one. */
+  permitId?: string;
 }
 
 /**
@@ -114,7 +116,7 @@ export class BudgetPermits {
   }
 
   async acquire(ask: PermitAsk): Promise<PermitGrant> {
-    const permitId = uuid4();
+    const permitId = ask.permitId ?? uuid4();
     const askedAt = Date.now();
     try {
       this.#waits.set(permitId, null);
@@ -149,8 +151,9 @@ export class BudgetPermits {
         if (!this.#granted.has(permitId) && Date.now() < ask.deadlineAt) await requestBudgetPermit(request);
       }
     } catch (error) {
-      // Cancelled while the permit waited: a grant on its way would hold the budget until its hold timeout.
-      if (isCancellation(error) && ask.exclusive === true) {
+      // Cancelled while the permit waited: withdrawn, its grant would go to a run that may have ended by then (a
+      // failed signal in the limiter's history), and an exclusive one would hold the budget until its timeout.
+      if (isCancellation(error)) {
         await CancellationScope.nonCancellable(() => this.release(ask.projectId, { permitId }));
       }
       throw error;

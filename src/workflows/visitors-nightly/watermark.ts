@@ -2,11 +2,13 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
+  setCurrentDetails,
   setHandler,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
+  nightlyWatermarkSummary,
   readWatermarkUpdate,
   reportDayUpdate,
   type NightlyWatermark,
@@ -33,7 +35,10 @@ export async function visitorsNightlyWatermark(initial: NightlyWatermarkState): 
     const { projectId: _project, ...rest } = state;
     return { ...rest, done: [...state.done], failed: [...state.failed] };
   };
-  const publish = (): void => upsertMemo({ ...state });
+  const publish = (): void => {
+    upsertMemo({ ...state });
+    setCurrentDetails(details(state));
+  };
   publish();
 
   setHandler(
@@ -86,6 +91,33 @@ export async function visitorsNightlyWatermark(initial: NightlyWatermarkState): 
   else for (let ready = false; !ready;) ready = await condition(due, checkMs);
   await condition(allHandlersFinished);
   return continueAsNewOnCurrentVersion<typeof visitorsNightlyWatermark>(state);
+}
+
+/** The watermark's current details in the UI: how far the days are whole, and what is still due after it. */
+function details(state: NightlyWatermarkState): string {
+  const lines = [nightlyWatermarkSummary(state.projectId)];
+  if (state.watermark === null) lines.push('**Whole through:** no day yet (no nightly run has read it)');
+  else {
+    lines.push(
+      `**Whole through:** ${state.watermark} (${state.timeZone}): it and every day before it are exported whole`,
+    );
+  }
+  if (state.done.length > 0) {
+    lines.push(
+      `**Whole after a day still due:** ${state.done.join(', ')} (the watermark moves once the gap closes)`,
+    );
+  }
+  for (const { day, error } of state.failed)
+    lines.push(`**Failed:** ${day}, due again on the next run: ${error}`);
+  if (state.bridge !== null) {
+    lines.push(`**Zone change, still due:** ${state.bridge.dateFrom} → ${state.bridge.dateTo}`);
+  }
+  if (state.closed !== null) {
+    lines.push(
+      `**Closed:** ${state.closed.timeZone} through ${state.closed.watermark}, carried over by instant`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** Moves the watermark over the done days that follow it directly. */
