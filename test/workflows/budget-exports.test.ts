@@ -79,6 +79,14 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
     const state = await client.workflow.getHandle(limiter.workflowId).query(getBudgetStateQuery);
     assert.deepEqual(state.waitingByProject, {});
     assert.equal(state.granted, 16, 'one grant per page, counted across the limiter runs');
+    // The UI's current details: set again by every run, so the continued run explains itself.
+    const { currentDetails = '' } = await client.workflow
+      .getHandle(limiter.workflowId)
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    const [heading, used, queued] = currentDetails.split('\n');
+    assert.equal(heading, "Analytics budget of the organization (every export's pages): 20/10s");
+    assert.match(used ?? '', /^\*\*Used in the window:\*\* \d+ of 20 · \*\*Granted:\*\* 16 · /);
+    assert.equal(queued, '**Queued:** none');
     sim.reset();
   });
 
@@ -186,6 +194,49 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
       [],
       "the second run heard none of the first run's grants",
     );
+  });
+
+  test("a cancelled export's waiting asks are withdrawn: no grant goes to it once it has ended", async () => {
+    const { client, sim } = stack;
+    sim.reset();
+    await quietBudget();
+    const projectId = 'withdrawn';
+    const cancelled = await startExport(projectId, 30 * PAGE_SIZE);
+    while (visitorRequests(projectId).length < BUDGET.requests) await new Promise((r) => setTimeout(r, 50));
+    const limiter = client.workflow.getHandle(
+      budgetLimiterWorkflowId('analytics', new ApiKey(sim.apiKey).fingerprint()),
+    );
+    let details = '';
+    for (let tries = 0; !details.includes(cancelled.workflowId) && tries < 100; tries++) {
+      await new Promise((r) => setTimeout(r, 50));
+      ({ currentDetails: details = '' } = await limiter.query<{ currentDetails?: string }>(
+        '__temporal_workflow_metadata',
+      ));
+    }
+    assert.match(
+      details,
+      new RegExp(
+        `^\\*\\*Queued:\\*\\* \\d+ permits \\(by project: withdrawn \\d+\\) · \\*\\*Requesters:\\*\\* ${cancelled.workflowId}$`,
+        'm',
+      ),
+    );
+    await cancelled.cancel();
+    await assert.rejects(cancelled.result());
+    // A window later, the limiter would have granted whatever still waited for the export.
+    await quietBudget();
+    assert.deepEqual((await limiter.query(getBudgetStateQuery)).waitingByProject, {});
+    const failed = [];
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${limiter.workflowId}'` })) {
+      const history = await client.workflow.getHandle(limiter.workflowId, run.runId).fetchHistory();
+      failed.push(
+        ...(history.events ?? []).filter(
+          (e) =>
+            e.signalExternalWorkflowExecutionFailedEventAttributes?.workflowExecution?.runId ===
+            cancelled.firstExecutionRunId,
+        ),
+      );
+    }
+    assert.deepEqual(failed, [], 'no signal to the cancelled export failed');
   });
 
   test('a foreign spender takes the budget (429 without Retry-After): no failure, few 429s, progress says it waits', async () => {

@@ -130,6 +130,20 @@ describe('BudgetLedger', () => {
     assert.deepEqual(drain(ledger, T0 + 1_500 + PADDED), [`p:${asks[3]?.permitId ?? ''}`]);
   });
 
+  test('a permit released before its grant is withdrawn: never granted, not even when its ask comes again', () => {
+    const ledger = new BudgetLedger(BUDGET);
+    const asks = Array.from({ length: 5 }, () => ask('a'));
+    for (const request of asks) ledger.enqueue(request, T0);
+    assert.equal(drain(ledger, T0).length, 3);
+    const [, , , withdrawn, next] = asks;
+    assert.ok(withdrawn && next);
+    ledger.release(withdrawn.permitId, T0 + 1);
+    assert.deepEqual(ledger.queuedRequesters(), [next.requesterId]);
+    assert.equal(ledger.enqueue(withdrawn, T0 + 2), undefined, 'an ask still on its way is ignored');
+    assert.deepEqual(drain(ledger, T0 + PADDED), [`a:${next.permitId}`]);
+    assert.deepEqual(ledger.view(T0 + PADDED).waitingByProject, {});
+  });
+
   test('a grant the requester never received frees its place; the snapshot carries everything', () => {
     const ledger = new BudgetLedger(BUDGET);
     const asks = Array.from({ length: 4 }, () => ask('a'));
