@@ -5,7 +5,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, type AgentJobState } from '../../src/contract/agent-job';
-import { workflowBundle } from '../../dev/workflow-bundle';
+import { replayOptions } from '../../dev/workflow-bundle';
 import {
   eventually,
   requestsOf,
@@ -37,11 +37,7 @@ describe('agentJob: transient errors while polling', () => {
     assert.equal(result.polls, reads.filter((r) => r.status === 200).length);
     for (const gap of gapsOf(reads.slice(0, 3).map(timeOf))) assert.ok(gap >= 1950, `waited ${gap} ms`);
     // A worker that restarts replays such a run (retried first attempt) from history without divergence.
-    await Worker.runReplayHistory(
-      { workflowBundle: await workflowBundle() },
-      await handle.fetchHistory(),
-      handle.workflowId,
-    );
+    await Worker.runReplayHistory(await replayOptions(), await handle.fetchHistory(), handle.workflowId);
   });
 
   test('a burst of 5xx on get-job is retried by the activity and not counted as polls', async () => {

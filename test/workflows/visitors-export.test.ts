@@ -17,7 +17,7 @@ import type {
 import { exportDirectory } from '../helpers/export-paths';
 import { visitorsExport } from '../../src/workflows';
 import { Worker } from '@temporalio/worker';
-import { workflowBundle } from '../../dev/workflow-bundle';
+import { replayOptions } from '../../dev/workflow-bundle';
 import { useStack } from '../helpers/stack';
 
 const stack = useStack({ name: 'visitors-export' });
@@ -426,7 +426,7 @@ describe('visitorsExport against the simulator', () => {
     assert.deepEqual(await stagingLeft(), []);
     for (const run of runs) {
       const history = await stack.env.client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory();
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, run.runId);
+      await Worker.runReplayHistory(await replayOptions(), history, run.runId);
     }
   });
 });
