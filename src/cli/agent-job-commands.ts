@@ -9,8 +9,9 @@ import {
   idempotencyKeySchema,
   sendFollowUpAndWait,
   startAgentJob,
+  type FollowUpDelivery,
 } from '../client/agent-job';
-import { agentJobFailureOf } from '../client/agent-job-failures';
+import { agentJobFailureOf, followUpFailureOf } from '../client/agent-job-failures';
 import {
   AgentJobIdKey,
   agentJobWorkflowId,
@@ -19,16 +20,22 @@ import {
   WorkflowType,
 } from '../contract/names';
 import {
+  AgentJobFailureType,
+  FOLLOW_UP_REFUSING_STATUSES,
+  FOLLOW_UP_STATUSES,
+  FollowUpFailureType,
   followUpRequestSchema,
+  KNOWN_JOB_STATUSES,
+  STATUS_NOT_CREATED,
   type AgentJob,
   type AgentJobResult,
   type FollowUpRecord,
+  type FollowUpStatus,
   type PollingOptions,
 } from '../contract/agent-job';
-import { KNOWN_JOB_STATUSES, STATUS_NOT_CREATED } from '../contract/agent-job-constants';
 import { getStateQuery } from '../contract/messages';
 import { readCreateRecord } from '../client/agent-job-record';
-import { AgentJobResetRefusedError, resetAgentJob } from '../client/agent-job-reset';
+import { AgentJobResetRefusedError, resetAgentJob, serviceCallsOf } from '../client/agent-job-reset';
 import { durationSchema, parseOrThrow, projectIdSchema, promptSchema } from '../contract/validation';
 import { z } from 'zod';
 import { PROJECT_FLAG, parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';
@@ -177,6 +184,7 @@ function describeResult(result: AgentJobResult): string {
     `job ${result.jobId}: ${result.status} after ${result.polls} polls`,
     result.prLink ? `pull request: ${result.prLink}` : 'no pull request (no files changed)',
     ...modelAndSource(result),
+    ...followUpLines(result.followUps),
   ]
     .filter(Boolean)
     .join('\n');
@@ -208,9 +216,9 @@ export const jobMessageSpec: FlagSpec = {
 const RECEIPT_WAIT_MS = 10_000;
 
 /**
- * Sends a follow-up and says what the workflow did with it: queued or already delivered (exit 0), or not queued
- * (rejected: queue full, job failed or archived, invalid; exit 1, with the reason). A messageId is always sent
- * (a new UUID when none is given) so that the receipt can be found, and the same command can be repeated safely.
+ * Sends a follow-up and says what the workflow did with it: queued, delivered, or received before (exit 0), or
+ * not queued or of unknown outcome (exit 1, with the reason). A messageId is always sent (a new UUID when none is
+ * given) so that the receipt can be found, and the same command can be repeated safely.
  */
 export async function jobMessage(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, jobMessageSpec);
@@ -220,32 +228,79 @@ export async function jobMessage(argv: string[], ctx: CommandContext): Promise<n
   const client = await ctx.client();
   const json = flags.json === true;
   if (flags.wait) {
-    const job = await sendFollowUpAndWait(client, workflowId, request);
-    print(json, job, `delivered: job ${job.id} is ${job.status}`);
-    return ExitCode.ok;
+    try {
+      const job = await sendFollowUpAndWait(client, workflowId, request);
+      print(json, job, `delivered: job ${job.id} is ${job.status}`);
+      return ExitCode.ok;
+    } catch (error) {
+      const failure = followUpFailureOf(error);
+      if (!failure) throw error;
+      // A refused duplicate was received before: its record says what became of it, as without --wait.
+      const earlier =
+        failure.type === FollowUpFailureType.notAccepted
+          ? await getAgentJobState(client, workflowId).then(
+              (state) => recordOf(state.followUps, messageId),
+              () => undefined,
+            )
+          : undefined;
+      if (earlier !== undefined && earlier.status !== 'rejected') {
+        return printReceipt(json, {
+          workflowId,
+          messageId,
+          status: earlier.status,
+          earlierStatus: earlier.status,
+        });
+      }
+      print(
+        json,
+        { workflowId, messageId, ...failure },
+        `follow-up ${messageId}: ${failure.type}: ${failure.message}`,
+      );
+      return ExitCode.failed;
+    }
   }
   const delivery = await followUpAnyState(client, workflowId, request, { taskQueue: ctx.taskQueue });
-  const record =
+  const record: Pick<FollowUpRecord, 'status' | 'error'> | undefined =
     delivery.earlierStatus === undefined
       ? await receiptOf(client, delivery.workflowId, delivery.runId, messageId)
-      : { messageId, prompt: '', status: delivery.earlierStatus };
-  const status = record?.status ?? 'pending';
-  const receipt = { ...delivery, messageId, status, ...(record?.error ? { reason: record.error } : {}) };
-  if (status === 'rejected') {
-    print(json, receipt, `follow-up ${messageId} not queued: ${record?.error ?? 'rejected'}`);
-    return ExitCode.failed;
-  }
-  const where = `${delivery.workflowId} (run ${delivery.runId})`;
+      : { status: delivery.earlierStatus };
+  return printReceipt(json, {
+    ...delivery,
+    messageId,
+    status: record?.status ?? 'pending',
+    ...(record?.error ? { reason: record.error } : {}),
+  });
+}
+
+function printReceipt(
+  json: boolean,
+  receipt: Pick<FollowUpDelivery, 'workflowId' | 'earlierStatus'> & {
+    runId?: string;
+    messageId: string;
+    status: FollowUpStatus;
+    reason?: string;
+  },
+): number {
+  const { messageId, status, reason } = receipt;
+  const where =
+    receipt.runId === undefined ? receipt.workflowId : `${receipt.workflowId} (run ${receipt.runId})`;
   print(
     json,
     receipt,
-    delivery.earlierStatus !== undefined
-      ? `follow-up ${messageId} was received before by ${where}: ${status}, not sent again`
-      : status === 'pending'
-        ? `queued for ${where} as ${messageId}`
-        : `follow-up ${messageId} for ${where}: ${status}`,
+    status === 'rejected'
+      ? `follow-up ${messageId} not queued: ${reason ?? 'rejected'}`
+      : receipt.earlierStatus !== undefined
+        ? `follow-up ${messageId} was received before by ${where}: ${status}, not sent again`
+        : status === 'pending'
+          ? `queued for ${where} as ${messageId}`
+          : `follow-up ${messageId} for ${where}: ${status}${reason ? ` (${reason})` : ''}`,
   );
-  return status === 'outcome_unknown' ? ExitCode.failed : ExitCode.ok;
+  return status === 'rejected' || status === 'outcome_unknown' ? ExitCode.failed : ExitCode.ok;
+}
+
+/** The latest record of a messageId: a follow-up refused earlier may be sent again under its id. */
+function recordOf(followUps: FollowUpRecord[], messageId: string): FollowUpRecord | undefined {
+  return followUps.filter((record) => record.messageId === messageId).at(-1);
 }
 
 /** The run's record of the follow-up, once the workflow has seen the signal (undefined if not in time). */
@@ -259,7 +314,7 @@ async function receiptOf(
   for (;;) {
     try {
       const state = await client.workflow.getHandle(workflowId, runId).query(getStateQuery);
-      const record = state.followUps.find((r) => r.messageId === messageId);
+      const record = recordOf(state.followUps, messageId);
       if (record) return record;
     } catch {
       // Not queryable yet (a new run's first task), or it continued as new: the signal went with it.
@@ -275,64 +330,86 @@ export async function jobStatus(argv: string[], ctx: CommandContext): Promise<nu
   const flags = parseFlags(argv, jobStatusSpec);
   const workflowId = workflowIdOf(flags);
   const client = await ctx.client();
-  const description = await client.workflow.getHandle(workflowId).describe();
-  if (description.status.name !== 'RUNNING') {
-    const json = flags.json === true;
-    try {
-      const result = await awaitAgentJob(client, workflowId);
-      print(
-        json,
-        { workflow: description.status.name, result },
-        `${description.status.name}\n${describeResult(result)}`,
-      );
-    } catch (error) {
-      // A job that failed is a status to show; anything else (e.g. a payload the CLI cannot decode) is an error.
-      if (!(error instanceof WorkflowFailedError)) throw error;
-      const failure = agentJobFailureOf(error);
-      // Cancelled or terminated runs carry no details: the job id is in AgentJobId, or (a run terminated while
-      // its create was in flight) in the job's create record.
-      const record = await readCreateRecord(client, workflowId);
-      const jobId = description.typedSearchAttributes.get(AgentJobIdKey) ?? record?.jobId ?? null;
-      print(
-        json,
-        { workflow: description.status.name, jobId, failure },
-        [
-          `${description.status.name}: ${failure?.message ?? String(error)}`,
-          jobId !== null
-            ? `job ${jobId} (the service job may still run: \`job message\` continues it)`
-            : record !== undefined
-              ? `a create of unknown outcome was sent (run ${record.runId}): a job may exist at the service`
-              : 'no service job was created',
-        ].join('\n'),
-      );
-      // The job failed, timed out or was cancelled or terminated: the README's exit code 1.
-      return ExitCode.failed;
-    }
-    return ExitCode.ok;
-  }
-  const state = await getAgentJobState(client, workflowId);
-  print(
-    flags.json === true,
-    { workflow: 'RUNNING', state },
-    [
+  const json = flags.json === true;
+  const handle = client.workflow.getHandle(workflowId);
+  const description = await handle.describe();
+  const workflow = description.status.name;
+  if (workflow === 'RUNNING') {
+    const state = await getAgentJobState(client, workflowId);
+    const lines = [
       `job ${state.jobId ?? '(creating)'}: ${state.status}`,
       `polls: ${state.polls}, next poll: ${state.nextPollAt ?? (state.pollingSince ? `polling since ${state.pollingSince}` : '-')}`,
-      `follow-ups: ${state.followUps.length} (${state.pendingFollowUps} pending)`,
+      ...followUpLines(state.followUps),
       state.prLink ? `pull request: ${state.prLink}` : '',
       ...modelAndSource(state),
       state.queuedForBudget
         ? `queued for the project's budget${state.waitingForBudgetUntil ? ` until ${state.waitingForBudgetUntil}` : ''}`
         : '',
       state.lastError ? `last error: ${state.lastError}` : '',
-    ]
-      .filter(Boolean)
-      .join('\n'),
-  );
-  return ExitCode.ok;
+    ];
+    print(json, { workflow, state }, lines.filter(Boolean).join('\n'));
+    return ExitCode.ok;
+  }
+  try {
+    const result = await awaitAgentJob(client, workflowId);
+    print(json, { workflow, result }, `${workflow}\n${describeResult(result)}`);
+    return ExitCode.ok;
+  } catch (error) {
+    // A job that failed is a status to show; anything else (e.g. a payload the CLI cannot decode) is an error.
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    const failure = agentJobFailureOf(error);
+    // Cancelled or terminated runs carry no details: the job id is in AgentJobId, or (a run terminated while
+    // its create was in flight) in the job's create record.
+    const record = await readCreateRecord(client, workflowId);
+    const jobId = description.typedSearchAttributes.get(AgentJobIdKey) ?? record?.jobId ?? null;
+    // A create the service refused (4xx) made no job.
+    const createSent =
+      jobId === null &&
+      failure?.type !== AgentJobFailureType.createRejected &&
+      serviceCallsOf((await handle.fetchHistory()).events ?? []).some(
+        (call) => call.type === 'createAgentJob',
+      );
+    const job =
+      jobId === null
+        ? createSent
+          ? `a create of unknown outcome was sent (run ${record?.runId ?? description.runId}): a job may exist at the service; look at the project's jobs there before starting another`
+          : 'no service job was created'
+        : failure?.type === AgentJobFailureType.jobNotFound ||
+            (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(failure?.status ?? '')
+          ? `job ${jobId}: it takes no follow-ups; start a new job`
+          : `job ${jobId} (the service job may still run: \`job message\` continues it)`;
+    print(
+      json,
+      { workflow, jobId, failure },
+      [
+        `${workflow}: ${failure?.message ?? String(error)}`,
+        job,
+        ...followUpLines(failure?.followUps ?? []),
+      ].join('\n'),
+    );
+    // The job failed, timed out or was cancelled or terminated: the README's exit code 1.
+    return ExitCode.failed;
+  }
 }
 
-/** What AgentJobStatus holds: a status of the service, or `creating` before it answered. */
-const JOB_LIST_STATUSES = [STATUS_NOT_CREATED, ...KNOWN_JOB_STATUSES] as const;
+/** How many follow-ups are in each status, and which ones may have reached the service without an answer. */
+function followUpLines(followUps: FollowUpRecord[]): string[] {
+  if (followUps.length === 0) return [];
+  const counts = FOLLOW_UP_STATUSES.flatMap((status) => {
+    const count = followUps.filter((record) => record.status === status).length;
+    return count === 0 ? [] : [`${count} ${status}`];
+  });
+  const unknown = followUps.filter((record) => record.status === 'outcome_unknown').map((r) => r.messageId);
+  return [
+    `follow-ups: ${counts.join(', ')}`,
+    unknown.length === 0
+      ? ''
+      : `outcome unknown (may have reached the service, not sent again): ${unknown.join(', ')}`,
+  ].filter(Boolean);
+}
+
+/** AgentJobStatus holds the service's status as it answered (any status, also one the interface does not list). */
+const STATUS_EXAMPLES = [STATUS_NOT_CREATED, ...KNOWN_JOB_STATUSES, 'paused_for_review'].join(', ');
 
 export const jobListSpec: FlagSpec = {
   project: {
@@ -342,8 +419,13 @@ export const jobListSpec: FlagSpec = {
   },
   status: {
     type: 'string',
-    description: `only jobs whose AgentJobStatus is this: ${JOB_LIST_STATUSES.join(', ')}`,
-    rule: z.enum(JOB_LIST_STATUSES, { error: `must be one of ${JOB_LIST_STATUSES.join(', ')}` }),
+    description: `only jobs whose AgentJobStatus is this status, as the service names it, e.g. ${STATUS_EXAMPLES}`,
+    rule: z
+      .string()
+      .regex(
+        /^[a-z][a-z0-9_]{0,63}$/,
+        `must be a status in lowercase letters, digits and _, e.g. ${STATUS_EXAMPLES}`,
+      ),
   },
   limit: LIMIT_FLAG,
 };
@@ -412,28 +494,25 @@ export const jobResetSpec: FlagSpec = {
     type: 'string',
     description:
       'WorkflowTaskCompleted event id to reset to (default: the latest safe one); unsafe ids are refused',
+    rule: z.string().regex(/^[1-9]\d*$/, 'must be a whole event id > 0'),
   },
   reason: { type: 'string', description: 'why, recorded in the history' },
 };
 
 /**
  * Resets the job's current run only to a point where nothing is sent to the service twice (see
- * client/agent-job-reset.ts); prints the safe points when the one asked for is not. `temporal workflow reset`
- * has no such guard: docs/agent-job.md, "Operating it".
+ * client/agent-job-reset.ts); prints why and the safe points when the one asked for is not. `temporal workflow
+ * reset` has no such guard: docs/agent-job.md, "Operating it".
  */
 export async function jobReset(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, jobResetSpec);
   const workflowId = workflowIdOf(flags);
   const to = stringFlag(flags.to);
-  const toEventId = to === undefined ? undefined : Number(to);
-  if (toEventId !== undefined && !(Number.isInteger(toEventId) && toEventId > 0)) {
-    throw new UsageError(`--to: must be a whole event id > 0, got "${to}"`);
-  }
   const reason = stringFlag(flags.reason);
   const json = flags.json === true;
   try {
     const reset = await resetAgentJob(await ctx.client(), workflowId, {
-      ...(toEventId === undefined ? {} : { toEventId }),
+      ...(to === undefined ? {} : { toEventId: Number(to) }),
       ...(reason === undefined ? {} : { reason }),
     });
     print(

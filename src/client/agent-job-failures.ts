@@ -5,44 +5,36 @@ import {
   followUpRecordSchema,
   type AgentJobFailureTypeName,
   type FollowUpFailureTypeName,
-  type FollowUpRecord,
 } from '../contract/agent-job';
 import { FollowUpNotAcceptedError } from '../contract/errors';
-import type { InputIssue } from '../contract/input-error';
 
 /**
  * What a failed agentJob's details[0] tells, read leniently: the AgentJobResult (AgentJobFailed), the
  * AgentJobState (the others) or `{ issues }` (InvalidInput). A part missing or odd reads as absent.
  */
 const failureDetailsSchema = z.object({
+  /** The service job, when one was created. */
   jobId: z.string().nullable().optional().catch(undefined),
+  /** The job's last status seen. */
   status: z.string().optional().catch(undefined),
   prLink: z.string().nullable().optional().catch(undefined),
   polls: z.number().optional().catch(undefined),
+  /** The follow-ups and what became of each. */
   followUps: z.array(followUpRecordSchema).catch([]),
+  /** For InvalidInput: each field and the rule it breaks. */
   issues: z
     .array(z.object({ field: z.string(), rule: z.string() }))
     .optional()
     .catch(undefined),
 });
 
-export interface AgentJobFailureInfo {
+export type AgentJobFailureInfo = z.infer<typeof failureDetailsSchema> & {
   /** An AgentJobFailureType value, e.g. AgentJobFailed or AgentJobTimedOut. */
   type: AgentJobFailureTypeName | (string & {});
   message: string;
   /** details[0] as the workflow sent it: AgentJobResult for AgentJobFailed, AgentJobState for the others. */
   details: unknown;
-  /** The service job, when one was created. */
-  jobId?: string | null | undefined;
-  /** The job's last status seen. */
-  status?: string | undefined;
-  prLink?: string | null | undefined;
-  polls?: number | undefined;
-  /** The follow-ups and what became of each. */
-  followUps: FollowUpRecord[];
-  /** For InvalidInput: each field and the rule it breaks. */
-  issues?: InputIssue[] | undefined;
-}
+};
 
 /** The typed failure inside a WorkflowFailedError from awaitAgentJob, or undefined for any other error. */
 export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefined {

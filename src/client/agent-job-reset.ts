@@ -4,61 +4,87 @@ import * as proto from '@temporalio/proto';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
-/** The activities that send a request the service acts on, and which of them a reset may discard. */
-const CREATE = 'createAgentJob';
-const MESSAGE = 'sendAgentJobMessage';
+/** The activities whose request the service acts on (it has no idempotency key), and what a second one does. */
+const SERVICE_CALLS = {
+  createAgentJob: {
+    name: 'create',
+    again: 'the service may have created a job, and a reset there would create another',
+  },
+  sendAgentJobMessage: {
+    name: 'follow-up message',
+    again: 'it may have reached the service, and a reset there would send it again',
+  },
+} as const;
 
-/**
- * Where an agentJob run may be reset without sending anything twice. A reset discards the events after its
- * point and runs the workflow on from there:
- * - a follow-up message whose activity closed after the point would be sent again (the service has no
- *   idempotency key), so the point must come after the last message's close;
- * - a create is safe anywhere: the create activity finds the job in the create record of its workflow id and
- *   does not send it again;
- * - a create or message still in flight may land at any moment: no point is safe until it has closed.
- */
-export interface ResetPoints {
-  /** WorkflowTaskCompleted event ids a reset may go to, oldest first (empty while a call is in flight). */
-  safe: number[];
-  /** The close event of the last follow-up message (0 when none was sent): safe points come after it. */
-  lastMessageClosedAt: number;
-  /** A create or message activity scheduled and not closed, by its scheduled event id. */
-  inFlight: number | null;
-  /** Its activity type. */
-  inFlightType: typeof CREATE | typeof MESSAGE | null;
+type ServiceCallType = keyof typeof SERVICE_CALLS;
+
+export interface ServiceCall {
+  type: ServiceCallType;
+  /** Its ActivityTaskScheduled event id. */
+  scheduledAt: number;
+  /** The event id that closed it (completed, failed, timed out, cancelled), or null while it is in flight. */
+  closedAt: number | null;
 }
 
-export function resetPointsOf(events: readonly HistoryEvent[]): ResetPoints {
-  const calls = new Map<number, typeof CREATE | typeof MESSAGE>();
-  const closed = new Map<number, number>();
-  const taskCompletions: number[] = [];
+/**
+ * Where an agentJob run may be reset without sending anything twice, from the run's own history alone. A reset
+ * to the WorkflowTaskCompleted event E drops the events from E on and runs the workflow on from there: a create
+ * or message scheduled before E and closed after it is dispatched again, and one scheduled after E is made again
+ * by the workflow code. Either may have reached the service, so E is safe only once every create and message of
+ * the run closed before it; while one is in flight no point is safe.
+ */
+export interface ResetPoints {
+  /** WorkflowTaskCompleted event ids a reset may go to, oldest first. */
+  safe: number[];
+  calls: ServiceCall[];
+}
+
+/** The run's creates and messages, in the order scheduled. */
+export function serviceCallsOf(events: readonly HistoryEvent[]): ServiceCall[] {
+  const calls = new Map<number, ServiceCall>();
   for (const event of events) {
     const id = Number(event.eventId ?? 0);
     const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (type === CREATE || type === MESSAGE) calls.set(id, type);
+    if (type != null && Object.hasOwn(SERVICE_CALLS, type)) {
+      calls.set(id, { type: type as ServiceCallType, scheduledAt: id, closedAt: null });
+    }
     const scheduledId =
       event.activityTaskCompletedEventAttributes?.scheduledEventId ??
       event.activityTaskFailedEventAttributes?.scheduledEventId ??
       event.activityTaskTimedOutEventAttributes?.scheduledEventId ??
       event.activityTaskCanceledEventAttributes?.scheduledEventId;
-    if (scheduledId != null) closed.set(Number(scheduledId), id);
-    if (event.workflowTaskCompletedEventAttributes) taskCompletions.push(id);
+    const call = scheduledId == null ? undefined : calls.get(Number(scheduledId));
+    if (call) call.closedAt = id;
   }
-  let lastMessageClosedAt = 0;
-  let inFlight: number | null = null;
-  let inFlightType: ResetPoints['inFlightType'] = null;
-  for (const [scheduledId, type] of calls) {
-    const closedAt = closed.get(scheduledId);
-    if (closedAt === undefined) {
-      inFlight = scheduledId;
-      inFlightType = type;
-    } else if (type === MESSAGE) lastMessageClosedAt = Math.max(lastMessageClosedAt, closedAt);
-  }
-  const safe = inFlight === null ? taskCompletions.filter((id) => id > lastMessageClosedAt) : [];
-  return { safe, lastMessageClosedAt, inFlight, inFlightType };
+  return [...calls.values()];
 }
 
-/** A reset that would send a create or a follow-up again: refused, nothing was changed. */
+export function resetPointsOf(events: readonly HistoryEvent[]): ResetPoints {
+  const calls = serviceCallsOf(events);
+  const open = calls.find((call) => call.closedAt === null);
+  const lastClose = Math.max(0, ...calls.map((call) => call.closedAt ?? 0));
+  const safe = events
+    .filter((event) => event.workflowTaskCompletedEventAttributes)
+    .map((event) => Number(event.eventId ?? 0))
+    .filter((id) => open === undefined && id > lastClose);
+  return { safe, calls };
+}
+
+/** Why a reset to this event would send a request again (the first call it would repeat). */
+function whyUnsafe(points: ResetPoints, toEventId: number | undefined): string {
+  const open = points.calls.find((call) => call.closedAt === null);
+  if (open) {
+    return `the ${SERVICE_CALLS[open.type].name} scheduled at event ${open.scheduledAt} is in flight: the service may act on it at any moment; reset once it has closed`;
+  }
+  if (toEventId === undefined)
+    return 'no workflow task has completed since the last create or message closed';
+  const call = points.calls.find(({ closedAt }) => closedAt !== null && closedAt > toEventId);
+  if (!call) return `event ${toEventId} is not a workflow task completion of the run`;
+  const { name, again } = SERVICE_CALLS[call.type];
+  return `event ${toEventId} precedes the ${name} closed at event ${call.closedAt}: ${again}`;
+}
+
+/** A reset that could send a create or a follow-up again: refused, nothing was changed. */
 export class AgentJobResetRefusedError extends Error {
   override readonly name = 'AgentJobResetRefused';
   constructor(
@@ -77,34 +103,21 @@ export interface ResetAgentJobOptions {
 
 /**
  * Resets the current run of an agentJob workflow, only to a point where nothing would be sent twice (see
- * ResetPoints); any other point throws AgentJobResetRefusedError listing the safe ones. Signals received after
- * the point are applied again (Temporal's default): follow-ups not yet sent are sent by the new run.
+ * ResetPoints); any other point throws AgentJobResetRefusedError with the reason and the safe points. Signals
+ * received after the point are applied again (Temporal's default): follow-ups not yet sent are sent by the new run.
  */
 export async function resetAgentJob(
   client: Client,
   workflowId: string,
   options: ResetAgentJobOptions = {},
 ): Promise<{ runId: string; resetRunId: string; toEventId: number }> {
-  const handle = client.workflow.getHandle(workflowId);
-  const { runId } = await handle.describe();
+  const { runId } = await client.workflow.getHandle(workflowId).describe();
   const { events } = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const points = resetPointsOf(events ?? []);
-  if (points.inFlight !== null) {
-    throw new AgentJobResetRefusedError(
-      `a create or follow-up (event ${points.inFlight}) is in flight: the service may act on it at any moment; reset once it has closed`,
-      points,
-    );
-  }
   const toEventId = options.toEventId ?? points.safe.at(-1);
   if (toEventId === undefined || !points.safe.includes(toEventId)) {
-    const range =
-      points.safe.length === 0
-        ? 'no workflow task has completed since the last follow-up was sent'
-        : `safe points: workflow task completions ${points.safe.join(', ')}`;
-    throw new AgentJobResetRefusedError(
-      `resetting to event ${toEventId ?? '(none)'} would send follow-ups again (the last one closed at event ${points.lastMessageClosedAt}); ${range}`,
-      points,
-    );
+    const safe = points.safe.length === 0 ? 'no point is safe now' : `safe points: ${points.safe.join(', ')}`;
+    throw new AgentJobResetRefusedError(`${whyUnsafe(points, toEventId)}; ${safe}`, points);
   }
   // fromObject turns the event id into the protocol's 64-bit integer.
   const request = proto.temporal.api.workflowservice.v1.ResetWorkflowExecutionRequest.fromObject({

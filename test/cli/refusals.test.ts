@@ -84,7 +84,7 @@ describe('the CLI refuses bad input before it connects: exit 2, naming the flag 
     [
       'a free-text job status',
       ['job', 'list', '--status', 'done-ish'],
-      /--status: must be one of creating, active, completed, archived, failed/,
+      /--status: must be a status in lowercase letters, digits and _, e.g. creating, active, completed, archived, failed, paused_for_review/,
     ],
     [
       'an export status of no state',
