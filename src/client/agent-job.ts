@@ -9,6 +9,7 @@ import {
 } from '@temporalio/client';
 import { z } from 'zod';
 import {
+  FOLLOW_UP_LIMITS,
   FOLLOW_UP_REFUSING_STATUSES,
   agentJobInputSchema,
   followUpRequestSchema,
@@ -22,7 +23,13 @@ import {
   type PollingOptions,
 } from '../contract/agent-job';
 import { FollowUpNotAcceptedError } from '../contract/errors';
-import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../contract/messages';
+import { SentFollowUpLedger } from '../contract/follow-up-checks';
+import {
+  followUpSignal,
+  getSentFollowUpsQuery,
+  getStateQuery,
+  sendFollowUpUpdate,
+} from '../contract/messages';
 import {
   AgentJobIdKey,
   AgentJobStatusKey,
@@ -35,7 +42,6 @@ import { truncate } from '../contract/text';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
 import type { AgentJobWorkflow } from '../contract/workflow-types';
 import { readCreateRecord } from './agent-job-record';
-import { resetPointsOf } from './agent-job-reset';
 import { taskQueueFromEnv } from './connect';
 
 export type AgentJobHandle = WorkflowHandle<AgentJobWorkflow>;
@@ -177,7 +183,7 @@ async function notAcceptedIfClosed(client: Client, workflowId: string, error: un
 
 export interface FollowUpAnyStateOptions {
   taskQueue?: string;
-  /** Polling of the new run, when one is started. */
+  /** Polling of the new run, when one is started; by default the closed run's. */
   polling?: PollingOptions;
 }
 
@@ -188,7 +194,7 @@ export interface FollowUpDelivery {
   /** True when the workflow had closed and a new run was started for the same service job. */
   startedNewRun: boolean;
   jobId: string | undefined;
-  /** A closed run of this job had already received this messageId: nothing was sent again. Its status then. */
+  /** A closed run of this job had already sent this messageId: nothing was sent again. Its status then. */
   earlierStatus?: FollowUpStatus;
 }
 
@@ -197,11 +203,11 @@ export interface FollowUpDelivery {
  * terminated): a new run of the same workflow id is started by signal-with-start, attached to the same service
  * job (its id and project read from the search attributes of the latest run that followed it, skipping runs
  * refused before they had a job, or from the job's create record when the run was terminated while its create was
- * in flight), so the job continues and is polled to its end again. The new run starts knowing the follow-ups that
- * run settled, so a messageId is delivered at most once per job across runs; a messageId it had is not sent
- * again (`earlierStatus`). Concurrent callers
- * end up in the same new run. A job that is failed or archived, or a run that closed before any job existed,
- * is not accepted: FollowUpNotAcceptedError says why.
+ * in flight), so the job continues and is polled to its end again, with the same polling. The new run starts
+ * knowing every messageId the job's runs sent, so a messageId is sent at most once per job across runs; one that
+ * was sent is not sent again (`earlierStatus`), one that was refused is. Concurrent callers end up in the same new
+ * run. A job that is failed, archived or not found, or a run that closed before any job existed, is not accepted:
+ * FollowUpNotAcceptedError says why.
  */
 export async function followUpAnyState(
   client: Client,
@@ -248,12 +254,13 @@ export async function followUpAnyState(
       workflowId,
     );
   }
-  const earlier = await settledFollowUps(client, workflowId, jobRun.runId, request);
-  const seen =
-    request.messageId === undefined ? undefined : earlier.find((r) => r.messageId === request.messageId);
-  if (seen !== undefined) {
-    return { workflowId, runId: jobRun.runId, startedNewRun: false, jobId, earlierStatus: seen.status };
+  const earlier = await earlierRunsOf(client, workflowId, jobRun.runId);
+  const earlierStatus =
+    request.messageId === undefined ? undefined : earlier.sent.statusOf(request.messageId);
+  if (earlierStatus !== undefined) {
+    return { workflowId, runId: jobRun.runId, startedNewRun: false, jobId, earlierStatus };
   }
+  const polling = options.polling ?? earlier.polling;
   const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,
     {
@@ -264,8 +271,9 @@ export async function followUpAnyState(
           projectId,
           prompt: request.prompt,
           jobId,
-          ...(options.polling === undefined ? {} : { polling: options.polling }),
-          ...(earlier.length === 0 ? {} : { earlierFollowUps: earlier }),
+          ...(polling === undefined ? {} : { polling }),
+          earlierFollowUps: earlier.followUps,
+          sentFollowUps: earlier.sent.toJSON(),
         },
       ],
       signal: followUpSignal,
@@ -300,47 +308,42 @@ async function latestRunWithJob(
 }
 
 /**
- * The follow-ups a closed run settled (delivered, rejected, outcome unknown), read by a query (a worker replays
- * the closed run). Those it still held as pending were never sent. Without them a messageId could be sent
- * twice: a follow-up with a messageId is refused when they cannot be read.
+ * What a closed run hands to a new run of its job, read by queries (a worker replays the closed run): the
+ * messageIds it sent, the follow-ups it settled, its polling. One it held as pending was never sent, unless it
+ * was being sent as the run ended (terminated: no workflow code ran after it): the ledger has that one as
+ * outcome unknown. Without the ledger a messageId could be sent twice, so nothing is sent when it cannot be read.
  */
-async function settledFollowUps(
+async function earlierRunsOf(
   client: Client,
   workflowId: string,
   runId: string,
-  request: FollowUpRequest,
-): Promise<FollowUpRecord[]> {
-  try {
-    const handle = client.workflow.getHandle(workflowId, runId);
-    const state = await handle.query(getStateQuery);
-    // A run that ended with a message in flight (terminated: no workflow code ran after it) never learned its
-    // outcome: the head of its queue may have reached the service.
-    const { inFlightType } = resetPointsOf((await handle.fetchHistory()).events ?? []);
-    const head =
-      inFlightType === 'sendAgentJobMessage'
-        ? state.followUps.find((r) => r.status === 'pending')
-        : undefined;
-    return state.followUps.flatMap((record): FollowUpRecord[] => {
-      if (record === head) {
-        return [
+): Promise<{ sent: SentFollowUpLedger; followUps: FollowUpRecord[]; polling: PollingOptions | undefined }> {
+  const handle = client.workflow.getHandle(workflowId, runId);
+  const [state, sentFollowUps] = await Promise.all([
+    handle.query(getStateQuery),
+    handle.query(getSentFollowUpsQuery),
+  ]).catch((error: unknown) => {
+    throw new FollowUpNotAcceptedError(
+      `Workflow ${workflowId}: the follow-ups its closed run sent could not be read, so one could be sent twice; ` +
+        `nothing was sent (is a worker running?)`,
+      workflowId,
+      { cause: error },
+    );
+  });
+  const sent = new SentFollowUpLedger(sentFollowUps);
+  const followUps = state.followUps.flatMap((record): FollowUpRecord[] => {
+    if (record.status !== 'pending') return [record];
+    return sent.statusOf(record.messageId) === undefined
+      ? []
+      : [
           {
             ...record,
             status: 'outcome_unknown',
             error: 'the run closed while this follow-up was being sent',
           },
         ];
-      }
-      return record.status === 'pending' ? [] : [record];
-    });
-  } catch (error) {
-    if (request.messageId === undefined) return [];
-    throw new FollowUpNotAcceptedError(
-      `Workflow ${workflowId}: the follow-ups of its closed run could not be read, so ${request.messageId} ` +
-        `could be sent twice; nothing was sent (is a worker running?)`,
-      workflowId,
-      { cause: error },
-    );
-  }
+  });
+  return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling: state.polling };
 }
 
 function summaryOf(prefix: string, prompt: string): string {

@@ -27,8 +27,6 @@ export const MAX_MESSAGE_ID_CHARS = 200;
 
 export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
 export const KNOWN_JOB_STATUSES = ['active', ...TERMINAL_JOB_STATUSES] as const;
-/** Statuses whose job refuses follow-ups: the workflow does not send them (the update validator rejects). */
-export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived'] as const;
 /** The status shown (getState, AgentJobStatus) before the service has answered the create. */
 export const STATUS_NOT_CREATED = 'creating';
 /**
@@ -36,6 +34,10 @@ export const STATUS_NOT_CREATED = 'creating';
  * it, a create answered from its record): read at once.
  */
 export const STATUS_UNREAD = 'unread';
+/** The status a run ends with when get-job answered 404 (AgentJobNotFound): no such job at the service. */
+export const STATUS_NOT_FOUND = 'not_found';
+/** Statuses whose job refuses follow-ups: the workflow does not send them (the update validator rejects). */
+export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived', STATUS_NOT_FOUND] as const;
 
 /** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
 export const DEFAULT_POLLING = {
@@ -54,8 +56,13 @@ export const POLL_JITTER_RATIO = 0.1;
 export const FOLLOW_UP_LIMITS = {
   /** Follow-ups queued and not yet sent; more are refused. */
   maxPending: 20,
-  /** Settled follow-ups kept in state and result; older ones are counted, not listed. */
+  /** Settled follow-ups listed in state and result; older ones are counted, not listed (display only). */
   maxRecords: 500,
+  /**
+   * Follow-ups one job takes in its whole life: sent (or being sent) and waiting. Their messageIds are never
+   * forgotten (SentFollowUpLedger); one refused or never sent takes no place. Past it, follow-ups are refused.
+   */
+  maxPerJob: 10_000,
   /** A settled follow-up keeps this many characters of its prompt. */
   recordPromptChars: 500,
 } as const;

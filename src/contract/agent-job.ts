@@ -99,6 +99,8 @@ export interface AgentJobState extends Pick<AgentJob, 'model' | 'source'> {
   lastError: string | null;
   /** ISO 8601 time after which the workflow fails with AgentJobTimedOut. */
   deadlineAt: string;
+  /** The job's polling, durations in milliseconds: a new run of the closed job (followUpAnyState) keeps it. */
+  polling: CompletePollingOptions;
   /** Runs of this workflow id before the current one (continue-as-new). */
   continuedRuns: number;
   /** A create or message waits for the project's budget (DOCS_API_AGENT_RATE_LIMIT), in the order asked. */
@@ -176,6 +178,17 @@ const pendingFollowUpSchema = z.object({ messageId: z.string().min(1), prompt: p
 
 export type PendingFollowUp = z.infer<typeof pendingFollowUpSchema>;
 
+const messageIdKeys = z
+  .array(z.string().regex(/^[0-9a-f]{16}$/, 'must be 16 hex digits (messageIdKey)'))
+  .max(FOLLOW_UP_LIMITS.maxPerJob);
+
+/** The keys (messageIdKey) of the messageIds the service may have received: see SentFollowUpLedger. */
+export const sentFollowUpsSchema = z
+  .object({ delivered: messageIdKeys, outcomeUnknown: messageIdKeys })
+  .strict();
+
+export type SentFollowUps = z.infer<typeof sentFollowUpsSchema>;
+
 /** Plain JSON state one run hands to the next on continue-as-new (the job id travels in `jobId`). */
 export const agentJobContinuationSchema = z
   .object({
@@ -192,6 +205,8 @@ export const agentJobContinuationSchema = z
     pollAfterMessage: z.boolean(),
     followUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords),
     pendingFollowUps: z.array(pendingFollowUpSchema).max(FOLLOW_UP_LIMITS.maxPending),
+    /** Absent from a continuation of older code: its delivered and outcome_unknown records stand for it. */
+    sentFollowUps: sentFollowUpsSchema.optional(),
     /** Settled follow-ups dropped from `followUps` to keep state bounded. */
     omittedFollowUps: nonNegativeInt,
     /** Follow-ups received without a messageId so far (their default ids are numbered). */
@@ -226,10 +241,11 @@ export const agentJobInputSchema = z
       .max(40_000, 'must be at most 40000 (Temporal fails a run at 51200 events)')
       .optional(),
     /**
-     * With `jobId`: the follow-ups earlier runs of this workflow id settled (delivered, rejected, outcome
-     * unknown), so that a messageId is delivered at most once per job across runs. Set by followUpAnyState.
+     * With `jobId`, set by followUpAnyState: the follow-ups earlier runs of this workflow id settled (listed in
+     * state and result), and the messageIds they sent, so that a messageId is sent at most once per job.
      */
     earlierFollowUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords).optional(),
+    sentFollowUps: sentFollowUpsSchema.optional(),
     /** Set by the workflow itself when it continues as new; not for callers. */
     continuation: agentJobContinuationSchema.optional(),
   })

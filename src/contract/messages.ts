@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AgentJob, AgentJobState, FollowUpRequest } from './agent-job';
+import type { AgentJob, AgentJobState, FollowUpRequest, SentFollowUps } from './agent-job';
 import type { ExportProgress } from './visitors-export';
 
 /** Queue a follow-up message for the job; delivered in order, once per messageId. */
@@ -9,5 +9,8 @@ export const followUpSignal = defineSignal<[FollowUpRequest]>('followUp');
 export const sendFollowUpUpdate = defineUpdate<AgentJob, [FollowUpRequest]>('sendFollowUp');
 
 export const getStateQuery = defineQuery<AgentJobState>('getState');
+
+/** The messageIds the job's runs sent (by key): what a new run of the closed job must not send again. */
+export const getSentFollowUpsQuery = defineQuery<SentFollowUps>('getSentFollowUps');
 
 export const getProgressQuery = defineQuery<ExportProgress>('getProgress');

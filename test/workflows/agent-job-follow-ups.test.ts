@@ -9,7 +9,13 @@ import {
   sendFollowUp,
   sendFollowUpAndWait,
 } from '../../src/client/agent-job';
-import { FollowUpFailureType, type AgentJobInput, type AgentJobState } from '../../src/contract/agent-job';
+import {
+  FOLLOW_UP_LIMITS,
+  FollowUpFailureType,
+  type AgentJobInput,
+  type AgentJobState,
+} from '../../src/contract/agent-job';
+import { SentFollowUpLedger } from '../../src/contract/follow-up-checks';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
 import { AgentJobIdKey } from '../../src/contract/names';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
@@ -244,31 +250,54 @@ describe('agentJob: follow-ups by update', () => {
         error.cause instanceof ApplicationFailure &&
         error.cause.type === FollowUpFailureType.rejected,
     );
+    const stateAfterRefusal = await getAgentJobState(h.client, handle.workflowId);
+    assert.deepEqual(
+      stateAfterRefusal.followUps.map((f) => [f.messageId, f.status]),
+      [
+        ['faq', 'delivered'],
+        ['no', 'rejected'],
+      ],
+    );
+    // Refused by the service, so never taken: the same id is sent again once asked again.
+    await sendFollowUpAndWait(h.client, handle.workflowId, {
+      prompt: 'Refused by the service',
+      messageId: 'no',
+    });
     h.sim.completeJob(jobId, 'completed');
     const result = await handle.result();
     assert.deepEqual(
       result.followUps.map((f) => [f.messageId, f.status]),
       [
         ['faq', 'delivered'],
-        ['no', 'rejected'],
+        ['no', 'delivered'],
       ],
     );
-    assert.deepEqual(sentPrompts(jobId), ['Add a FAQ entry']);
+    assert.deepEqual(sentPrompts(jobId), ['Add a FAQ entry', 'Refused by the service']);
   });
 });
 
 describe('agentJob: after the workflow closed', () => {
-  test('a follow-up continues the same service job in a new run of the same workflow id', async () => {
+  test('a follow-up continues the same service job in a new run of the same workflow id, polled the same way', async () => {
     const projectId = projectWithJobs(h.sim, 'closed', 1500);
-    const handle = await startJob(h.client, { projectId, prompt: 'First pass' });
+    const polling = { initialInterval: '1s', maxInterval: '3s', backoffCoefficient: 1.5, deadline: '3m' };
+    const handle = await startJob(h.client, { projectId, prompt: 'First pass', polling });
     const first = await handle.result();
     const firstRunId = (await handle.describe()).runId;
 
-    const delivery = await followUpAnyState(
-      h.client,
-      handle.workflowId,
-      { prompt: 'Second pass', messageId: 'second' },
-      { polling: { initialInterval: '1s', maxInterval: '1s', deadline: '1m' } },
+    const delivery = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: 'Second pass',
+      messageId: 'second',
+    });
+    const startedAt = Date.now();
+    const state = await eventually(
+      () => getAgentJobState(h.client, handle.workflowId).catch(() => undefined),
+      'the new run to answer',
+    );
+    assert.ok(Math.abs(Date.parse(state.deadlineAt) - (startedAt + 180_000)) < 10_000, state.deadlineAt);
+    assert.deepEqual(
+      state.polling,
+      { initialInterval: 1000, maxInterval: 3000, backoffCoefficient: 1.5, deadline: 180_000 },
+      "the closed run's polling",
     );
     const again = await followUpAnyState(h.client, handle.workflowId, {
       prompt: 'Second pass',
@@ -285,6 +314,112 @@ describe('agentJob: after the workflow closed', () => {
     assert.deepEqual(second.followUps, [{ messageId: 'second', prompt: 'Second pass', status: 'delivered' }]);
     assert.equal(h.sim.stats().jobsCreatedByProject[projectId], 1, 'no second job');
     assert.deepEqual(sentPrompts(first.jobId), ['Second pass'], 'delivered once');
+  });
+});
+
+describe("agentJob: once per messageId for the job's whole life", () => {
+  const prompt = (messageId: string) => `Follow-up ${messageId}`;
+  const sent = (projectId: string, messageId: string) =>
+    requestsOf(h.sim, { projectId, route: 'sendMessage' }).filter((r) => r.prompt === prompt(messageId))
+      .length;
+  const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+  const signal = (workflowId: string, messageId: string) =>
+    sendFollowUp(h.client, workflowId, { prompt: prompt(messageId), messageId });
+  const update = (workflowId: string, messageId: string) =>
+    sendFollowUpAndWait(h.client, workflowId, { prompt: prompt(messageId), messageId });
+
+  test('a sent id is not sent again after 530 refusals, continue-as-new and a close; a refused id is sent once there is room', async () => {
+    const { projectId, handle, jobId } = await startLongJob('ledger', { continueAsNewAfterEvents: 300 });
+    await update(handle.workflowId, 'first');
+    // The next message waits 10 s for its Retry-After: 20 follow-ups fill the queue, the next 530 are refused.
+    h.sim.faults.add({
+      route: 'sendMessage',
+      projectId,
+      kind: 'rateLimit',
+      retryAfter: { seconds: 10 },
+      times: 1,
+    });
+    for (const id of ids('q', FOLLOW_UP_LIMITS.maxPending)) await signal(handle.workflowId, id);
+    await Promise.all(ids('r', 530).map((id) => signal(handle.workflowId, id)));
+    const full = await getAgentJobState(h.client, handle.workflowId);
+    assert.equal(full.notAcceptedFollowUps, 530);
+    assert.ok(!full.followUps.some((f) => f.messageId === 'first'), 'no longer listed');
+    await stateWhen(handle.workflowId, 'the queue drained', (s) => s.pendingFollowUps === 0);
+
+    await signal(handle.workflowId, 'first');
+    await signal(handle.workflowId, 'q3');
+    await update(handle.workflowId, 'marker-1');
+    assert.ok((await getAgentJobState(h.client, handle.workflowId)).continuedRuns > 0, 'continued as new');
+    assert.deepEqual([sent(projectId, 'first'), sent(projectId, 'q3')], [1, 1], 'sent ids: not sent again');
+    await update(handle.workflowId, 'r5');
+    assert.deepEqual(
+      [sent(projectId, 'r5'), sent(projectId, 'r6')],
+      [1, 0],
+      'a refused id: sent once asked again',
+    );
+
+    h.sim.completeJob(jobId, 'completed');
+    await awaitAgentJob(h.client, handle.workflowId);
+    const repeat = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('first'),
+      messageId: 'first',
+    });
+    assert.deepEqual([repeat.earlierStatus, repeat.startedNewRun], ['delivered', false]);
+    const refusedBefore = await followUpAnyState(h.client, handle.workflowId, {
+      prompt: prompt('r6'),
+      messageId: 'r6',
+    });
+    assert.equal(refusedBefore.startedNewRun, true);
+    await signal(handle.workflowId, 'first');
+    await update(handle.workflowId, 'marker-2');
+    assert.deepEqual(
+      ['first', 'q3', 'r5', 'r6'].map((id) => sent(projectId, id)),
+      [1, 1, 1, 1],
+    );
+    await h.client.workflow.getHandle(handle.workflowId).terminate();
+  });
+
+  test(`a job takes ${FOLLOW_UP_LIMITS.maxPerJob} follow-ups; past that each is refused, saying so`, async () => {
+    const { projectId, handle: creator, jobId } = await startLongJob('bound');
+    await creator.terminate();
+    const earlier = new SentFollowUpLedger();
+    for (let i = 0; i < FOLLOW_UP_LIMITS.maxPerJob - 1; i++) earlier.set(`earlier-${i}`, 'delivered');
+    const handle = await startJob(
+      h.client,
+      { projectId, prompt: 'Attached', jobId, sentFollowUps: earlier.toJSON() },
+      'bound',
+    );
+    const notAccepted = (message: RegExp) => (error: unknown) =>
+      error instanceof WorkflowUpdateFailedError &&
+      error.cause instanceof ApplicationFailure &&
+      error.cause.type === FollowUpFailureType.notAccepted &&
+      message.test(error.cause.message);
+
+    await assert.rejects(
+      update(handle.workflowId, 'earlier-5'),
+      notAccepted(/earlier-5 was already received \(status: delivered\)/),
+    );
+    await update(handle.workflowId, 'last');
+    await assert.rejects(
+      update(handle.workflowId, 'over'),
+      notAccepted(
+        new RegExp(
+          `^job ${jobId} has taken ${FOLLOW_UP_LIMITS.maxPerJob} follow-ups, the most one job takes; start a new job$`,
+        ),
+      ),
+    );
+    await signal(handle.workflowId, 'over-by-signal');
+    const state = await stateWhen(
+      handle.workflowId,
+      'the refused signal',
+      (s) => s.notAcceptedFollowUps === 1,
+    );
+    assert.match(state.followUps.at(-1)?.error ?? '', /has taken 10000 follow-ups/);
+    assert.deepEqual(
+      requestsOf(h.sim, { projectId, route: 'sendMessage' }).map((r) => r.prompt),
+      [prompt('last')],
+    );
+    await handle.terminate();
   });
 });
 

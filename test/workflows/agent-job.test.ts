@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { workflowMetadataQuery } from '@temporalio/workflow';
-import { getAgentJobState } from '../../src/client/agent-job';
-import { AgentJobFailureType, type AgentJobResult, type AgentJobState } from '../../src/contract/agent-job';
+import { followUpAnyState, getAgentJobState } from '../../src/client/agent-job';
+import {
+  AgentJobFailureType,
+  STATUS_NOT_FOUND,
+  type AgentJobResult,
+  type AgentJobState,
+} from '../../src/contract/agent-job';
+import { FollowUpNotAcceptedError } from '../../src/contract/errors';
 import { getStateQuery } from '../../src/contract/messages';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../../src/contract/names';
 import { pollDelayMs, pollJitterKey, resolvePolling } from '../../src/contract/poll-schedule';
@@ -165,12 +171,24 @@ describe('agentJob: polling', () => {
     assert.equal(requestsOf(h.sim, { projectId }).length, 0);
   });
 
-  test('a job id the service does not know ends the workflow with AgentJobNotFound', async () => {
+  test('a job id the service does not know ends the workflow with AgentJobNotFound; a follow-up is refused', async () => {
     const projectId = uniqueProject('not-found');
     const handle = await startJob(h.client, { projectId, prompt: 'Attach', jobId: 'job_does_not_exist' });
     const failure = await workflowFailure(handle.result());
     assert.equal(failure.type, AgentJobFailureType.jobNotFound);
+    assert.equal((failure.details?.[0] as AgentJobState).status, STATUS_NOT_FOUND);
     assert.equal(requestsOf(h.sim, { projectId, route: 'getJob' }).length, 1, 'a 404 is not retried');
+    const { runId, typedSearchAttributes } = await handle.describe();
+    assert.equal(typedSearchAttributes.get(AgentJobStatusKey), STATUS_NOT_FOUND);
+
+    await assert.rejects(
+      followUpAnyState(h.client, handle.workflowId, { prompt: 'Still there?', messageId: 'm1' }),
+      (error: unknown) =>
+        error instanceof FollowUpNotAcceptedError &&
+        error.message === 'Job job_does_not_exist is not_found: it takes no follow-ups; start a new job',
+    );
+    assert.equal((await handle.describe()).runId, runId, 'no new run');
+    assert.equal(requestsOf(h.sim, { projectId }).length, 1, 'nothing more reached the service');
   });
 });
 

@@ -1,5 +1,12 @@
-import type { AgentJob, FollowUpRecord, FollowUpStatus, PendingFollowUp } from '../../contract/agent-job';
+import type {
+  AgentJob,
+  FollowUpRecord,
+  FollowUpStatus,
+  PendingFollowUp,
+  SentFollowUps,
+} from '../../contract/agent-job';
 import { FOLLOW_UP_LIMITS } from '../../contract/agent-job-constants';
+import { SentFollowUpLedger } from '../../contract/follow-up-checks';
 import { truncate } from '../../contract/text';
 
 /** How an update handler learns the fate of its follow-up (in memory only: updates never cross a run). */
@@ -17,21 +24,30 @@ export interface FollowUpQueueSnapshot {
   pendingFollowUps: PendingFollowUp[];
   omittedFollowUps: number;
   unnamedFollowUps: number;
+  sentFollowUps?: SentFollowUps | undefined;
 }
 
 /**
- * The follow-ups of one job, in arrival order: the settled ones (kept small: prompts shortened, oldest dropped
- * past a cap) and the queue still to send. Signals and updates share this one queue; one loop drains it.
+ * The follow-ups of one job, in arrival order: the queue still to send, the ledger of messageIds the service may
+ * have (the duplicate check, never trimmed) and the settled records shown in state and result (prompts shortened,
+ * oldest dropped past a cap, one per messageId). Signals and updates share this one queue; one loop drains it.
  */
 export class FollowUpQueue {
-  readonly #settled: FollowUpRecord[];
+  readonly #records: FollowUpRecord[];
   readonly #queue: QueuedFollowUp[];
+  readonly #sent: SentFollowUpLedger;
   #omitted: number;
   #unnamed: number;
 
   constructor(carried?: FollowUpQueueSnapshot) {
-    this.#settled = carried ? [...carried.followUps] : [];
+    this.#records = carried ? [...carried.followUps] : [];
     this.#queue = carried ? carried.pendingFollowUps.map((p) => ({ ...p })) : [];
+    this.#sent = new SentFollowUpLedger(carried?.sentFollowUps);
+    if (carried?.sentFollowUps === undefined) {
+      for (const { messageId, status } of this.#records) {
+        if (status === 'delivered' || status === 'outcome_unknown') this.#sent.set(messageId, status);
+      }
+    }
     this.#omitted = carried?.omittedFollowUps ?? 0;
     this.#unnamed = carried?.unnamedFollowUps ?? 0;
   }
@@ -42,18 +58,26 @@ export class FollowUpQueue {
     return `followup-${this.#unnamed}`;
   }
 
-  /** The status of a messageId this workflow has seen, if any. */
+  /** The status of a messageId queued or sent for this job, if any (a refused one is not: it may come again). */
   statusOf(messageId: string): FollowUpStatus | undefined {
     if (this.#queue.some((item) => item.messageId === messageId)) return 'pending';
-    return this.#settled.find((record) => record.messageId === messageId)?.status;
+    return this.#sent.statusOf(messageId);
   }
 
   get pendingCount(): number {
     return this.#queue.length;
   }
 
-  get isFull(): boolean {
-    return this.#queue.length >= FOLLOW_UP_LIMITS.maxPending;
+  /** Why the queue takes no follow-up now, or undefined when it takes one. */
+  refusal(jobId: string | null): string | undefined {
+    const { maxPending, maxPerJob } = FOLLOW_UP_LIMITS;
+    if (this.#queue.length >= maxPending) {
+      return `${maxPending} follow-ups are already waiting to be sent; try again later`;
+    }
+    if (this.#sent.size + this.#queue.length >= maxPerJob) {
+      return `job ${jobId ?? '(not created yet)'} has taken ${maxPerJob} follow-ups, the most one job takes; start a new job`;
+    }
+    return undefined;
   }
 
   head(): PendingFollowUp | undefined {
@@ -62,17 +86,32 @@ export class FollowUpQueue {
   }
 
   enqueue(messageId: string, prompt: string, waiter?: FollowUpWaiter): void {
+    this.#forgetRecord(messageId);
     this.#queue.push({ messageId, prompt, ...(waiter ? { waiter } : {}) });
   }
 
   /** Records a follow-up not accepted into the queue (invalid signal, queue full): its status is `rejected`. */
   recordNotAccepted(messageId: string, prompt: string, reason: string): void {
+    this.#forgetRecord(messageId);
     this.#record({ messageId, prompt: shortPrompt(prompt), status: 'rejected', error: reason });
+  }
+
+  /** The head goes to the service now: until its answer, the service may have it (outcome unknown). */
+  sendingHead(): void {
+    const first = this.#queue[0];
+    if (first) this.#sent.set(first.messageId, 'outcome_unknown');
+  }
+
+  /** The service did not take the head and cannot have acted on it: it waits to be sent again, not sent yet. */
+  headNotTaken(): void {
+    const first = this.#queue[0];
+    if (first) this.#sent.delete(first.messageId);
   }
 
   deliverHead(job: AgentJob): void {
     const item = this.#queue.shift();
     if (!item) return;
+    this.#sent.set(item.messageId, 'delivered');
     this.#record({ messageId: item.messageId, prompt: shortPrompt(item.prompt), status: 'delivered' });
     item.waiter?.delivered(job);
   }
@@ -80,6 +119,8 @@ export class FollowUpQueue {
   failHead(status: 'rejected' | 'outcome_unknown', reason: string): void {
     const item = this.#queue.shift();
     if (!item) return;
+    if (status === 'rejected') this.#sent.delete(item.messageId);
+    else this.#sent.set(item.messageId, status);
     this.#record({ messageId: item.messageId, prompt: shortPrompt(item.prompt), status, error: reason });
     item.waiter?.failed(status, reason);
   }
@@ -100,7 +141,7 @@ export class FollowUpQueue {
   /** Settled follow-ups first, then the queue (status pending), as getState and results show them. */
   records(): FollowUpRecord[] {
     return [
-      ...this.#settled,
+      ...this.#records,
       ...this.#queue.map((item) => ({
         messageId: item.messageId,
         prompt: shortPrompt(item.prompt),
@@ -116,24 +157,35 @@ export class FollowUpQueue {
       rejected: 0,
       outcome_unknown: 0,
     };
-    for (const record of this.#settled) counts[record.status] += 1;
+    for (const record of this.#records) counts[record.status] += 1;
     return counts;
+  }
+
+  sent(): SentFollowUps {
+    return this.#sent.toJSON();
   }
 
   snapshot(): FollowUpQueueSnapshot {
     return {
-      followUps: [...this.#settled],
+      followUps: [...this.#records],
       pendingFollowUps: this.#queue.map(({ messageId, prompt }) => ({ messageId, prompt })),
       omittedFollowUps: this.#omitted,
       unnamedFollowUps: this.#unnamed,
+      sentFollowUps: this.sent(),
     };
   }
 
+  /** A messageId refused before is listed once, as it stands now. */
+  #forgetRecord(messageId: string): void {
+    const index = this.#records.findIndex((record) => record.messageId === messageId);
+    if (index !== -1) this.#records.splice(index, 1);
+  }
+
   #record(record: FollowUpRecord): void {
-    this.#settled.push(record);
-    const excess = this.#settled.length - FOLLOW_UP_LIMITS.maxRecords;
+    this.#records.push(record);
+    const excess = this.#records.length - FOLLOW_UP_LIMITS.maxRecords;
     if (excess > 0) {
-      this.#settled.splice(0, excess);
+      this.#records.splice(0, excess);
       this.#omitted += excess;
     }
   }

@@ -1,13 +1,14 @@
 import { ApplicationFailure, currentUpdateInfo, log, setHandler } from '@temporalio/workflow';
 import type { AgentJob, FollowUpRequest } from '../../contract/agent-job';
-import {
-  FollowUpFailureType,
-  FOLLOW_UP_LIMITS,
-  MAX_MESSAGE_ID_CHARS,
-} from '../../contract/agent-job-constants';
+import { FollowUpFailureType, MAX_MESSAGE_ID_CHARS } from '../../contract/agent-job-constants';
 import { followUpRequestIssues } from '../../contract/follow-up-checks';
 import { InputValidationError } from '../../contract/input-error';
-import { followUpSignal, getStateQuery, sendFollowUpUpdate } from '../../contract/messages';
+import {
+  followUpSignal,
+  getSentFollowUpsQuery,
+  getStateQuery,
+  sendFollowUpUpdate,
+} from '../../contract/messages';
 import { refusesFollowUps, statusOf, toAgentJobState, type RunState } from './state';
 import { recordFollowUpNotAccepted } from '../metrics';
 import { refreshVisibility } from './visibility';
@@ -15,6 +16,7 @@ import { refreshVisibility } from './visibility';
 /** Registers the query, signal and update; called before the workflow's first await (signal-with-start). */
 export function registerHandlers(state: RunState): void {
   setHandler(getStateQuery, () => toAgentJobState(state));
+  setHandler(getSentFollowUpsQuery, () => state.followUps.sent());
   setHandler(followUpSignal, (request) => acceptSignal(state, request));
   setHandler(sendFollowUpUpdate, (request) => sendAndWait(state, request), {
     validator: (request) => validateUpdate(state, request),
@@ -84,12 +86,8 @@ function whyNotAccepted(state: RunState, raw: unknown): NotAccepted | undefined 
   if (state.closingReason !== null) return notAccepted(`the workflow is ending (${state.closingReason})`);
   const status = statusOf(state);
   if (refusesFollowUps(status)) return notAccepted(`job ${state.jobId} is ${status}: it takes no follow-ups`);
-  if (state.followUps.isFull) {
-    return notAccepted(
-      `${FOLLOW_UP_LIMITS.maxPending} follow-ups are already waiting to be sent; try again later`,
-    );
-  }
-  return undefined;
+  const refusal = state.followUps.refusal(state.jobId);
+  return refusal === undefined ? undefined : notAccepted(refusal);
 }
 
 function followUpFailure(messageId: string, status: string, reason: string): ApplicationFailure {

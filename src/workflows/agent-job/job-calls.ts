@@ -117,6 +117,9 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
   if (!next || state.jobId === null) return;
   const jobId = state.jobId;
   const permit = await acquireAgentPermit(state, Date.now());
+  // In the workflow task that schedules the send: a run replayed from here on (a query of a terminated run, a
+  // reset) knows that the service may have it.
+  state.followUps.sendingHead();
   try {
     const job = jobOf(
       await spendingPermit(state, permit, () =>
@@ -135,6 +138,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
     if (isCancellation(error)) throw error;
     const outcome = classifyCallFailure(error);
     if (outcome.kind === 'resend') {
+      state.followUps.headNotTaken();
       state.resendAt = Date.now() + resendDelayMs(state.resendAttempt, outcome.retryAfterMs);
       state.resendAttempt += 1;
       state.lastError = `follow-up ${next.messageId} not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;

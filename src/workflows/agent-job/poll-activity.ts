@@ -3,6 +3,8 @@ import type { PolledJob } from '../../activities/poll-agent-job';
 import { POLL_RETRY, pollAgentJob } from './activity-proxies';
 import { failureTypeOf, isTimeout } from './call-failures';
 import { applyJob, schedulePoll } from './job-calls';
+import { STATUS_NOT_FOUND } from '../../contract/agent-job-constants';
+import { DocsApiFailureType } from '../../contract/failure-types';
 import { isTerminal, statusOf, STATUS_UNREAD, type RunState } from './state';
 import { refreshVisibility } from './visibility';
 import { pollRejected, timedOut } from './workflow-failures';
@@ -80,7 +82,12 @@ export async function pollInActivity(
   if (end.kind === 'failed') {
     if (isCancellation(end.error)) throw end.error;
     if (isTimeout(end.error)) throw timedOut(state, end.error);
-    throw pollRejected(state, failureTypeOf(end.error), end.error);
+    const failureType = failureTypeOf(end.error);
+    if (failureType === DocsApiFailureType.notFound) {
+      // Shown as the job's status (getState, AgentJobStatus): a job that does not exist takes no follow-ups.
+      state.job = { ...(state.job ?? { id: jobId, prLink: null }), status: STATUS_NOT_FOUND };
+    }
+    throw pollRejected(state, failureType, end.error);
   }
   state.polls += end.result.polls;
   state.pollAfterMessage = false;

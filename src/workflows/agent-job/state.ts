@@ -134,6 +134,12 @@ export function toAgentJobState(state: RunState): AgentJobState {
     followUps: state.followUps.records(),
     lastError: state.lastError,
     deadlineAt: iso(state.deadlineAt),
+    polling: {
+      initialInterval: state.polling.initialIntervalMs,
+      maxInterval: state.polling.maxIntervalMs,
+      backoffCoefficient: state.polling.backoffCoefficient,
+      deadline: state.polling.deadlineMs,
+    },
     continuedRuns: state.continuedRuns,
     queuedForBudget: state.queuedForBudget,
     waitingForBudgetUntil:
@@ -172,11 +178,15 @@ export function toContinuation(state: RunState): AgentJobContinuation {
   };
 }
 
-/** A new run for a job that earlier runs followed up: their settled follow-ups, so none is sent twice. */
-function earlierRuns(input: AgentJobInput): FollowUpQueueSnapshot | undefined {
-  const earlier = input.earlierFollowUps;
-  if (earlier === undefined) return undefined;
-  return { followUps: earlier, pendingFollowUps: [], omittedFollowUps: 0, unnamedFollowUps: 0 };
+/** A new run for a job that earlier runs followed up: what they sent (none is sent twice) and settled. */
+function earlierRuns(input: AgentJobInput): FollowUpQueueSnapshot {
+  return {
+    followUps: input.earlierFollowUps ?? [],
+    pendingFollowUps: [],
+    omittedFollowUps: 0,
+    unnamedFollowUps: 0,
+    sentFollowUps: input.sentFollowUps,
+  };
 }
 
 export function iso(epochMs: number): string {

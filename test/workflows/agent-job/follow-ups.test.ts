@@ -1,9 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FOLLOW_UP_LIMITS, type AgentJob } from '../../../src/contract/agent-job';
-import { FollowUpQueue, type FollowUpWaiter } from '../../../src/workflows/agent-job/follow-ups';
+import { FOLLOW_UP_LIMITS, sentFollowUpsSchema, type AgentJob } from '../../../src/contract/agent-job';
+import { messageIdKey } from '../../../src/contract/follow-up-checks';
+import {
+  FollowUpQueue,
+  type FollowUpQueueSnapshot,
+  type FollowUpWaiter,
+} from '../../../src/workflows/agent-job/follow-ups';
 
 const JOB: AgentJob = { id: 'job_1', status: 'active', prLink: null };
+
+/** One follow-up through the loop's steps: queued, sent, delivered. */
+function send(queue: FollowUpQueue, messageId: string): void {
+  queue.enqueue(messageId, `Follow-up ${messageId}`);
+  queue.sendingHead();
+  queue.deliverHead(JOB);
+}
 
 /** A waiter that remembers how its follow-up ended, as an update handler would learn it. */
 function recordingWaiter(): FollowUpWaiter & { outcome: string[] } {
@@ -32,7 +44,8 @@ describe('FollowUpQueue', () => {
       { messageId: 'c', prompt: 'Third', status: 'pending' },
     ]);
     assert.deepEqual(queue.countByStatus(), { pending: 1, delivered: 1, rejected: 1, outcome_unknown: 0 });
-    assert.equal(queue.statusOf('b'), 'rejected');
+    assert.equal(queue.statusOf('a'), 'delivered');
+    assert.equal(queue.statusOf('b'), undefined, 'refused: it may come again');
     assert.equal(queue.statusOf('c'), 'pending');
     assert.equal(queue.statusOf('never-seen'), undefined);
   });
@@ -75,16 +88,101 @@ describe('FollowUpQueue', () => {
     assert.deepEqual(queue.snapshot().pendingFollowUps, [{ messageId: 'a', prompt: 'First' }]);
   });
 
-  test('is full at maxPending; refused follow-ups are recorded as rejected', () => {
+  test('is full at maxPending; a refused follow-up is listed as rejected, and taken once the queue has room', () => {
     const queue = new FollowUpQueue();
     for (let i = 0; i < FOLLOW_UP_LIMITS.maxPending; i++) {
-      assert.equal(queue.isFull, false);
+      assert.equal(queue.refusal('job_1'), undefined);
       queue.enqueue(`m${i}`, 'x');
     }
-    assert.equal(queue.isFull, true);
+    assert.match(queue.refusal('job_1') ?? '', /^20 follow-ups are already waiting to be sent/);
     queue.recordNotAccepted('late', 'y', 'the queue is full');
     assert.equal(queue.pendingCount, FOLLOW_UP_LIMITS.maxPending);
-    assert.equal(queue.statusOf('late'), 'rejected');
+    assert.equal(queue.statusOf('late'), undefined);
+    assert.deepEqual(queue.records()[0], {
+      messageId: 'late',
+      prompt: 'y',
+      status: 'rejected',
+      error: 'the queue is full',
+    });
+
+    queue.deliverHead(JOB);
+    queue.enqueue('late', 'y');
+    assert.equal(queue.statusOf('late'), 'pending');
+    assert.deepEqual(
+      queue.records().filter((r) => r.messageId === 'late'),
+      [{ messageId: 'late', prompt: 'y', status: 'pending' }],
+      'listed once, as it stands now',
+    );
+  });
+
+  test('a messageId sent is never forgotten, however many follow-ups (refused ones too) came after it', () => {
+    const queue = new FollowUpQueue();
+    send(queue, 'first');
+    for (let i = 0; i < 530; i++) queue.recordNotAccepted(`refused-${i}`, 'x', 'the queue is full');
+    for (let i = 0; i < 530; i++) send(queue, `other-${i}`);
+    assert.ok(!queue.records().some((r) => r.messageId === 'first'), 'no longer listed');
+    assert.equal(queue.statusOf('first'), 'delivered');
+    const next = new FollowUpQueue(JSON.parse(JSON.stringify(queue.snapshot())) as FollowUpQueueSnapshot);
+    assert.equal(next.statusOf('first'), 'delivered', 'nor in the next run');
+    assert.equal(next.statusOf('refused-3'), undefined);
+  });
+
+  test('the head is in the ledger from its send; a 4xx or a send not taken (429, 503) takes it out', () => {
+    const queue = new FollowUpQueue();
+    queue.enqueue('a', 'First');
+    queue.enqueue('b', 'Second');
+    queue.sendingHead();
+    assert.deepEqual(queue.sent(), { delivered: [], outcomeUnknown: [messageIdKey('a')] }, 'in flight');
+    queue.headNotTaken();
+    assert.deepEqual(
+      queue.sent(),
+      { delivered: [], outcomeUnknown: [] },
+      'not taken: waits to be sent again',
+    );
+    queue.sendingHead();
+    queue.failHead('rejected', 'HTTP 422');
+    queue.sendingHead();
+    queue.failHead('outcome_unknown', 'HTTP 502 after sending');
+    assert.deepEqual(queue.sent(), { delivered: [], outcomeUnknown: [messageIdKey('b')] });
+    assert.equal(queue.statusOf('a'), undefined, 'refused by the service: may be sent again');
+    assert.equal(queue.statusOf('b'), 'outcome_unknown');
+  });
+
+  test(`a job takes ${FOLLOW_UP_LIMITS.maxPerJob} follow-ups; past that it refuses, saying so; the ledger stays small`, () => {
+    const queue = new FollowUpQueue();
+    for (let i = 0; i < FOLLOW_UP_LIMITS.maxPerJob - 1; i++) send(queue, `m${i}`);
+    assert.equal(queue.refusal('job_1'), undefined);
+    queue.enqueue('last', 'x');
+    assert.equal(
+      queue.refusal('job_1'),
+      `job job_1 has taken ${FOLLOW_UP_LIMITS.maxPerJob} follow-ups, the most one job takes; start a new job`,
+    );
+    const bytes = JSON.stringify(queue.sent()).length;
+    assert.ok(bytes < 200_000, `the ledger of ${FOLLOW_UP_LIMITS.maxPerJob} ids: ${bytes} bytes`);
+    assert.ok(sentFollowUpsSchema.safeParse(queue.sent()).success);
+  });
+
+  test('a continuation of older code (no ledger) takes its delivered and outcome_unknown records as the ledger', () => {
+    const queue = new FollowUpQueue({
+      followUps: [
+        { messageId: 'a', prompt: 'x', status: 'delivered' },
+        { messageId: 'b', prompt: 'x', status: 'rejected', error: 'HTTP 422' },
+        { messageId: 'c', prompt: 'x', status: 'outcome_unknown', error: 'HTTP 502' },
+      ],
+      pendingFollowUps: [],
+      omittedFollowUps: 0,
+      unnamedFollowUps: 0,
+    });
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((id) => queue.statusOf(id)),
+      ['delivered', undefined, 'outcome_unknown'],
+    );
+  });
+
+  test('messageIdKey is FNV-1a 64, 16 hex digits', () => {
+    assert.equal(messageIdKey(''), 'cbf29ce484222325');
+    assert.equal(messageIdKey('a'), 'af63dc4c8601ec8c');
+    assert.equal(messageIdKey('foobar'), '85944171f73967e8');
   });
 
   test('records keep a shortened prompt; the queue keeps the whole one to send', () => {
@@ -99,7 +197,7 @@ describe('FollowUpQueue', () => {
     assert.equal(queue.records()[0]?.prompt.length, FOLLOW_UP_LIMITS.recordPromptChars);
   });
 
-  test('past maxRecords the oldest records are dropped and counted', () => {
+  test('past maxRecords the oldest records are dropped from the list and counted', () => {
     const queue = new FollowUpQueue();
     const total = FOLLOW_UP_LIMITS.maxRecords + 3;
     for (let i = 0; i < total; i++) queue.recordNotAccepted(`m${i}`, 'x', 'bad');
@@ -107,7 +205,6 @@ describe('FollowUpQueue', () => {
     assert.equal(snapshot.followUps.length, FOLLOW_UP_LIMITS.maxRecords);
     assert.equal(snapshot.omittedFollowUps, 3);
     assert.equal(snapshot.followUps[0]?.messageId, 'm3');
-    assert.equal(queue.statusOf('m0'), undefined, 'a dropped record is forgotten');
   });
 
   test('unnamed signals get followup-1, -2… and the numbering continues in the next run', () => {

@@ -41,6 +41,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
       followUps: [],
       lastError: null,
       deadlineAt: '2026-11-25T12:00:00.000Z',
+      polling: { initialInterval: 5000, maxInterval: 120_000, backoffCoefficient: 2, deadline: 86_400_000 },
       continuedRuns: 0,
       queuedForBudget: false,
       waitingForBudgetUntil: null,
@@ -83,6 +84,9 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     first.backoffStep = 4;
     first.nextPollAt = NOW + 40_000;
     first.lastError = 'getJob: HTTP 503';
+    first.followUps.enqueue('m0', 'Sent one');
+    first.followUps.sendingHead();
+    first.followUps.deliverHead(ACTIVE);
     first.followUps.enqueue('m1', 'Pending one');
     const continuation = toContinuation(first);
     assert.ok(agentJobContinuationSchema.safeParse(continuation).success);
@@ -98,6 +102,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     assert.deepEqual(next.job, ACTIVE);
     assert.equal(next.lastError, 'getJob: HTTP 503');
     assert.deepEqual(next.followUps.head(), { messageId: 'm1', prompt: 'Pending one' });
+    assert.equal(next.followUps.statusOf('m0'), 'delivered', 'the ledger crossed too');
     assert.equal(toContinuation(next).continuedRuns, 2);
   });
 });
