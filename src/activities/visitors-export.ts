@@ -7,7 +7,7 @@ import {
   type VisitorTotals,
 } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
-import { finishExportFolder } from '../exports/export-files';
+import { clearExportFolder, finishExportFolder } from '../exports/export-files';
 import { compressionFor, exportFileName, exportFolderKey, layoutFor } from '../exports/layout';
 import { mergeStagedPages } from '../exports/merge';
 import { openExportDestination } from '../exports/open-destination';
@@ -83,7 +83,8 @@ export function createVisitorsExportActivities({
     ...createVisitorsPagesActivities(docsApi, stagingOf),
 
     /**
-     * Merges the staged pages in offset order into the export file, then writes totals.json and manifest.json.
+     * Merges the staged pages in offset order into the export file, then writes totals.json and manifest.json;
+     * an earlier run's manifest is removed before its files are replaced (clearExportFolder).
      * Leaves the staging area in place, so that a retry (say, after the worker died before reporting) redoes the
      * same merge; `removeVisitorsExportStaging` removes it afterwards.
      */
@@ -132,6 +133,7 @@ export function createVisitorsExportActivities({
       range: { dateFrom, dateTo },
       target: `${folder}/${file}`,
       onPage: (page) => Context.current().heartbeat({ page }),
+      beforeCommit: () => clearExportFolder(destination, folder, file),
     });
 
     const warnings: string[] = [];

@@ -1,9 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DocsApiFailureType, docsApiDetailsOf } from '../contract/failure-types';
 import type { VisitorsPage, VisitorTotals } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
-import type { ExportStaging } from '../exports/staging';
+import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
+import type { ChunkWriter, ExportStaging } from '../exports/staging';
+import type { StagedPageRows } from '../exports/staged-objects';
 import { exportFailures } from './export-failures';
 import { toApplicationFailure } from './failures';
 
@@ -52,6 +55,8 @@ export interface PageRunStop {
   rateLimited: boolean;
   retryAfterMs?: number;
   message: string;
+  /** The failure's type (ApplicationFailure.type): the workflow counts malformed answers. */
+  type?: string;
 }
 
 export interface PageRunResult {
@@ -75,6 +80,11 @@ export interface PageRunProgress {
 
 /** Pages fetched and not yet staged that a run holds at most: its next request waits for the write beyond this. */
 export const MAX_CHUNK_PAGES = 16;
+/**
+ * Writes of one chunk a passing fault (EIO, an S3 5xx beyond the SDK's own retries) may fail, 1 s ×2 apart (31 s in
+ * all): its pages are in memory and are written again, never fetched again. The last failure ends the export.
+ */
+const CHUNK_WRITE_ATTEMPTS = 6;
 const HEARTBEAT_EVERY_MS = 5_000;
 
 /**
@@ -85,7 +95,7 @@ const HEARTBEAT_EVERY_MS = 5_000;
  * only the pages after its last heartbeat. The run stops issuing at the last page of the data, when its permits
  * run out or go stale, or at a failure; pages fetched past the first of those are dropped (their permits count as
  * spent). A failure of its first page is thrown (the workflow retries it under its own rules); a later one ends
- * the run with the pages before it.
+ * the run with the pages before it. A chunk that cannot be written fails the run, whatever was staged before it.
  */
 export function createVisitorsPagesActivities(
   docsApi: DocsApiClient,
@@ -172,7 +182,8 @@ class PageRun {
     } finally {
       clearInterval(timer);
     }
-    const stop = this.#writeFailure ?? this.#stop;
+    if (this.#writeFailure !== undefined) throw this.#writeFailure.error;
+    const stop = this.#stop;
     const limited = (this.#rateLimited?.offset ?? Infinity) < this.#endAt ? this.#rateLimited : undefined;
     if (stop !== undefined && this.#staged.length === 0) throw (limited ?? stop).error;
     return {
@@ -248,7 +259,7 @@ class PageRun {
     if (pages.length === 0) return;
     const chunk = { runOffset: this.request.offset, attempt: this.request.attempt };
     const rows = pages.map(({ offset, page }) => ({ offset, rows: page.visitors }));
-    this.#writing = exportFailures(() => this.staging.writeChunk(chunk, rows, this.signal))
+    this.#writing = exportFailures(() => this.#writeChunk(chunk, rows))
       .then(
         () => {
           for (const { offset, page } of pages) {
@@ -271,6 +282,26 @@ class PageRun {
         this.#writing = undefined;
         this.#writeNext();
       });
+  }
+
+  async #writeChunk(chunk: ChunkWriter, rows: StagedPageRows[]): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.staging.writeChunk(chunk, rows, this.signal);
+      } catch (error) {
+        if (error instanceof DestinationUnavailableError || error instanceof StagingMissingError) throw error;
+        if (attempt === CHUNK_WRITE_ATTEMPTS) {
+          // The error's name or code only: an S3 error's message may echo the access key id.
+          const { code, name } = error as NodeJS.ErrnoException;
+          throw new DestinationUnavailableError(
+            `${this.staging.directory}: ${attempt} writes of a staged chunk failed, the last with ${code ?? name}`,
+          );
+        }
+        await sleep(1000 * 2 ** (attempt - 1), undefined, { signal: this.signal }).catch(() => {
+          throw error;
+        });
+      }
+    }
   }
 
   #beat(): void {
@@ -308,6 +339,7 @@ function describe({ offset, error, grantedAt = 0 }: RunStop, limited?: RunStop):
     rateLimited: refusal !== undefined,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     message: error instanceof Error ? error.message : String(error),
+    ...(error instanceof ApplicationFailure && error.type ? { type: error.type } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { startVisitorsExport, visitorsExportStartOptions } from '../client/visitors-export';
 import { watchExportProgress } from './export-progress';
 import {
@@ -13,6 +13,7 @@ import {
 import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
 import type { CommandContext } from './command-context';
 import { print } from './output';
+import { exportFailure } from './visitors-export-status-commands';
 import { ExitCode, UsageError } from './usage-error';
 
 export function formatFlag(value: string | boolean | undefined): ExportFormat | undefined {
@@ -117,11 +118,8 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;
-    // An activity's own failure (a destination that refused the export, say) says more than "Activity task failed".
-    const cause =
-      error.cause instanceof ActivityFailure && error.cause.cause ? error.cause.cause : error.cause;
-    const message = cause?.message ?? error.message;
-    print(json, { error: message }, `export failed: ${message}`);
+    const { text, ...failure } = exportFailure(error);
+    print(json, failure, `export failed: ${text}`);
     return ExitCode.failed;
   } finally {
     stopWatching();

@@ -1,4 +1,4 @@
-import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { getExportProgress } from '../client/visitors-export';
 import { quoteVisibility, visitorsExportWorkflowId, WorkflowType } from '../contract/names';
@@ -57,6 +57,21 @@ function describeResult(result: VisitorsExportResult): string {
   ].join('\n');
 }
 
+/**
+ * What a failed export says: the message of its first ApplicationFailure (past the "Activity task failed" of an
+ * activity's), which carries its causes' messages, typed by the deepest one, the root cause
+ * (`ExportDestinationUnavailable` under `VisitorsExportPageFailed`).
+ */
+export function exportFailure(error: WorkflowFailedError): { error: string; type?: string; text: string } {
+  const failures: ApplicationFailure[] = [];
+  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ApplicationFailure) failures.push(cause);
+  }
+  const message = failures[0]?.message ?? error.cause?.message ?? error.message;
+  const type = failures.at(-1)?.type ?? undefined;
+  return type ? { error: message, type, text: `${type}: ${message}` } : { error: message, text: message };
+}
+
 /** A running export's progress, a finished one's result; a failed, cancelled or timed-out one exits 1. */
 export async function exportStatus(argv: string[], ctx: CommandContext): Promise<number> {
   const flags = parseFlags(argv, exportStatusSpec);
@@ -77,8 +92,8 @@ export async function exportStatus(argv: string[], ctx: CommandContext): Promise
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;
-    const message = error.cause?.message ?? error.message;
-    print(json, { workflow, error: message }, `${workflow}: ${message}`);
+    const { text, ...failure } = exportFailure(error);
+    print(json, { workflow, ...failure }, `${workflow}: ${text}`);
     return ExitCode.failed;
   }
 }

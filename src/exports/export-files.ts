@@ -4,16 +4,31 @@ import type { ExportDestination } from './destination';
 import { exportFileNames, MANIFEST_FILE, TOTALS_FILE } from './layout';
 
 /**
- * Completes an export folder whose export file is already in place: removes the file of another format left
- * (or compression) by an earlier run of the range, then writes totals.json and, last, manifest.json (each whole): a reader that
- * finds the manifest finds the whole export, and its sha256 tells which export file it describes.
+ * Makes way for the export file `keep` before it replaces an earlier run's: removes the manifest first, so that
+ * from here until finishExportFolder writes the new one no manifest names a file that is replaced or gone, then
+ * the file of another format (or compression).
+ */
+export async function clearExportFolder(
+  destination: ExportDestination,
+  folder: string,
+  keep: string,
+): Promise<void> {
+  await destination.removeFinal(`${folder}/${MANIFEST_FILE}`);
+  for (const name of exportFileNames()) {
+    if (name !== keep) await destination.removeFinal(`${folder}/${name}`);
+  }
+}
+
+/**
+ * Completes an export folder whose export file is in place (after clearExportFolder): writes totals.json and,
+ * last, manifest.json (each whole), which lists every file with its sha256: a reader that finds the manifest
+ * finds the whole export.
  */
 export async function finishExportFolder(
   destination: ExportDestination,
   folder: string,
   manifest: VisitorsExportManifest,
 ): Promise<{ exportFile: string; totalsFile: string; manifestFile: string }> {
-  await removeOtherFormats(destination, folder, manifest.file);
   const totals = `${JSON.stringify(manifest.totals, null, 2)}\n`;
   await destination.writeFinal(`${folder}/${TOTALS_FILE}`, totals);
   const complete: VisitorsExportManifest = {
@@ -29,16 +44,6 @@ export async function finishExportFolder(
     totalsFile: destination.location(`${folder}/${TOTALS_FILE}`),
     manifestFile: destination.location(`${folder}/${MANIFEST_FILE}`),
   };
-}
-
-async function removeOtherFormats(
-  destination: ExportDestination,
-  folder: string,
-  keep: string,
-): Promise<void> {
-  for (const name of exportFileNames()) {
-    if (name !== keep) await destination.removeFinal(`${folder}/${name}`);
-  }
 }
 
 function sha256(text: string): string {

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { isTemporaryName, openAtomicFile, writeFileAtomic } from './atomic-file';
+import { isTemporaryName, openAtomicFile, temporaryPathFor, writeFileAtomic } from './atomic-file';
 import {
   DestinationUnavailableError,
   StagingMissingError,
@@ -10,6 +10,12 @@ import {
   type FinalObjectWriter,
 } from './destination';
 import { isStagingKey, STAGING_FOLDER } from './layout';
+
+/**
+ * errno codes another attempt cannot fix: the disk or quota is full, the file system is read-only, a permission is
+ * missing, or a directory or file stands where the other is needed.
+ */
+const REFUSED_ERRNO = new Set('ENOSPC EDQUOT EROFS EACCES EPERM EISDIR ENOTDIR EEXIST'.split(' '));
 
 /**
  * A local directory (EXPORT_DIR a path): every file is written under a temporary name, fsynced and renamed, so a
@@ -26,34 +32,28 @@ export class LocalDestination implements ExportDestination {
     return path.join(this.root, key);
   }
 
+  /** Writes (fsynced) and removes a small file, so that a full or read-only disk fails the export before any page. */
   async probe(): Promise<void> {
-    try {
+    // A temporary file's name: listFinal never lists it, should a crash leave it behind.
+    const probe = temporaryPathFor(this.location('.probe'));
+    await this.#writing(path.basename(probe), async () => {
       await fs.mkdir(this.root, { recursive: true });
-      await fs.access(this.root, fs.constants.W_OK);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (
-        code === 'EACCES' ||
-        code === 'EPERM' ||
-        code === 'EROFS' ||
-        code === 'ENOTDIR' ||
-        code === 'EEXIST'
-      ) {
-        throw new DestinationUnavailableError(`export directory ${this.root} cannot be written (${code})`);
-      }
-      throw error;
-    }
+      await writeFileAtomic(probe, 'probe\n', { createDirectory: false });
+      await fs.rm(probe);
+    });
   }
 
   async prepareStaging(folder: string): Promise<void> {
-    await fs.mkdir(this.location(folder), { recursive: true });
+    await this.#writing(folder, () => fs.mkdir(this.location(folder), { recursive: true }));
   }
 
   async stage(folder: string, name: string, content: string): Promise<void> {
     try {
       // Never creates the directory: a page that finishes after its export was cleaned up (a cancelled page past
       // the end, say) fails instead of leaving a stray file, and so does a host that does not share EXPORT_DIR.
-      await writeFileAtomic(path.join(this.location(folder), name), content, { createDirectory: false });
+      await this.#writing(`${folder}/${name}`, () =>
+        writeFileAtomic(path.join(this.location(folder), name), content, { createDirectory: false }),
+      );
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       throw new StagingMissingError(
@@ -106,28 +106,25 @@ export class LocalDestination implements ExportDestination {
   }
 
   async openFinal(key: string): Promise<FinalObjectWriter> {
-    const file = await openAtomicFile(this.location(key));
+    const file = await this.#writing(key, () => openAtomicFile(this.location(key)));
     let bytes = 0;
     return {
-      async write(chunk) {
+      write: (chunk) => {
         bytes += Buffer.byteLength(chunk);
-        await file.write(chunk);
+        return this.#writing(key, () => file.write(chunk));
       },
-      async commit() {
-        await file.commit();
-        return bytes;
-      },
+      commit: () => this.#writing(key, () => file.commit()).then(() => bytes),
       abort: () => file.abort(),
     };
   }
 
   async writeFinal(key: string, content: string): Promise<number> {
-    await writeFileAtomic(this.location(key), content);
+    await this.#writing(key, () => writeFileAtomic(this.location(key), content));
     return Buffer.byteLength(content);
   }
 
   async removeFinal(key: string): Promise<void> {
-    await fs.rm(this.location(key), { force: true });
+    await this.#writing(key, () => fs.rm(this.location(key), { force: true }));
   }
 
   async listFinal(prefix: string): Promise<string[]> {
@@ -151,6 +148,19 @@ export class LocalDestination implements ExportDestination {
 
   async readFinal(key: string): Promise<string | undefined> {
     return fs.readFile(this.location(key), 'utf8').catch(missingAs(undefined));
+  }
+
+  /** `work` on `key`, its refusals that another attempt cannot fix as DestinationUnavailableError. */
+  async #writing<T>(key: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      const { code, syscall } = error as NodeJS.ErrnoException;
+      if (code === undefined || !REFUSED_ERRNO.has(code)) throw error;
+      throw new DestinationUnavailableError(
+        `export directory ${this.root} cannot be written (${code}: ${syscall ?? 'write'} ${key})`,
+      );
+    }
   }
 }
 

@@ -24,6 +24,8 @@ export interface MergeOptions {
   target: string;
   /** Called before each page (the activity heartbeats here). */
   onPage?: (index: number) => void;
+  /** Called once the file is written, before it replaces the target. */
+  beforeCommit?: () => Promise<void>;
 }
 
 export interface MergeOutcome {
@@ -87,6 +89,7 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
       await writer.drain();
     }
     await writer.end();
+    await options.beforeCommit?.();
     bytes = await file.commit();
   } catch (error) {
     stop.abort();

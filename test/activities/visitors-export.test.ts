@@ -14,7 +14,9 @@ import {
 import type { PageRunResult, PageSummary } from '../../src/activities/visitors-pages';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { DocsApiClient } from '../../src/docs-api/client';
+import type { FinalObjectWriter } from '../../src/exports/destination';
 import { stagedChunkName } from '../../src/exports/layout';
+import { LocalDestination } from '../../src/exports/local-destination';
 import { chunkText } from '../../src/exports/staged-objects';
 import { stagingDirectory } from '../helpers/export-paths';
 import { startSimulator, type Simulator } from '../../dev/simulator';
@@ -204,6 +206,67 @@ describe('mergeVisitorsExport', () => {
       'manifest.json',
       'totals.json',
       'visitors.csv',
+    ]);
+  });
+
+  test('a re-export in another format failing at any step leaves no manifest, or one whose files hold its rows', async (t) => {
+    const summaries = await stagePages('steps', 10, 3);
+    const inject = (method: 'removeFinal' | 'writeFinal' | 'openFinal', name: string) => {
+      const original = LocalDestination.prototype[method] as (
+        key: string,
+        ...rest: unknown[]
+      ) => Promise<unknown>;
+      return t.mock.method(
+        LocalDestination.prototype,
+        method,
+        async function (this: LocalDestination, key: string, ...rest: unknown[]) {
+          if (!key.endsWith(`/${name}`)) return original.call(this, key, ...rest);
+          if (method !== 'openFinal') throw new Error(`injected: ${method} ${name}`);
+          const file = (await original.call(this, key, ...rest)) as FinalObjectWriter;
+          return { ...file, commit: () => Promise.reject(new Error(`injected: commit ${name}`)) };
+        },
+      );
+    };
+    const steps = [
+      ['removeFinal', 'manifest.json'],
+      ['removeFinal', 'visitors.csv'],
+      ['openFinal', 'visitors.ndjson'],
+      ['writeFinal', 'totals.json'],
+      ['writeFinal', 'manifest.json'],
+    ] as const;
+    const missed: string[] = [];
+    for (const [method, name] of steps) {
+      const step = `${method} ${name}`;
+      const csv = await merge(mergeRequest('steps', summaries, 10, 'csv'));
+      const folder = path.dirname(csv.files[0] ?? '');
+      const fault = inject(method, name);
+      const failed = await merge(mergeRequest('steps', summaries, 10, 'ndjson')).then(
+        () => false,
+        (error: unknown) => error instanceof Error && error.message.startsWith('injected'),
+      );
+      fault.mock.restore();
+      if (!failed) missed.push(step);
+      const manifest = await fs.readFile(path.join(folder, 'manifest.json'), 'utf8').catch(() => undefined);
+      if (manifest === undefined) continue;
+      const { files, file, format, rows } = JSON.parse(manifest) as VisitorsExportManifest;
+      for (const entry of files) {
+        const bytes = await fs.readFile(path.join(folder, entry.name));
+        assert.equal(
+          createHash('sha256').update(bytes).digest('hex'),
+          entry.sha256,
+          `${step}: ${entry.name}`,
+        );
+      }
+      const content = await fs.readFile(path.join(folder, file), 'utf8');
+      assert.equal(pathsOf(content, format).length, rows, `${step}: the rows of ${file}`);
+    }
+    assert.deepEqual(missed, [], 'every step was taken, and failed');
+    const ndjson = await merge(mergeRequest('steps', summaries, 10, 'ndjson'));
+    assert.equal((await readManifest(ndjson)).file, 'visitors.ndjson');
+    assert.deepEqual((await fs.readdir(path.dirname(ndjson.files[0] ?? ''))).sort(), [
+      'manifest.json',
+      'totals.json',
+      'visitors.ndjson',
     ]);
   });
 

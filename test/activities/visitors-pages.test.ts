@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -9,6 +10,8 @@ import {
   type PageRunRequest,
   type PageRunResult,
 } from '../../src/activities/visitors-pages';
+import { stagedChunkName } from '../../src/exports/layout';
+import { LocalDestination } from '../../src/exports/local-destination';
 import { ExportStaging } from '../../src/exports/staging';
 import { useExportActivities } from '../helpers/export-activities';
 import { stagingDirectory } from '../helpers/export-paths';
@@ -255,6 +258,70 @@ describe('fetchVisitorsPages', () => {
     } finally {
       await docsApi.close();
     }
+  });
+
+  test('a chunk write a passing fault fails is written again from memory: no page is fetched twice', async (t) => {
+    await prepared('passing');
+    const stage = LocalDestination.prototype.stage;
+    let faults = 2;
+    t.mock.method(
+      LocalDestination.prototype,
+      'stage',
+      function (this: LocalDestination, ...args: Parameters<typeof stage>) {
+        if (faults-- > 0)
+          return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+        return stage.apply(this, args);
+      },
+    );
+    const result: PageRunResult = await new MockActivityEnvironment().run(
+      fixture.activities.fetchVisitorsPages,
+      {
+        ...runRequest('passing', 0, 12),
+        width: 4,
+      },
+    );
+    assert.equal(result.pages.length, 10);
+    assert.equal(result.stopped, undefined);
+    const requested = requestedOffsets();
+    assert.equal(
+      new Set(requested).size,
+      requested.length,
+      `each page fetched once: ${requested.join(', ')}`,
+    );
+    assert.deepEqual(await stagedOffsets('passing'), [0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
+  });
+
+  test('a chunk write the destination refuses (EISDIR) fails the run at once, pages staged before it or not', async () => {
+    await prepared('refused');
+    // Page 0 is staged alone; a directory stands at every name a chunk of the later pages can take.
+    for (let firstOffset = 10; firstOffset <= 50; firstOffset += 10) {
+      for (let pages = 1; pages <= 5; pages += 1) {
+        const name = stagedChunkName({ runOffset: 0, attempt: 1, firstOffset, pages });
+        await fs.mkdir(path.join(stagingDirectory(fixture.exportDir, 'refused'), name));
+      }
+    }
+    await assert.rejects(
+      new MockActivityEnvironment().run(fixture.activities.fetchVisitorsPages, runRequest('refused', 0, 6)),
+      (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.type, 'ExportDestinationUnavailable');
+        assert.equal(error.nonRetryable, true);
+        assert.match(
+          error.message,
+          /^export directory \S+ cannot be written \(EISDIR: rename \.staging\/\S+\/chunk-/,
+        );
+        return true;
+      },
+    );
+    const entries = await fs.readdir(stagingDirectory(fixture.exportDir, 'refused'), { withFileTypes: true });
+    const files = entries.filter((entry) => entry.isFile()).map((entry) => entry.name);
+    assert.deepEqual(offsetsNamed(files, 10), [0], 'page 0 was staged before the refusal');
+    const requested = requestedOffsets();
+    assert.equal(
+      new Set(requested).size,
+      requested.length,
+      `each page fetched once: ${requested.join(', ')}`,
+    );
   });
 
   test('a run whose export was cleaned up fails non-retryable ExportStagingMissing, leaving nothing', async () => {

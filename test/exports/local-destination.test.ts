@@ -3,7 +3,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { temporaryPathFor } from '../../src/exports/atomic-file';
+import { DestinationUnavailableError } from '../../src/exports/destination';
 import { LocalDestination } from '../../src/exports/local-destination';
+import { mountSmallDisk, smallDiskSkipped } from '../helpers/small-disk';
 import { tempDir } from '../helpers/temp-dir';
 
 /** The final objects of two projects' exports, each holding its own key. */
@@ -67,5 +69,46 @@ describe('LocalDestination: finding final objects', () => {
     assert.equal(await destination.readFinal('acme/2026-11-09_2026-11-10/manifest.json'), undefined);
     assert.equal(await destination.readFinal('acme/2026-11-01_2026-11-02/visitors.csv/x'), undefined);
     await assert.rejects(destination.readFinal('acme'), { code: 'EISDIR' });
+  });
+});
+
+describe('LocalDestination: faults another attempt cannot fix', { skip: smallDiskSkipped() }, () => {
+  test('the probe writes a file: a full disk and a read-only one fail it, naming the code; it leaves nothing', async () => {
+    const disk = await mountSmallDisk(16 * 1024);
+    try {
+      const destination = new LocalDestination(disk.dir);
+      await destination.probe();
+      assert.deepEqual(await fs.readdir(disk.dir), [], 'the probe file is removed');
+      await disk.fill();
+      await assert.rejects(destination.probe(), (error: unknown) => {
+        assert.ok(error instanceof DestinationUnavailableError);
+        assert.match(
+          error.message,
+          /^export directory \S+ cannot be written \(ENOSPC: write \.\.probe\.[0-9a-f]{12}\.tmp\)$/,
+        );
+        return true;
+      });
+      await disk.empty();
+      await disk.readOnly();
+      await assert.rejects(destination.probe(), /cannot be written \(EROFS: open \.\.probe\./);
+    } finally {
+      await disk.unmount();
+    }
+  });
+
+  test('a write that fills the disk fails with DestinationUnavailableError, and leaves no part behind', async () => {
+    const disk = await mountSmallDisk(16 * 1024);
+    try {
+      const destination = new LocalDestination(disk.dir);
+      const file = await destination.openFinal('acme/visitors.csv');
+      const write = async () => {
+        for (;;) await file.write('x'.repeat(4096));
+      };
+      await assert.rejects(write(), /cannot be written \(ENOSPC: write acme\/visitors\.csv\)/);
+      await file.abort();
+      assert.deepEqual(await fs.readdir(path.join(disk.dir, 'acme')), []);
+    } finally {
+      await disk.unmount();
+    }
   });
 });

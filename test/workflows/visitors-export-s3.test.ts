@@ -103,6 +103,20 @@ async function readExport(folder: string) {
   return { manifest, paths };
 }
 
+/** The offsets of the pages the service was asked for, for a project, in order. */
+function pageOffsets(projectId: string): number[] {
+  return stack()
+    .sim.requests()
+    .filter((r) => r.route === 'getVisitors' && r.projectId === projectId)
+    .map((r) => Number(r.query.offset));
+}
+
+/** The offset of the last page a staged chunk at `path` holds, pages of 50 rows; NaN for another key. */
+function lastPageOf(path: string): number {
+  const [, first, pages] = /\/chunk-\d+-\d+-(\d+)-(\d+)\.ndjson$/.exec(path) ?? [];
+  return Number(first) + (Number(pages) - 1) * 50;
+}
+
 /** Writes (PUT, and the POST of DeleteObjects) the proxy saw under a key prefix. */
 function writesUnder(prefix: string) {
   return s3()
@@ -191,12 +205,8 @@ describe('visitorsExport to S3-compatible object storage', () => {
     proxy.add({ kind: 'reset', match: onPut(/shaky.*\/chunk-0+-1-0+-1\.ndjson$/) });
     proxy.add({ kind: 'status', status: 500, match: onPut(/shaky.*\/chunk-[^/]+\.ndjson$/) });
     // Three in a row outlast the SDK's own three attempts: the write of a chunk of the last pages fails, and the
-    // workflow fetches its pages again in a run of its own.
-    const lastChunk = /shaky.*\/chunk-\d+-\d+-(\d+)-(\d+)\.ndjson$/;
-    const lastPageOf = (path: string) => {
-      const [, first, pages] = lastChunk.exec(path) ?? [];
-      return Number(first) + (Number(pages) - 1) * 50;
-    };
+    // run writes it again from memory.
+    const lastChunk = /shaky.*\/chunk-[^/]+\.ndjson$/;
     let doomed: string | undefined;
     proxy.add({
       kind: 'status',
@@ -228,21 +238,13 @@ describe('visitorsExport to S3-compatible object storage', () => {
     const faults = proxy.requests().filter((r) => r.fault !== undefined && r.path.includes('/faults/'));
     assert.equal(faults.length, 9, 'every injected fault was hit');
     const refused = faults.filter((r) => r.fault === 'status' && r.path.includes('/chunk-')).at(-1)?.path;
-    const restaged = offsetsNamed(
-      proxy
-        .requests()
-        .flatMap((r) =>
-          onPut(/shaky.*\/chunk-[^/]+\.ndjson$/)(r) &&
-          r.fault === undefined &&
-          !r.path.endsWith(refused ?? '')
-            ? [path.posix.basename(r.path)]
-            : [],
-        ),
-      50,
+    assert.ok(refused !== undefined, 'a chunk was refused');
+    assert.ok(
+      proxy.requests().some((r) => r.method === 'PUT' && r.path === refused && r.fault === undefined),
+      'the refused chunk was written again',
     );
-    const refusedPages = offsetsNamed([path.posix.basename(refused ?? '')], 50);
-    assert.ok(refusedPages.length > 0, 'a chunk was refused');
-    for (const offset of refusedPages) assert.ok(restaged.includes(offset), `page ${offset} staged again`);
+    const offsets = pageOffsets('shaky');
+    assert.equal(new Set(offsets).size, offsets.length, `no page fetched twice: ${offsets.join(', ')}`);
     const folder = `${prefix}/shaky/2026-11-01_2026-11-02`;
     const { paths } = await readExport(folder);
     assert.equal(paths.length, 1_000, 'no missing row');
@@ -252,6 +254,48 @@ describe('visitorsExport to S3-compatible object storage', () => {
       `${folder}/totals.json`,
       `${folder}/visitors.csv`,
     ]);
+  });
+
+  test('a refusal mid-export (NoSuchBucket, AccessDenied) fails it at once: no page fetched twice, staging removed', async () => {
+    const { proxy } = s3();
+    for (const [code, status, reason] of [
+      ['NoSuchBucket', 404, 'the bucket does not exist'],
+      ['AccessDenied', 403, 'access denied: the credentials lack permission'],
+    ] as const) {
+      const projectId = `refused-${code.toLowerCase()}`;
+      const staging = `nightly/.staging/visitors-export-${projectId}-`;
+      // Past a chunk or two of the wide run: pages staged before it are no reason to fetch the others again.
+      proxy.add({
+        kind: 'status',
+        status,
+        code,
+        times: Infinity,
+        match: (r) => r.method === 'PUT' && r.path.includes(staging) && lastPageOf(r.path) >= 500,
+      });
+      try {
+        await assert.rejects(run({ projectId, ...RANGE, pageSize: 50, concurrency: 4 }), (error: unknown) => {
+          assert.ok(error instanceof WorkflowFailedError);
+          const cause = error.cause?.cause;
+          assert.ok(cause instanceof ApplicationFailure, String(cause));
+          assert.equal(cause.type, 'ExportDestinationUnavailable');
+          assert.match(
+            cause.message,
+            new RegExp(`refused PutObject: ${reason} \\(${code}, HTTP ${status}\\)`),
+          );
+          return true;
+        });
+      } finally {
+        proxy.clear();
+      }
+      const offsets = pageOffsets(projectId);
+      assert.ok(offsets.length > 1, code);
+      assert.equal(
+        new Set(offsets).size,
+        offsets.length,
+        `${code}: no page fetched twice: ${offsets.join(', ')}`,
+      );
+      assert.deepEqual(await keysUnder(staging), [], `${code}: staging removed`);
+    }
   });
 
   test('the merge streams into a multipart upload: a reset part is sent again, an aborted one leaves nothing', async () => {

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { PageRequest, PageRunResult, PageSummary, PermitSpan } from '../../activities/visitors-pages';
 import type { BudgetRefusal, PermitGrant } from '../../contract/budget';
-import { docsApiDetailsOf } from '../../contract/failure-types';
+import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import type { PagePermits } from '../budget/page-permits';
 import { refusalOf } from '../budget/permits';
 import { fetchVisitorsPages } from './activity-proxies';
@@ -16,6 +16,8 @@ import { pageFailed } from './failures';
 
 /** Failures other than 429 a page survives (5xx, network, a worker lost mid-request). */
 const MAX_PAGE_FAILURES = 20;
+/** Malformed answers (a 2xx that is not the documented page) a page gets before it fails: asking again rarely helps. */
+const MAX_MALFORMED_ANSWERS = 3;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
@@ -26,8 +28,8 @@ const MAX_BACKOFF_MS = 30_000;
  * the first page not counted: a dead worker's pages count up to its last heartbeat. Every retry is another
  * request, so another permit. A 429 is reported to the limiter with the next ask (everyone pauses) and counts
  * against no attempt limit; other failures of a page are retried with backoff (or the service's Retry-After) up
- * to MAX_PAGE_FAILURES, and one that no retry can help fails the run with VisitorsExportPageFailed naming its
- * offset.
+ * to MAX_PAGE_FAILURES (a malformed answer up to MAX_MALFORMED_ANSWERS), and one that no retry can help fails the
+ * run with VisitorsExportPageFailed naming its offset.
  */
 export async function fetchPageRun(
   permits: PagePermits,
@@ -37,7 +39,7 @@ export async function fetchPageRun(
 ): Promise<PageSummary[]> {
   const done: PageSummary[] = [];
   let refusal: BudgetRefusal | undefined;
-  let failures = 0;
+  const failures = { any: 0, malformed: 0 };
   let attempt = 0;
   for (let offset = request.offset; done.length < pages;) {
     const taken = await permits.take(pages - done.length, refusal);
@@ -56,7 +58,7 @@ export async function fetchPageRun(
       result = { pages: pagesReported(error, offset, request.limit), permitsUsed: taken.length };
       if (result.pages.length === 0) {
         refusal = refusalOf(error, taken[0] as PermitGrant);
-        if (refusal === undefined) await afterFailure(offset, error, (failures += 1));
+        if (refusal === undefined) await afterFailure(offset, error, failures);
         continue;
       }
     }
@@ -67,8 +69,10 @@ export async function fetchPageRun(
     if (result.pages.length > 0) {
       offset += result.pages.length * request.limit;
       attempt = 0;
+      failures.malformed = 0;
     }
     const stop = result.stopped;
+    if (stop?.type === DocsApiFailureType.malformedResponse) failures.malformed += 1;
     if (stop?.rateLimited === true) {
       refusal = { grantedAt: stop.grantedAt, ...retryAfter(stop.retryAfterMs) };
     } else if (stop?.retryAfterMs !== undefined) {
@@ -79,14 +83,24 @@ export async function fetchPageRun(
 }
 
 /** Fails the run when the page's failure is for good; otherwise waits before the next try. */
-async function afterFailure(offset: number, error: unknown, failures: number): Promise<void> {
-  const failure = error instanceof ActivityFailure ? error.cause : error;
-  if ((failure instanceof ApplicationFailure && failure.nonRetryable) || failures >= MAX_PAGE_FAILURES) {
+async function afterFailure(
+  offset: number,
+  error: unknown,
+  failures: { any: number; malformed: number },
+): Promise<void> {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  const failure = cause instanceof ApplicationFailure ? cause : undefined;
+  failures.any += 1;
+  if (failure?.type === DocsApiFailureType.malformedResponse) failures.malformed += 1;
+  if (
+    failure?.nonRetryable ||
+    failures.any >= MAX_PAGE_FAILURES ||
+    failures.malformed >= MAX_MALFORMED_ANSWERS
+  ) {
     throw pageFailed(offset, error);
   }
-  const retryAfterMs =
-    failure instanceof ApplicationFailure ? docsApiDetailsOf(failure.details)?.retryAfterMs : undefined;
-  await sleep(retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures - 1)));
+  const retryAfterMs = docsApiDetailsOf(failure?.details)?.retryAfterMs;
+  await sleep(retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures.any - 1)));
 }
 
 function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
