@@ -4,7 +4,6 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentJob, getAgentJobState } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
 import { createVisitorsSchedule } from '../src/client/schedule';
-import { nightlyWatermarkWorkflowId } from '../src/contract/nightly';
 import { agentJobCreateRecordId, visitorsScheduleId } from '../src/contract/names';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../src/contract/budget';
@@ -200,8 +199,7 @@ async function recordExport(client: Parameters<typeof startAgentJob>[0], sim: Si
 
 /**
  * Two nights of a Paris schedule, the second after the spring change's skipped night: the visitorsNightly run that
- * caught up on two days (child exports, watermark updates) as visitors-nightly-run.json, and the watermark
- * workflow as visitors-nightly-watermark.json.
+ * caught up on two days (its plan read from the destination, then the child exports) as visitors-nightly-run.json.
  */
 async function recordNightly(client: Parameters<typeof startAgentJob>[0], sim: Simulator): Promise<void> {
   const projectId = 'replay-nightly';
@@ -235,11 +233,6 @@ async function recordNightly(client: Parameters<typeof startAgentJob>[0], sim: S
       .sort()
       .at(-1) ?? '';
   await save('visitors-nightly-run', client.workflow.getHandle(caughtUp), sim);
-  await save(
-    'visitors-nightly-watermark',
-    client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)),
-    sim,
-  );
   await schedule.delete();
 }
 

@@ -251,7 +251,8 @@ describe('starter CLI', () => {
     for (const { workflowId } of started.days) await stack.env.client.workflow.getHandle(workflowId).result();
     const described = await cli('schedule', 'describe', '--project', 'cli-tz');
     assert.equal(described.code, 0, described.stderr);
-    assert.match(described.stdout, /watermark: none yet/);
+    assert.match(described.stdout, /latest run: none yet/);
+    assert.match(described.stdout, /missing: nothing/);
     assert.match(described.stdout, /next run: \S+ exports \d{4}-\d{2}-\d{2}/);
     assert.equal((await cli('schedule', 'delete', '--project', 'cli-tz')).code, 0);
   });

@@ -9,6 +9,7 @@ import {
   type VisitorsScheduleChanges,
 } from '../client/schedule';
 import { describeVisitorsNightly } from '../client/schedule-nightly';
+import { defined } from '../client/schedule-input';
 import type { CommandContext } from './command-context';
 import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';
@@ -64,26 +65,16 @@ function scheduleFlagsOf(
   spec: FlagSpec,
 ): { changes: VisitorsScheduleChanges; json: boolean } {
   const flags = parseFlags(argv, spec);
-  const pageSize = intFlag(flags['page-size'], 'page-size');
-  const concurrency = intFlag(flags.concurrency, 'concurrency');
-  const maxCatchUpDays = intFlag(flags['max-catch-up-days'], 'max-catch-up-days');
-  const format = formatFlag(flags.format);
-  const at = stringFlag(flags.at);
-  const timeZone = stringFlag(flags.tz);
-  const catchupWindow = stringFlag(flags['catchup-window']);
-  return {
-    json: flags.json === true,
-    changes: {
-      projectId: stringFlag(flags.project) ?? '',
-      ...(at === undefined ? {} : { at }),
-      ...(timeZone === undefined ? {} : { timeZone }),
-      ...(catchupWindow === undefined ? {} : { catchupWindow }),
-      ...(format === undefined ? {} : { format }),
-      ...(pageSize === undefined ? {} : { pageSize }),
-      ...(concurrency === undefined ? {} : { concurrency }),
-      ...(maxCatchUpDays === undefined ? {} : { maxCatchUpDays }),
-    },
-  };
+  const changes = defined({
+    at: stringFlag(flags.at),
+    timeZone: stringFlag(flags.tz),
+    catchupWindow: stringFlag(flags['catchup-window']),
+    format: formatFlag(flags.format),
+    pageSize: intFlag(flags['page-size'], 'page-size'),
+    concurrency: intFlag(flags.concurrency, 'concurrency'),
+    maxCatchUpDays: intFlag(flags['max-catch-up-days'], 'max-catch-up-days'),
+  });
+  return { json: flags.json === true, changes: { projectId: stringFlag(flags.project) ?? '', ...changes } };
 }
 
 export async function scheduleCreate(argv: string[], ctx: CommandContext): Promise<number> {
@@ -102,10 +93,7 @@ export async function scheduleUpdate(argv: string[], ctx: CommandContext): Promi
   const { changes, json } = scheduleFlagsOf(argv, scheduleUpdateSpec);
   // The schedule keeps its task queue unless --task-queue names another (not the caller's TEMPORAL_TASK_QUEUE).
   const taskQueue = stringFlag(parseFlags(argv, scheduleUpdateSpec)['task-queue']);
-  await updateVisitorsSchedule(await ctx.client(), {
-    ...changes,
-    ...(taskQueue === undefined ? {} : { taskQueue }),
-  });
+  await updateVisitorsSchedule(await ctx.client(), { ...changes, ...defined({ taskQueue }) });
   print(json, { updated: changes.projectId }, 'updated');
   return ExitCode.ok;
 }
@@ -121,15 +109,11 @@ export async function scheduleDescribe(argv: string[], ctx: CommandContext): Pro
     calendars: d.spec.calendars,
     paused: d.state.paused,
     note: d.state.note,
-    watermark: n.watermark,
-    watermarkTimeZone: n.watermarkTimeZone,
-    doneAfterWatermark: n.doneAfterWatermark,
+    latestRun: n.latestRun,
+    missing: n.missing,
     failed: n.failed,
-    bridge: n.bridge,
-    closed: n.closed,
     maxCatchUpDays: n.maxCatchUpDays,
     nextRuns: n.nextRuns,
-    nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
     recentActions: d.info.recentActions.map((a) => ({
       scheduledAt: a.scheduledAt.toISOString(),
       workflowId: a.action.workflow.workflowId,
@@ -141,18 +125,11 @@ export async function scheduleDescribe(argv: string[], ctx: CommandContext): Pro
     summary,
     [
       `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.scheduleTimeZone}, exports days of ${n.timeZone}`,
-      `watermark: ${n.watermark ?? 'none yet (the first run exports the day before it)'}` +
-        (n.watermarkTimeZone !== null && n.watermarkTimeZone !== n.timeZone
-          ? ` in ${n.watermarkTimeZone} (the next run carries it over to ${n.timeZone})`
-          : '') +
-        (n.doneAfterWatermark.length > 0 ? ` (also done: ${n.doneAfterWatermark.join(', ')})` : ''),
+      n.latestRun === null
+        ? 'latest run: none yet (the first run exports the day before it)'
+        : `latest run: ${n.latestRun.workflowId}, through ${n.latestRun.through} (${n.latestRun.timeZone})`,
+      `missing: ${n.missing.length === 0 ? 'nothing' : n.missing.join(', ')}`,
       ...n.failed.map((f) => `failed: ${f.day}: ${f.error} (each run exports it again)`),
-      ...(n.bridge === null
-        ? []
-        : [`zone change: ${n.bridge.dateFrom} → ${n.bridge.dateTo} still to export as one range`]),
-      ...(n.closed === null
-        ? []
-        : [`closed: the watermark of ${n.closed.timeZone} at ${n.closed.watermark}`]),
       next === undefined
         ? 'next run: -'
         : `next run: ${next.at} exports ${next.days.length === 0 ? 'nothing' : next.days.join(', ')}` +

@@ -25,6 +25,13 @@ export function scheduleInput(description: ScheduleDescription): ScheduledInput 
   return parsed.success ? parsed.data : {};
 }
 
+/** The fields that are set: an optional field must be absent rather than undefined (exactOptionalPropertyTypes). */
+export function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
 /** The zone whose days the schedule's runs export: the input's, else the schedule's own (as the workflow reads). */
 export function zoneOf(description: ScheduleDescription): string {
   return scheduleInput(description).timeZone ?? (description.spec.timezone || 'UTC');

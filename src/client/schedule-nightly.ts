@@ -1,84 +1,89 @@
-import { WorkflowNotFoundError, type Client, type ScheduleDescription } from '@temporalio/client';
+import type { Client, ScheduleDescription, ScheduleExecutionResult } from '@temporalio/client';
 import { z } from 'zod';
 import {
+  coveredOfMemo,
   DEFAULT_MAX_CATCH_UP_DAYS,
-  nightlyWatermarkWorkflowId,
+  dueExports,
+  exportLabel,
   type FailedDay,
-  type InstantRange,
+  type NightlyRunMemo,
 } from '../contract/nightly';
-import { carryOver, dayBefore, dueDays } from '../contract/zone-days';
+import { dayBefore } from '../contract/zone-days';
 import { describeVisitorsSchedule } from './schedule';
 import { scheduleInput, zoneOf } from './schedule-input';
 
-const rangeSchema = z.object({ dateFrom: z.string(), dateTo: z.string() });
-
-/** The watermark workflow's memo; a part that is missing or odd reads as "nothing exported yet". */
-const watermarkMemoSchema = z.object({
-  timeZone: z.string().nullable().catch(null),
-  watermark: z.string().nullable().catch(null),
-  done: z.array(z.string()).catch([]),
-  failed: z.array(z.object({ day: z.string(), error: z.string() })).catch([]),
-  bridge: rangeSchema.nullable().catch(null),
-  closed: z.object({ timeZone: z.string(), watermark: z.string() }).nullable().catch(null),
+const runMemoSchema = z.object({
+  timeZone: z.string(),
+  through: z.string(),
+  covered: z.array(z.tuple([z.string(), z.string()])).default([]),
+  olderExports: z.boolean(),
+  // An empty list does not survive in a memo: read as empty.
+  failed: z.array(z.object({ day: z.string(), error: z.string() })).default([]),
 });
 
-/** A schedule, the zone whose days its runs export, its watermark and the days its next runs will export. */
+/** A schedule, the zone whose days its runs export, what its latest run found and what the next runs export. */
 export interface VisitorsNightlyState {
   schedule: ScheduleDescription;
   timeZone: string;
-  /** The last day exported whole (with every day before it); null before the first run. */
-  watermark: string | null;
-  /** The zone the watermark's days are in: another than `timeZone` until the next run carries it over. */
-  watermarkTimeZone: string | null;
-  /** Days after the watermark already exported (a day before them is not yet). */
-  doneAfterWatermark: string[];
-  /** Days whose last export failed, with the error: each run exports them again. */
+  /** What the latest run that read the destination found there (its memo); null before any. */
+  latestRun: (NightlyRunMemo & { workflowId: string }) | null;
+  /** Exports due (days, or `<from>_<to>` ranges) that the latest run left: failed, or past its cap. */
+  missing: string[];
+  /** The exports that failed in the latest run, with their errors: each run makes them again. */
   failed: FailedDay[];
-  /** After a zone change: the hours between the zones not yet exported (the next run exports them). */
-  bridge: InstantRange | null;
-  /** The zone whose watermark was closed by a zone change, and its last day. */
-  closed: { timeZone: string; watermark: string } | null;
   maxCatchUpDays: number;
-  /** The next nominal times and the days each will export, if nothing else runs before. */
+  /** The next nominal times and what each will export, if the destination holds what the latest run left. */
   nextRuns: { at: string; days: string[]; remaining: number }[];
 }
 
-/** Reads the schedule and its watermark (the watermark workflow's memo: no worker needed). */
+/**
+ * The memo of the schedule's latest run that has read the destination (the server keeps it: no worker needed),
+ * from the schedule's recent actions, latest taken first.
+ */
+export async function latestNightlyRun(
+  client: Client,
+  recentActions: readonly ScheduleExecutionResult[],
+): Promise<(NightlyRunMemo & { workflowId: string }) | null> {
+  const latestFirst = [...recentActions].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime());
+  for (const { action } of latestFirst) {
+    const { workflowId, firstExecutionRunId } = action.workflow;
+    const { memo } = await client.workflow.getHandle(workflowId, firstExecutionRunId).describe();
+    const parsed = runMemoSchema.safeParse(memo ?? {});
+    if (parsed.success) return { ...parsed.data, workflowId };
+  }
+  return null;
+}
+
+/**
+ * Reads the schedule and its latest run's memo, and computes what the next runs export as the runs do
+ * (dueExports over the instants held whole), a zone change included: a run never exports a day that has not
+ * ended, so the next run exports nothing new when its zone has no ended day after the instants held.
+ */
 export async function describeVisitorsNightly(
   client: Client,
   projectId: string,
 ): Promise<VisitorsNightlyState> {
   const schedule = await describeVisitorsSchedule(client, projectId);
   const timeZone = zoneOf(schedule);
-  const input = scheduleInput(schedule);
-  const maxCatchUpDays = input.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
-  let state = watermarkMemoSchema.parse({});
-  try {
-    const described = await client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)).describe();
-    state = watermarkMemoSchema.parse(described.memo ?? {});
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-  }
-  // The next run carries a watermark of another zone over (by instant) before it exports anything.
-  let watermark =
-    state.watermark !== null && state.timeZone !== null && state.timeZone !== timeZone
-      ? carryOver(state.timeZone, state.watermark, timeZone).watermark
-      : state.watermark;
-  const done = state.timeZone === timeZone ? state.done : [];
+  const maxCatchUpDays = scheduleInput(schedule).maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
+  const latestRun = await latestNightlyRun(client, schedule.info.recentActions);
+  const covered = latestRun === null ? [] : coveredOfMemo(latestRun);
+  const missing =
+    latestRun === null
+      ? []
+      : dueExports(covered, latestRun.timeZone, latestRun.through, latestRun.olderExports).map(exportLabel);
   const nextRuns = schedule.info.nextActionTimes.slice(0, 3).map((at) => {
-    const due = dueDays(watermark, dayBefore(at, timeZone), maxCatchUpDays, done);
-    watermark = due.days.at(-1) ?? watermark;
-    return { at: at.toISOString(), days: due.days, remaining: due.remaining };
+    const due = dueExports(covered, timeZone, dayBefore(at, timeZone), latestRun?.olderExports);
+    const now = due.slice(0, maxCatchUpDays);
+    covered.push(...now);
+    return { at: at.toISOString(), days: now.map(exportLabel), remaining: due.length - now.length };
   });
   return {
     schedule,
     timeZone,
-    watermark: state.watermark,
-    watermarkTimeZone: state.timeZone,
-    doneAfterWatermark: state.done,
-    failed: state.failed,
-    bridge: state.bridge,
-    closed: state.closed,
+    latestRun,
+    missing,
+    failed: latestRun?.failed ?? [],
     maxCatchUpDays,
     nextRuns,
   };

@@ -12,7 +12,7 @@ import { durationSchema, InputValidationError, parseOrThrow, projectIdSchema } f
 import { timeZoneSchema, UNENDED_RANGE_RULE, rangeEnd } from '../contract/visitors-export';
 import { visitorsNightlyInputSchema, type VisitorsNightlyInput } from '../contract/nightly-schema';
 import { addDays } from '../contract/zone-days';
-import { scheduleInput, zoneOf } from './schedule-input';
+import { defined, scheduleInput, zoneOf } from './schedule-input';
 import { startVisitorsExport } from './visitors-export';
 import { taskQueueFromEnv } from './connect';
 
@@ -55,13 +55,11 @@ const DEFAULT_CATCHUP_WINDOW = '1 day';
 function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
   const [hour, minute] = options.at.split(':').map(Number) as [number, number];
   // The input names the zone too, so that a run's days never depend on reading the schedule back.
+  const { projectId, timeZone, format, pageSize, concurrency, maxCatchUpDays } = options;
   const input: VisitorsNightlyInput = {
-    projectId: options.projectId,
-    timeZone: options.timeZone,
-    ...(options.format === undefined ? {} : { format: options.format }),
-    ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    ...(options.maxCatchUpDays === undefined ? {} : { maxCatchUpDays: options.maxCatchUpDays }),
+    projectId,
+    timeZone,
+    ...defined({ format, pageSize, concurrency, maxCatchUpDays }),
   };
   return {
     scheduleId: visitorsScheduleId(options.projectId),
@@ -116,9 +114,8 @@ export async function updateVisitorsSchedule(
   const valid = parseOrThrow(visitorsScheduleChangesSchema, changes, 'schedule options');
   await visitorsScheduleHandle(client, valid.projectId).update((previous) => {
     const current = currentOptions(previous, valid.projectId);
-    const defined = Object.fromEntries(Object.entries(valid).filter(([, value]) => value !== undefined));
     const next = scheduleOptions(
-      parseOrThrow(visitorsScheduleOptionsSchema, { ...current, ...defined }, 'schedule options'),
+      parseOrThrow(visitorsScheduleOptionsSchema, { ...current, ...defined(valid) }, 'schedule options'),
     );
     return {
       ...previous,
@@ -138,19 +135,16 @@ function currentOptions(
   const hour = calendar?.hour?.[0]?.start;
   const minute = calendar?.minute?.[0]?.start;
   const action = description.action.type === 'startWorkflow' ? description.action : undefined;
-  const input = scheduleInput(description);
+  const { timeZone, ...input } = scheduleInput(description);
+  const at =
+    hour === undefined || minute === undefined
+      ? undefined
+      : `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`;
   return {
     projectId,
-    ...(hour === undefined || minute === undefined
-      ? {}
-      : { at: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}` }),
-    timeZone: description.spec.timezone ?? input.timeZone ?? 'UTC',
+    timeZone: description.spec.timezone ?? timeZone ?? 'UTC',
     catchupWindow: description.policies.catchupWindow,
-    ...(input.format === undefined ? {} : { format: input.format }),
-    ...(input.pageSize === undefined ? {} : { pageSize: input.pageSize }),
-    ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
-    ...(input.maxCatchUpDays === undefined ? {} : { maxCatchUpDays: input.maxCatchUpDays }),
-    ...(action === undefined ? {} : { taskQueue: action.taskQueue }),
+    ...defined({ at, ...input, taskQueue: action?.taskQueue }),
   };
 }
 
@@ -213,9 +207,8 @@ export interface BackfilledDay {
 
 /**
  * Exports the days fromDay..toDay (both included, days of the schedule's zone) with the schedule's settings, one
- * export per day under the id a nightly run gives that day. Days after the watermark are then counted by the next
- * nightly run without a request; days at or before it are exported again (their files replaced). A day that has
- * not ended in the zone is refused before anything starts (InputValidationError on toDay). Returns at once, with
+ * export per day under the id a nightly run gives that day: the next nightly runs find them whole at the
+ * destination and send nothing for them. A day that has not ended in the zone is refused before anything starts (InputValidationError on toDay). Returns at once, with
  * the days and their workflow ids.
  */
 export async function backfillVisitorsSchedule(
@@ -236,6 +229,7 @@ export async function backfillVisitorsSchedule(
   }
   const started: BackfilledDay[] = [];
   for (let day = fromDay; day <= toDay; day = addDays(day, 1)) {
+    const { format, pageSize, concurrency, taskQueue } = current;
     const handle = await startVisitorsExport(
       client,
       {
@@ -243,11 +237,9 @@ export async function backfillVisitorsSchedule(
         dateFrom: day,
         dateTo: addDays(day, 1),
         timeZone,
-        ...(current.format === undefined ? {} : { format: current.format }),
-        ...(current.pageSize === undefined ? {} : { pageSize: current.pageSize }),
-        ...(current.concurrency === undefined ? {} : { concurrency: current.concurrency }),
+        ...defined({ format, pageSize, concurrency }),
       },
-      current.taskQueue === undefined ? {} : { taskQueue: current.taskQueue },
+      defined({ taskQueue }),
     );
     started.push({ day, workflowId: handle.workflowId });
   }

@@ -10,6 +10,4 @@ export const CONTINUE_AS_NEW_AFTER_EVENTS = {
   visitorsExport: 1_000,
   /** The budget limiter: a grant costs about 7 events (update, signal out, task), so about 140 grants per run. */
   budgetLimiter: 1_000,
-  /** The nightly watermark: an update costs about 4 events, so some 125 per run. */
-  nightlyWatermark: 500,
 } as const;

@@ -108,13 +108,13 @@ export const DocsAgentMetrics = {
     name: 'docs_agent_nightly_day_exports_total',
     kind: 'counter',
     labels: ['project', 'time_zone'],
-    help: 'Days exported whole by the nightly exports: each moves the watermark over a day',
+    help: 'Days (and ranges between zones) exported whole by the nightly exports',
   },
   nightlyWatermarkSeconds: {
     name: 'docs_agent_nightly_watermark_seconds',
     kind: 'gauge',
     labels: ['project', 'time_zone'],
-    help: 'End of the last day exported whole (Unix seconds, the day taken as UTC), as the watermark of each nightly schedule holds it: alert on its age',
+    help: 'End of the first span of instants the destination holds whole in the nightly look-back (Unix seconds), from the latest run of each nightly schedule: alert on its age',
   },
 } as const satisfies Record<string, MetricDefinition>;
 

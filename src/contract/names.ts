@@ -10,7 +10,6 @@ export const WorkflowType = {
   agentJobCreateRecord: 'agentJobCreateRecord',
   visitorsExport: 'visitorsExport',
   visitorsNightly: 'visitorsNightly',
-  visitorsNightlyWatermark: 'visitorsNightlyWatermark',
 } as const;
 
 /** The Nexus service the worker serves on its task queue, and its operations (each runs the workflow of its name). */

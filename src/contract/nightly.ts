@@ -1,84 +1,131 @@
-// The nightly export (workflow `visitorsNightly`) and its watermark: names, messages and shapes shared by the
-// workflows, the activities and the client. Free of zod, so that workflow code may import it.
-import { defineUpdate } from '@temporalio/workflow';
+// The nightly export (workflow `visitorsNightly`): what a run owes, computed from the whole exports at the
+// destination (their manifests are the only record of done days), and what it returns. Free of zod and I/O, so
+// that workflow code, the activities and the client share it.
 import type { VisitorTotals } from './visitors-export';
+import { addDays, dayStart, instantText } from './zone-days';
 
-/** How many days one nightly run exports at most; the rest is left to the next runs. */
+/** How many exports one nightly run makes at most; the rest is left to the next runs. */
 export const DEFAULT_MAX_CATCH_UP_DAYS = 31;
-/** Upper bound of `maxCatchUpDays`: a day costs the nightly run about 12 history events. */
+/** Upper bound of `maxCatchUpDays`: an export costs the nightly run about 12 history events. */
 export const MAX_CATCH_UP_DAYS = 100;
+/** How many days back a run looks for days without a whole export; older ones are left to `schedule backfill`. */
+export const NIGHTLY_LOOK_BACK_DAYS = 100;
 
-/** One watermark per project: `visitors-nightly-watermark/<projectId>`. It holds the zone of its days. */
-export function nightlyWatermarkWorkflowId(projectId: string): string {
-  return `visitors-nightly-watermark/${projectId}`;
+/** Instants [from, to) (ms) held by whole exports at the destination. */
+export interface Covered {
+  from: number;
+  to: number;
 }
 
-/** The watermark's static summary in the UI, and the first line of its current details (set again by every run). */
-export function nightlyWatermarkSummary(projectId: string): string {
-  return `Nightly export watermark of ${projectId}`;
-}
-
-/** A range of instants (ISO 8601, `dateTo` exclusive). */
-export interface InstantRange {
+/**
+ * One export a nightly run owes: a day of its zone (`timeZone` set, dates `YYYY-MM-DD`), or the hours between
+ * days of two zones after a zone change (date-times with offsets, no `timeZone`). `from`/`to` are its instants.
+ */
+export interface NightlyExport extends Covered {
   dateFrom: string;
   dateTo: string;
+  timeZone?: string;
 }
 
-/** A day that failed, kept until a run exports it whole. */
+/** A day's `YYYY-MM-DD`, or a range's `<dateFrom>_<dateTo>`: how results and `schedule describe` name an export. */
+export function exportLabel(item: {
+  dateFrom: string;
+  dateTo: string;
+  timeZone?: string | undefined;
+}): string {
+  return item.timeZone === undefined ? `${item.dateFrom}_${item.dateTo}` : item.dateFrom;
+}
+
+/**
+ * The exports due up to the end of `through` (a day of `timeZone`), oldest first. Due: every day of the zone in
+ * the look-back whose instants no whole export holds, from the first instant a whole export holds on (all of
+ * the look-back when `olderExports`: there are whole exports before it; a project's first night owes only
+ * `through`), and the hours that no such day fits (a zone change: the days of
+ * the old zone end where no day of the new one starts) as one range each. A day of the zone that another export
+ * holds in part is not exported: its other hours become a range, so no instant is exported twice. Every export
+ * due has ended by the end of `through`.
+ */
+export function dueExports(
+  covered: readonly Covered[],
+  timeZone: string,
+  through: string,
+  olderExports = false,
+  lookBack = NIGHTLY_LOOK_BACK_DAYS,
+): NightlyExport[] {
+  const first = addDays(through, 1 - lookBack);
+  const end = dayStart(addDays(through, 1), timeZone).instant;
+  const held = covered.filter((c) => c.to > dayStart(first, timeZone).instant && c.from < end);
+  const windowStart = dayStart(first, timeZone).instant;
+  const start = olderExports
+    ? windowStart
+    : held.length === 0
+      ? dayStart(through, timeZone).instant
+      : Math.max(windowStart, Math.min(...held.map((c) => c.from)));
+  const due: NightlyExport[] = [];
+  for (let day = first; day <= through; day = addDays(day, 1)) {
+    const dateTo = addDays(day, 1);
+    const [from, to] = [dayStart(day, timeZone).instant, dayStart(dateTo, timeZone).instant];
+    if (from >= start && !held.some((c) => c.from < to && from < c.to)) {
+      due.push({ dateFrom: day, dateTo, timeZone, from, to });
+    }
+  }
+  let at = start;
+  const ranges: NightlyExport[] = [];
+  for (const c of [...held, ...due].sort((a, b) => a.from - b.from)) {
+    if (c.from > at) ranges.push(rangeOf(at, c.from, timeZone));
+    at = Math.max(at, c.to);
+  }
+  if (at < end) ranges.push(rangeOf(at, end, timeZone));
+  return [...due, ...ranges].sort((a, b) => a.from - b.from);
+}
+
+function rangeOf(from: number, to: number, timeZone: string): NightlyExport {
+  return { dateFrom: instantText(from, timeZone), dateTo: instantText(to, timeZone), from, to };
+}
+
+/** Overlapping or touching spans as one, oldest first. */
+export function mergeCovered(covered: readonly Covered[]): Covered[] {
+  const merged: Covered[] = [];
+  for (const c of [...covered].sort((a, b) => a.from - b.from)) {
+    const last = merged.at(-1);
+    if (last !== undefined && c.from <= last.to) last.to = Math.max(last.to, c.to);
+    else merged.push({ from: c.from, to: c.to });
+  }
+  return merged;
+}
+
+/** An export that failed in the latest run, with its error: it stays due, and every run exports it again. */
 export interface FailedDay {
+  /** exportLabel: the day, or `<dateFrom>_<dateTo>` for a range. */
   day: string;
   error: string;
 }
 
-/** What the watermark workflow holds, carries through continue-as-new and mirrors in its memo: plain JSON. */
-export interface NightlyWatermarkState {
-  projectId: string;
-  /** The zone whose days `watermark`, `done` and `failed` are; null before the first run. */
-  timeZone: string | null;
-  /** The last day of `timeZone` such that it and every day before it are exported whole. */
-  watermark: string | null;
-  /** Days after the watermark already exported whole (a day before them is still due), oldest first. */
-  done: string[];
-  /** Days after the watermark whose last export failed, with the error; retried by every run. */
+/**
+ * What a nightly run keeps in its memo (set after its plan, again at its end): a summary of what it found at the
+ * destination, for `schedule describe` and the lag metric without a worker. Never read back by a run.
+ */
+export interface NightlyRunMemo {
+  timeZone: string;
+  through: string;
+  /** The instants whole exports hold in the look-back, merged, as ISO instants. */
+  covered: [string, string][];
+  /** Whole exports exist before the look-back: every day of it is due. */
+  olderExports: boolean;
   failed: FailedDay[];
-  /**
-   * After a zone change: the instants between the old zone's coverage and the new zone's first whole day, still
-   * to export as one range. Null once exported (or when there is none).
-   */
-  bridge: InstantRange | null;
-  /** The zone (and its last day) whose coverage was carried over to `timeZone`: that watermark is closed. */
-  closed: { timeZone: string; watermark: string } | null;
-  /**
-   * The day before the first day the nightly export took on in this zone: days up to it were never due. A run
-   * whose first due day is earlier (a backfill of older nights) moves it back, and those days become due.
-   */
-  origin: string | null;
 }
 
-/** The watermark's state as the updates return it. */
-export type NightlyWatermark = Omit<NightlyWatermarkState, 'projectId'>;
+export function coveredOfMemo(memo: Pick<NightlyRunMemo, 'covered'>): Covered[] {
+  return memo.covered.map(([from, to]) => ({ from: Date.parse(from), to: Date.parse(to) }));
+}
 
-/**
- * Returns the watermark of `timeZone`. A watermark without days takes `initial` (a schedule's first run: the day
- * before the first day it exports); an `initial` before the origin (a backfill of older nights, runs that start in
- * any order) makes the days after it due, the days already whole staying done. A watermark of another zone is
- * closed and its coverage carried over by instant.
- */
-export const readWatermarkUpdate = defineUpdate<NightlyWatermark, [{ timeZone: string; initial: string }]>(
-  'readWatermark',
-);
+export function memoCovered(covered: readonly Covered[]): [string, string][] {
+  return mergeCovered(covered).map((c) => [new Date(c.from).toISOString(), new Date(c.to).toISOString()]);
+}
 
-/**
- * Reports a day's export (or the bridge's): done whole, or failed with its error. The watermark moves over a day
- * once every day before it is whole too. A report for another zone than the watermark's changes nothing.
- */
-export const reportDayUpdate = defineUpdate<
-  NightlyWatermark,
-  [{ timeZone: string; day?: string; bridge?: InstantRange; error?: string }]
->('reportDay');
-
-/** A day's outcome in a nightly run. */
+/** A run's export and how it ended. */
 export interface NightlyDay {
+  /** exportLabel. */
   day: string;
   status: 'exported' | 'found-exported' | 'failed';
   workflowId: string;
@@ -93,16 +140,14 @@ export interface VisitorsNightlyResult {
   timeZoneFrom: 'input' | 'schedule' | 'default';
   /** The last day due: the day before the run's nominal time in `timeZone`. */
   through: string;
-  /** Days exported whole by this run, or found exported whole (by another run, a backfill), oldest first. */
+  /** Exports done by this run or found done (by another run, a backfill), oldest first (exportLabel). */
   exported: string[];
-  /** Days whose export failed: later days were still exported, and the next run retries these. */
+  /** Exports that failed: the later ones were still made, and the next run makes these again. */
   failed: FailedDay[];
-  /** After a zone change: the instants exported as one range between the old zone's days and the new zone's. */
-  bridge?: InstantRange & { workflowId: string; error?: string };
   days: NightlyDay[];
-  /** The watermark after the run. */
-  watermark: string | null;
-  /** Days due but left to the next runs (past `maxCatchUpDays`). */
+  /** The end of the first span of instants held whole (ISO): everything from the run's start up to it is done. */
+  wholeThrough: string | null;
+  /** Exports due but left to the next runs (past `maxCatchUpDays`). */
   remaining: number;
   totals: VisitorTotals;
   rows: number;
@@ -110,6 +155,3 @@ export interface VisitorsNightlyResult {
   files: string[];
   warnings: string[];
 }
-
-/** The failure a nightly run ends with when its watermark does not answer within its bound (non-retryable). */
-export const NIGHTLY_WATERMARK_UNAVAILABLE = 'NightlyWatermarkUnavailable';

@@ -18,7 +18,7 @@ export function fileSafe(value: string): string {
 /**
  * The export's folder relative to the destination, '/'-separated on disk and in a bucket alike. `default`:
  * `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`). `hive`:
- * `project=<id>/day=<day>` for one day, `project=<id>/from=<dateFrom>/to=<dateTo>` for a range, then
+ * `project=<id>/day=<day>` for one day, `ranges/project=<id>/from=<dateFrom>/to=<dateTo>` for a range, then
  * `/zone=<Area-City>` outside UTC: the folders DuckDB, Athena, Spark and Polars take partition columns from.
  * A partial export (of a range that had not ended) is never where a whole one goes: `…_partial` in `default`,
  * under `partial/` in `hive` (outside the dataset's folders, so that a query over them never reads it).
@@ -38,14 +38,25 @@ export function exportFolderKey(
     return `${project}/${fileSafe(dateFrom)}_${fileSafe(dateTo)}${zone}${suffix}`;
   }
   const day = singleDay(dateFrom, dateTo);
-  const dates = day === undefined ? `from=${fileSafe(dateFrom)}/to=${fileSafe(dateTo)}` : `day=${day}`;
-  const folder = `${project}/${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
+  const dates =
+    day === undefined
+      ? `${rangesFolderKey(projectId)}/from=${fileSafe(dateFrom)}/to=${fileSafe(dateTo)}`
+      : `${project}/day=${day}`;
+  const folder = `${dates}${zone === '' ? '' : `/zone=${zone.slice(1)}`}`;
   return partial ? `partial/${folder}` : folder;
 }
 
 /** The folder of a project's whole exports in a layout: `<projectId>` or `project=<projectId>`. */
 export function projectFolderKey(projectId: string, layout: ExportLayout): string {
   return layout === 'default' ? fileSafe(projectId) : `project=${fileSafe(projectId)}`;
+}
+
+/**
+ * Where a project's range exports go in `hive`: `ranges/project=<id>`, a root of their own, so that a query over
+ * the days (`project=<id>/day=<day>`) never meets a `from=`/`to=` folder (engines refuse partitions that differ).
+ */
+export function rangesFolderKey(projectId: string): string {
+  return `ranges/${projectFolderKey(projectId, 'hive')}`;
 }
 
 /** The layout an export is written in: EXPORT_LAYOUT when set, else `hive` for Parquet and `default` for text. */

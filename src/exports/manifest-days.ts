@@ -1,74 +1,85 @@
 import { z } from 'zod';
+import { parseApiDate } from '../contract/api-dates';
+import { PARTIAL_SUFFIX } from '../contract/names';
+import type { Covered } from '../contract/nightly';
 import { EXPORT_LAYOUTS } from '../contract/visitors-export-constants';
-import { addDays } from '../contract/zone-days';
+import { dayStart } from '../contract/zone-days';
 import type { ExportDestination } from './destination';
-import { exportFolderKey, MANIFEST_FILE, projectFolderKey, singleDay } from './layout';
+import { exportFolderKey, MANIFEST_FILE, projectFolderKey, rangesFolderKey, singleDay } from './layout';
 
-/** What telling a whole day takes from a `manifest.json` (VisitorsExportManifest); other fields are not read. */
+/** What telling a whole export takes from a `manifest.json` (VisitorsExportManifest); other fields are not read. */
 const manifestSchema = z.object({
   projectId: z.string(),
   range: z.object({ dateFrom: z.string(), dateTo: z.string(), timeZone: z.string().optional() }),
   partial: z.boolean().optional(),
+  files: z.array(z.object({ name: z.string() })),
 });
 
-export interface ManifestDaysQuery {
-  projectId: string;
-  timeZone: string;
-  /** Days up to and including this one are not looked for (a watermark); null: from the first. */
-  after: string | null;
-  /** The last day looked for. */
-  through: string;
-}
-
-export interface ManifestDays {
-  /** The days exported whole, oldest first. */
-  days: string[];
-  /** One per manifest skipped in a day's folder: it could not be read as the manifest of that whole day. */
+export interface WholeExports {
+  /** The instants each whole export holds, in manifest order. */
+  covered: Covered[];
+  /** A manifest lies in a folder of a day before `firstDay` (not read). */
+  olderExports: boolean;
+  /** One per manifest skipped: it could not be read as the manifest of its folder's whole export. */
   warnings: string[];
 }
 
-/** Manifests read at once: a rebuild reads one per day exported. */
+/** Manifests read at once. */
 const READS_AT_ONCE = 8;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T/;
 
 /**
- * The days of `timeZone` that the manifests at the destination show exported whole. A day counts when the
- * manifest in its folder (`default` or `hive` layout) names the project, exactly that day, the zone (absent: UTC)
- * and is not partial. Partial exports live elsewhere (`…_partial`, `partial/`) and are never read. A manifest that
- * is not valid JSON, not a manifest or not of its folder's whole day is skipped with a warning: its day is due.
+ * The whole exports of a project at the destination whose folder's first date is in [firstDay, lastDay]: the
+ * nightly export's record of done days. An export counts when the manifest in its folder (either layout) names the
+ * project, the folder's range and zone, is not partial, and every file it lists is there. Days of any zone count,
+ * and ranges of date-times (what a nightly run writes between the days of two zones); ranges of whole days do
+ * not (a report over days is not the days). Partial exports live elsewhere (`…_partial`, `partial/`) and are
+ * never read. A manifest that does not count for those reasons is skipped with a warning: its instants are due.
  */
-export async function wholeDaysInManifests(
+export async function wholeExports(
   destination: ExportDestination,
-  query: ManifestDaysQuery,
-): Promise<ManifestDays> {
-  const candidates: { key: string; day: string }[] = [];
-  for (const layout of EXPORT_LAYOUTS) {
-    const project = `${projectFolderKey(query.projectId, layout)}/`;
-    for (const key of await destination.listFinal(project)) {
-      const day = /^(?:day=)?(\d{4}-\d{2}-\d{2})/.exec(key.slice(project.length))?.[1];
-      if (day === undefined || day > query.through || (query.after !== null && day <= query.after)) continue;
-      const folder = exportFolderKey(query.projectId, day, addDays(day, 1), query.timeZone, layout);
-      if (key === `${folder}/${MANIFEST_FILE}`) candidates.push({ key, day });
+  projectId: string,
+  firstDay: string,
+  lastDay: string,
+): Promise<WholeExports> {
+  const folders = [
+    ...EXPORT_LAYOUTS.map((layout) => projectFolderKey(projectId, layout)),
+    rangesFolderKey(projectId),
+  ];
+  const listed = new Set<string>();
+  const manifests: string[] = [];
+  let olderExports = false;
+  for (const folder of folders) {
+    for (const key of await destination.listFinal(`${folder}/`)) {
+      listed.add(key);
+      const first = /\d{4}-\d{2}-\d{2}/.exec(key.slice(folder.length))?.[0];
+      const manifest =
+        key.endsWith(`/${MANIFEST_FILE}`) && !key.endsWith(`${PARTIAL_SUFFIX}/${MANIFEST_FILE}`);
+      if (!manifest || first === undefined) continue;
+      if (first < firstDay) olderExports = true;
+      else if (first <= lastDay) manifests.push(key);
     }
   }
-  const days = new Set<string>();
+  const covered: Covered[] = [];
   const warnings: string[] = [];
-  for (let i = 0; i < candidates.length; i += READS_AT_ONCE) {
-    const batch = candidates.slice(i, i + READS_AT_ONCE);
-    const texts = await Promise.all(batch.map(({ key }) => destination.readFinal(key)));
-    batch.forEach(({ key, day }, j) => {
+  for (let i = 0; i < manifests.length; i += READS_AT_ONCE) {
+    const batch = manifests.slice(i, i + READS_AT_ONCE);
+    const texts = await Promise.all(batch.map((key) => destination.readFinal(key)));
+    batch.forEach((key, j) => {
       const text = texts[j];
-      // Removed since the listing: no export of the day to count.
+      // Removed since the listing: nothing there to count.
       if (text === undefined) return;
-      const problem = problemOf(text, query, day);
-      if (problem === undefined) days.add(day);
-      else warnings.push(`${destination.location(key)} skipped (${problem}): ${day} is due again`);
+      const found = spanOf(text, key, projectId, listed);
+      if (typeof found !== 'string') covered.push(found);
+      else if (found !== '')
+        warnings.push(`${destination.location(key)} skipped (${found}): its hours are due`);
     });
   }
-  return { days: [...days].sort(), warnings };
+  return { covered, olderExports, warnings };
 }
 
-/** Why a manifest does not show `day` of the query's zone exported whole; undefined when it does. */
-function problemOf(text: string, query: ManifestDaysQuery, day: string): string | undefined {
+/** The instants a manifest shows exported whole; '' for a range of whole days; else why it does not count. */
+function spanOf(text: string, key: string, projectId: string, listed: Set<string>): Covered | string {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -80,10 +91,20 @@ function problemOf(text: string, query: ManifestDaysQuery, day: string): string 
     const issue = parsed.error.issues[0];
     return `not a manifest: ${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
   }
-  const { projectId, range, partial } = parsed.data;
-  if (projectId !== query.projectId) return `of project ${projectId}`;
+  const { range, partial, files } = parsed.data;
+  if (parsed.data.projectId !== projectId) return `of project ${parsed.data.projectId}`;
   if (partial === true) return 'a partial export';
-  if ((range.timeZone ?? 'UTC') !== query.timeZone) return `of zone ${range.timeZone ?? 'UTC'}`;
-  if (singleDay(range.dateFrom, range.dateTo) !== day) return `of ${range.dateFrom} → ${range.dateTo}`;
-  return undefined;
+  const folder = key.slice(0, -MANIFEST_FILE.length - 1);
+  const folders = EXPORT_LAYOUTS.map((layout) =>
+    exportFolderKey(projectId, range.dateFrom, range.dateTo, range.timeZone, layout),
+  );
+  if (!folders.includes(folder)) return `of ${range.dateFrom} → ${range.dateTo}, not of its folder`;
+  const missing = files.find((file) => !listed.has(`${folder}/${file.name}`));
+  if (missing !== undefined) return `${missing.name} is missing`;
+  if (singleDay(range.dateFrom, range.dateTo) !== undefined) {
+    const zone = range.timeZone ?? 'UTC';
+    return { from: dayStart(range.dateFrom, zone).instant, to: dayStart(range.dateTo, zone).instant };
+  }
+  if (!DATE_TIME.test(range.dateFrom) || !DATE_TIME.test(range.dateTo)) return '';
+  return { from: parseApiDate(range.dateFrom) ?? NaN, to: parseApiDate(range.dateTo) ?? NaN };
 }

@@ -4,7 +4,6 @@ import type { Activities } from '../activities';
 import type { AgentJobAnswer } from '../activities/agent-job';
 import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
 import type { WorkerMetrics } from './metrics';
-import { recordWatermark } from './nightly-watermarks';
 
 /** What an activity execution gives a recorder: its input, its result or failure, its duration. */
 interface Execution {
@@ -56,21 +55,6 @@ const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
     metrics.record('exportRows', merged.rows, labels);
     if (merged.bytes !== undefined) metrics.record('exportBytes', merged.bytes, labels);
     metrics.record('exportMergeSeconds', seconds, { format: request.format });
-  },
-  planNightlyExport: (metrics, { input, result, error }) => {
-    if (error !== undefined) return;
-    const plan = result as { timeZone: string; watermark: string | null };
-    recordWatermark(metrics, projectOf(input), plan.timeZone, plan.watermark);
-  },
-  reportNightlyDay: (metrics, { input, result, error }) => {
-    if (error !== undefined) return;
-    const report = input as { projectId: string; timeZone: string; day?: string; error?: string };
-    const { projectId, timeZone } = report;
-    // A failed day is reported too: it holds the watermark back.
-    if (report.day !== undefined && report.error === undefined) {
-      metrics.record('nightlyDayExports', 1, { project: projectId, time_zone: timeZone });
-    }
-    recordWatermark(metrics, projectId, timeZone, (result as { watermark: string | null }).watermark);
   },
 };
 

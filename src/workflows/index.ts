@@ -3,7 +3,6 @@ import { agentJobCreateRecord } from './agent-job/create-record';
 import { docsBudgetLimiter } from './budget/limiter';
 import { visitorsExport } from './visitors-export/workflow';
 import { visitorsNightly } from './visitors-nightly/workflow';
-import { visitorsNightlyWatermark } from './visitors-nightly/watermark';
 import { declareVersioningBehaviors } from './versioning';
 
 declareVersioningBehaviors({
@@ -12,14 +11,6 @@ declareVersioningBehaviors({
   visitorsExport,
   visitorsNightly,
   docsBudgetLimiter,
-  visitorsNightlyWatermark,
 });
 
-export {
-  agentJob,
-  agentJobCreateRecord,
-  visitorsExport,
-  visitorsNightly,
-  docsBudgetLimiter,
-  visitorsNightlyWatermark,
-};
+export { agentJob, agentJobCreateRecord, visitorsExport, visitorsNightly, docsBudgetLimiter };

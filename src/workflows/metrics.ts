@@ -27,3 +27,15 @@ export function recordPermitWait(kind: BudgetKind, waitedMs: number): void {
 export function recordFollowUpNotAccepted(projectId: string): void {
   record('followUpsNotAccepted', 1, { project: projectId });
 }
+
+/** A nightly run's end: the exports it made whole, and the end of the first span held whole (ms), if any. */
+export function recordNightlyRun(
+  project: string,
+  zone: string,
+  exported: number,
+  wholeThroughMs?: number,
+): void {
+  const labels = { project, time_zone: zone };
+  record('nightlyDayExports', exported, labels);
+  if (wholeThroughMs !== undefined) record('nightlyWatermarkSeconds', wholeThroughMs / 1000, labels);
+}

@@ -19,12 +19,10 @@ export const VERSIONING_BEHAVIOR = {
   /** Completes in its first task (it returns its input): it never meets another version. */
   agentJobCreateRecord: 'PINNED',
   /**
-   * A nightly run awaits its days' exports (children, each pinned on its own) and the watermark's answers: it
-   * finishes on the code that started it.
+   * A nightly run awaits its days' exports (children, each pinned on its own): it finishes on the code that
+   * started it.
    */
   visitorsNightly: 'PINNED',
-  /** Never ends: the same as the limiter. */
-  visitorsNightlyWatermark: 'PINNED',
 } as const satisfies Record<string, VersioningBehavior>;
 
 export type VersionedWorkflowType = keyof typeof VERSIONING_BEHAVIOR;

@@ -393,7 +393,7 @@ describe('nightly visitors export schedule', () => {
   test('backfill exports the days given, in the schedule zone; the next night does not send them again', async () => {
     const projectId = 'backfill-days';
     await createVisitorsSchedule(stack.env.client, { projectId, at: '02:30', timeZone: 'Europe/Paris' });
-    // The night of 11-09: 11-08 exported, watermark 11-08.
+    // The night of 11-09: 11-08 exported.
     await fireNights(stack.env.client, projectId, '2026-11-09T01:00:00Z', '2026-11-09T02:00:00Z');
     await completedRanges(visitorsScheduleId(projectId), 1);
     const started = await backfillVisitorsSchedule(stack.env.client, projectId, {
@@ -415,7 +415,9 @@ describe('nightly visitors export schedule', () => {
     await completedRanges(visitorsScheduleId(projectId), 2);
     const sent = requestedRanges(projectId).slice(afterBackfill);
     assert.deepEqual(sent, [{ dateFrom: '2026-11-11T00:00:00+01:00', dateTo: '2026-11-12T00:00:00+01:00' }]);
-    assert.equal((await describeVisitorsNightly(stack.env.client, projectId)).watermark, '2026-11-11');
+    const described = await describeVisitorsNightly(stack.env.client, projectId);
+    assert.equal(described.latestRun?.through, '2026-11-11');
+    assert.deepEqual(described.missing, []);
     await deleteVisitorsSchedule(stack.env.client, projectId);
   });
 });

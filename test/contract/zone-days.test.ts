@@ -4,7 +4,6 @@ import { parseApiDate } from '../../src/contract/api-dates';
 import {
   addDays,
   dayBefore,
-  dueDays,
   localDayOf,
   zoneDays,
   type DateRange,
@@ -177,31 +176,4 @@ test('addDays: calendar days, across months, leap days and DST changes', () => {
   assert.equal(addDays('2028-02-28', 1), '2028-02-29');
   assert.equal(addDays('2026-03-28', 2), '2026-03-30');
   assert.equal(addDays('2026-01-01', -1), '2025-12-31');
-});
-
-test('dueDays: every day after the watermark up to through, capped, done days left out', () => {
-  assert.deepEqual(dueDays('2026-11-01', '2026-11-04', 31), {
-    days: ['2026-11-02', '2026-11-03', '2026-11-04'],
-    remaining: 0,
-  });
-  // A second fire the same day: nothing due.
-  assert.deepEqual(dueDays('2026-11-04', '2026-11-04', 31), { days: [], remaining: 0 });
-  // A watermark ahead of through (a run with an older nominal time fires late): nothing due.
-  assert.deepEqual(dueDays('2026-11-06', '2026-11-04', 31), { days: [], remaining: 0 });
-  // No watermark: the first run exports its own day only.
-  assert.deepEqual(dueDays(null, '2026-11-04', 31), { days: ['2026-11-04'], remaining: 0 });
-  // Capped: the oldest first, the rest counted.
-  assert.deepEqual(dueDays('2026-10-01', '2026-11-04', 31).remaining, 3);
-  assert.deepEqual(dueDays('2026-10-01', '2026-11-04', 31).days.at(0), '2026-10-02');
-  assert.deepEqual(dueDays('2026-10-01', '2026-11-04', 31).days.at(-1), '2026-11-01');
-  // Days already done after a gap are not exported again.
-  assert.deepEqual(dueDays('2026-11-01', '2026-11-05', 2, ['2026-11-03']), {
-    days: ['2026-11-02', '2026-11-04'],
-    remaining: 1,
-  });
-  // The spring change: the run after the skipped night exports both days.
-  assert.deepEqual(dueDays('2026-03-27', dayBefore(new Date('2026-03-30T00:30:00Z'), 'Europe/Paris'), 31), {
-    days: ['2026-03-28', '2026-03-29'],
-    remaining: 0,
-  });
 });

@@ -28,7 +28,7 @@ describe('export file layout', () => {
     );
   });
 
-  test('hive: project=, then day= for one day or from=/to= for a range, then zone= outside UTC', () => {
+  test('hive: project=, then day= for one day; ranges under ranges/ with from=/to=, then zone= outside UTC', () => {
     const hive = (from: string, to: string, zone?: string) => exportFolderKey('acme', from, to, zone, 'hive');
     assert.equal(hive('2026-11-01', '2026-11-02'), 'project=acme/day=2026-11-01');
     assert.equal(hive('2026-11-01', '2026-11-02', 'UTC'), 'project=acme/day=2026-11-01');
@@ -37,10 +37,10 @@ describe('export file layout', () => {
       'project=acme/day=2026-11-01/zone=America-Argentina-Buenos_Aires',
     );
     assert.equal(hive('2026-02-28', '2026-03-01'), 'project=acme/day=2026-02-28');
-    assert.equal(hive('2026-11-01', '2026-11-03'), 'project=acme/from=2026-11-01/to=2026-11-03');
+    assert.equal(hive('2026-11-01', '2026-11-03'), 'ranges/project=acme/from=2026-11-01/to=2026-11-03');
     assert.equal(
       hive('2026-11-01T00:00:00+02:00', '2026-11-02T00:00:00+02:00', 'Europe/Paris'),
-      'project=acme/from=2026-11-01T00-00-00+02-00/to=2026-11-02T00-00-00+02-00/zone=Europe-Paris',
+      'ranges/project=acme/from=2026-11-01T00-00-00+02-00/to=2026-11-02T00-00-00+02-00/zone=Europe-Paris',
     );
     assert.equal(
       exportFolderKey('acme', '2026-11-01', '2026-11-02', 'Europe/Paris'),

@@ -5,7 +5,8 @@ import { addDays } from '../../src/contract/zone-days';
 import { finishExportFolder } from '../../src/exports/export-files';
 import { exportFolderKey } from '../../src/exports/layout';
 import { LocalDestination } from '../../src/exports/local-destination';
-import { wholeDaysInManifests } from '../../src/exports/manifest-days';
+import { wholeExports } from '../../src/exports/manifest-days';
+import { dayStart } from '../../src/contract/zone-days';
 import { tempDir } from '../helpers/temp-dir';
 
 interface Export {
@@ -36,7 +37,7 @@ async function exported(destination: LocalDestination, e: Export): Promise<strin
     rows: 0,
     pages: 1,
     sha256: '0'.repeat(64),
-    files: [],
+    files: [{ name: 'visitors.csv', rows: 0, bytes: 20, sha256: '0'.repeat(64) }],
     totals: { human: 0, ai: 0, total: 0 },
     warnings: [],
     generatedAt: '2026-11-20T00:00:00.000Z',
@@ -48,13 +49,18 @@ async function exported(destination: LocalDestination, e: Export): Promise<strin
   return folder;
 }
 
-describe('wholeDaysInManifests', () => {
-  test('a day counts from the manifest of its whole export, in either layout, of the project and zone', async () => {
+/** The instants of a day of a zone, as wholeExports reports them. */
+const day = (date: string, zone = 'UTC') => ({
+  from: dayStart(date, zone).instant,
+  to: dayStart(addDays(date, 1), zone).instant,
+});
+
+describe("wholeExports: the nightly export's record of done days", () => {
+  test('days of every zone in either layout and date-time ranges count; partial, day ranges, other projects do not', async () => {
     const destination = new LocalDestination(await tempDir('manifest-days'));
     await exported(destination, { dateFrom: '2026-11-01' });
     await exported(destination, { dateFrom: '2026-11-02', layout: 'hive' });
     await exported(destination, { dateFrom: '2026-11-03', timeZone: 'UTC' });
-    // Not whole days of acme in UTC: partial (both layouts), another zone, a range, another project.
     await exported(destination, { dateFrom: '2026-11-04', partial: true });
     await exported(destination, { dateFrom: '2026-11-05', layout: 'hive', partial: true });
     await exported(destination, { dateFrom: '2026-11-06', timeZone: 'Europe/Paris' });
@@ -62,34 +68,27 @@ describe('wholeDaysInManifests', () => {
     await exported(destination, { dateFrom: '2026-11-08', dateTo: '2026-11-10' });
     await exported(destination, { dateFrom: '2026-11-08', dateTo: '2026-11-10', layout: 'hive' });
     await exported(destination, { projectId: 'acme-2', dateFrom: '2026-11-11' });
-    await exported(destination, { dateFrom: '2026-11-12', dateTo: '2026-11-12T12:00:00Z' });
+    const bridge = { dateFrom: '2026-11-12T00:00:00-08:00', dateTo: '2026-11-13T00:00:00+00:00' };
+    await exported(destination, { ...bridge, layout: 'hive' });
 
-    const utc = { projectId: 'acme', timeZone: 'UTC', after: null, through: '2026-11-30' };
-    assert.deepEqual(await wholeDaysInManifests(destination, utc), {
-      days: ['2026-11-01', '2026-11-02', '2026-11-03'],
-      warnings: [],
-    });
-    const paris = { ...utc, timeZone: 'Europe/Paris' };
-    assert.deepEqual((await wholeDaysInManifests(destination, paris)).days, ['2026-11-06', '2026-11-07']);
-    const other = { ...utc, projectId: 'acme-2' };
-    assert.deepEqual((await wholeDaysInManifests(destination, other)).days, ['2026-11-11']);
+    const found = await wholeExports(destination, 'acme', '2026-11-01', '2026-11-30');
+    const sorted = [...found.covered].sort((a, b) => a.from - b.from);
+    assert.deepEqual(sorted, [
+      day('2026-11-01'),
+      day('2026-11-02'),
+      day('2026-11-03'),
+      day('2026-11-06', 'Europe/Paris'),
+      day('2026-11-07', 'Europe/Paris'),
+      { from: Date.parse('2026-11-12T08:00:00Z'), to: Date.parse('2026-11-13T00:00:00Z') },
+    ]);
+    assert.deepEqual(found.warnings, []);
+    assert.equal(found.olderExports, false);
+    const later = await wholeExports(destination, 'acme', '2026-11-03', '2026-11-06');
+    assert.deepEqual(later.covered.length, 2, 'only the folders of the days asked for are read');
+    assert.equal(later.olderExports, true);
   });
 
-  test('only the days after `after` up to `through` are looked for', async () => {
-    const destination = new LocalDestination(await tempDir('manifest-days'));
-    for (const day of ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04']) {
-      await exported(destination, { dateFrom: day, layout: day === '2026-11-03' ? 'hive' : 'default' });
-    }
-    const days = await wholeDaysInManifests(destination, {
-      projectId: 'acme',
-      timeZone: 'UTC',
-      after: '2026-11-01',
-      through: '2026-11-03',
-    });
-    assert.deepEqual(days, { days: ['2026-11-02', '2026-11-03'], warnings: [] });
-  });
-
-  test("a manifest that does not show its folder's whole day is skipped with a warning, never fatal", async () => {
+  test("a manifest that does not show its folder's whole export is skipped with a warning, never fatal", async () => {
     const dir = await tempDir('manifest-days');
     const destination = new LocalDestination(dir);
     await exported(destination, { dateFrom: '2026-11-01' });
@@ -106,21 +105,23 @@ describe('wholeDaysInManifests', () => {
     await rewritten('2026-11-05', { range: { dateFrom: '2026-11-20', dateTo: '2026-11-21' } });
     await rewritten('2026-11-07', { projectId: 'acme-2' });
     await exported(destination, { dateFrom: '2026-11-06' });
+    const gone = await exported(destination, { dateFrom: '2026-11-08' });
+    await destination.removeFinal(`${gone}/visitors.csv`);
 
-    const found = await wholeDaysInManifests(destination, {
-      projectId: 'acme',
-      timeZone: 'UTC',
-      after: null,
-      through: '2026-11-10',
-    });
-    assert.deepEqual(found.days, ['2026-11-01', '2026-11-06']);
-    assert.deepEqual(found.warnings, [
-      `${dir}/acme/2026-11-02_2026-11-03/manifest.json skipped (not valid JSON): 2026-11-02 is due again`,
-      `${dir}/acme/2026-11-04_2026-11-05/manifest.json skipped (a partial export): 2026-11-04 is due again`,
-      `${dir}/acme/2026-11-05_2026-11-06/manifest.json skipped (of 2026-11-20 → 2026-11-21): 2026-11-05 is due again`,
-      `${dir}/acme/2026-11-07_2026-11-08/manifest.json skipped (of project acme-2): 2026-11-07 is due again`,
-      `${dir}/project=acme/day=2026-11-03/manifest.json skipped (not a manifest: range.dateFrom: ` +
-        'Invalid input: expected string, received undefined): 2026-11-03 is due again',
+    const found = await wholeExports(destination, 'acme', '2026-11-01', '2026-11-10');
+    assert.deepEqual(found.covered, [day('2026-11-01'), day('2026-11-06')]);
+    const skipped = (folder: string, why: string) =>
+      `${dir}/${folder}/manifest.json skipped (${why}): its hours are due`;
+    assert.deepEqual(found.warnings.sort(), [
+      skipped('acme/2026-11-02_2026-11-03', 'not valid JSON'),
+      skipped('acme/2026-11-04_2026-11-05', 'a partial export'),
+      skipped('acme/2026-11-05_2026-11-06', 'of 2026-11-20 → 2026-11-21, not of its folder'),
+      skipped('acme/2026-11-07_2026-11-08', 'of project acme-2'),
+      skipped('acme/2026-11-08_2026-11-09', 'visitors.csv is missing'),
+      skipped(
+        'project=acme/day=2026-11-03',
+        'not a manifest: range.dateFrom: Invalid input: expected string, received undefined',
+      ),
     ]);
   });
 });

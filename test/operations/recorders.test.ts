@@ -5,7 +5,6 @@ import { recordActivityMetrics } from '../../src/operations/activity-metrics';
 import { endpointOf } from '../../src/operations/docs-api-metrics';
 import { WorkerMetrics } from '../../src/operations/metrics';
 import { STATUS_CLASSES } from '../../src/contract/metrics';
-import { addDays, dayBefore } from '../../src/contract/zone-days';
 import { recordingMeter, seriesKey } from '../helpers/recording-meter';
 
 async function run(metrics: WorkerMetrics, activityType: string, input: unknown, result: unknown) {
@@ -15,39 +14,9 @@ async function run(metrics: WorkerMetrics, activityType: string, input: unknown,
   return execute({ args: [input], headers: {} }, () => Promise.resolve(result));
 }
 
-describe('nightly recorders', () => {
-  test('the end of the watermark day as Unix seconds; days exported from 0, a failed day not', async () => {
-    const { meter, values } = recordingMeter();
-    const metrics = new WorkerMetrics(meter);
-    const timeZone = 'Europe/Paris';
-    const yesterday = dayBefore(new Date(), timeZone);
-    const watermark = addDays(yesterday, -3);
-    const labels = { project: 'p', time_zone: timeZone };
-    const endOf = (day: string) => Date.parse(`${addDays(day, 1)}T00:00:00Z`) / 1000;
-    await run(metrics, 'planNightlyExport', { projectId: 'p' }, { timeZone, watermark, days: [] });
-    assert.equal(values.get(seriesKey('docs_agent_nightly_watermark_seconds', labels)), endOf(watermark));
-    await run(
-      metrics,
-      'reportNightlyDay',
-      { projectId: 'p', timeZone, day: addDays(watermark, 1), error: '403' },
-      { watermark, done: [] },
-    );
-    assert.equal(values.get(seriesKey('docs_agent_nightly_watermark_seconds', labels)), endOf(watermark));
-    assert.equal(values.get(seriesKey('docs_agent_nightly_day_exports_total', labels)), 0);
-    await run(
-      metrics,
-      'reportNightlyDay',
-      { projectId: 'p', timeZone, day: yesterday },
-      { watermark: yesterday, done: [] },
-    );
-    assert.equal(values.get(seriesKey('docs_agent_nightly_watermark_seconds', labels)), endOf(yesterday));
-    assert.equal(values.get(seriesKey('docs_agent_nightly_day_exports_total', labels)), 1);
-  });
-
-  test('a result of an unexpected shape costs a warning, never the activity', async () => {
-    const metrics = new WorkerMetrics(recordingMeter().meter);
-    assert.equal(await run(metrics, 'mergeVisitorsExport', undefined, 'odd'), 'odd');
-  });
+test('a result of an unexpected shape costs a warning, never the activity', async () => {
+  const metrics = new WorkerMetrics(recordingMeter().meter);
+  assert.equal(await run(metrics, 'mergeVisitorsExport', undefined, 'odd'), 'odd');
 });
 
 test('endpointOf: the four operations under any base path, anything else other', () => {

@@ -7,7 +7,7 @@ import { createVisitorsSchedule } from '../../src/client/schedule';
 import { describeDeployment } from '../../src/client/worker-deployment';
 import { startVisitorsExport } from '../../src/client/visitors-export';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../../src/contract/budget';
-import { visitorsScheduleId, WorkflowType } from '../../src/contract/names';
+import { visitorsScheduleId } from '../../src/contract/names';
 import { addDays } from '../../src/contract/zone-days';
 import { startWorkerProcess } from '../../dev/worker-process';
 import { workflowBundlePath } from '../../dev/workflow-bundle';
@@ -157,8 +157,8 @@ test('a rolling deploy v1 -> v2 with work in flight fails nothing and loses noth
     );
     assert.deepEqual(nightVersions, ['v1', 'v1', 'v2']);
 
-    // The long-lived workflows: on v2 since their first continue-as-new after the switch, pinned there.
-    for (const type of [WorkflowType.visitorsNightlyWatermark, BUDGET_LIMITER_WORKFLOW_TYPE]) {
+    // The long-lived workflow (the limiter): on v2 since their first continue-as-new after the switch, pinned there.
+    for (const type of [BUDGET_LIMITER_WORKFLOW_TYPE]) {
       const running = await runsOf(client, `WorkflowType = '${type}' AND ExecutionStatus = 'Running'`);
       assert.ok(running.length > 0, `${type} runs`);
       for (const run of running) {

@@ -18,7 +18,7 @@ test('the worker killed with SIGKILL mid catch-up: a new worker finishes it, eac
   const { env, sim, exportDir, worker: first } = stack;
   const projectId = 'catch-up';
   await createVisitorsSchedule(env.client, { projectId, at: '02:00', timeZone: 'UTC' });
-  // The night of 11-02: 11-01 exported, watermark 11-01.
+  // The night of 11-02: 11-01 exported.
   await fireNights(env.client, projectId, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
   await settledRuns(env.client, projectId, 1);
 
@@ -36,7 +36,7 @@ test('the worker killed with SIGKILL mid catch-up: a new worker finishes it, eac
     const runs = await settledRuns(env.client, projectId, 2, 240_000);
     const expected = Array.from({ length: 7 }, (_, i) => addDays('2026-11-02', i));
     assert.deepEqual(runs[1]?.exported, expected);
-    assert.equal(runs[1]?.watermark, '2026-11-08');
+    assert.equal(runs[1]?.wholeThrough, '2026-11-09T00:00:00.000Z');
 
     const ranges = requestedRanges(sim.requests(), projectId);
     assert.deepEqual(
@@ -55,7 +55,7 @@ test('the worker killed with SIGKILL mid catch-up: a new worker finishes it, eac
       assert.equal(executions, 1, `${day}: one export`);
       await fs.access(path.join(exportDir, projectId, `${day}_${addDays(day, 1)}`, 'manifest.json'));
     }
-    assert.equal((await describeVisitorsNightly(env.client, projectId)).watermark, '2026-11-08');
+    assert.deepEqual((await describeVisitorsNightly(env.client, projectId)).missing, []);
     assert.ok(daysBeforeKill < 8, `killed mid catch-up (after ${daysBeforeKill} days were asked for)`);
   } finally {
     await second.kill('SIGTERM');

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client';
 import {
   backfillVisitorsSchedule,
@@ -15,8 +14,8 @@ import { startVisitorsExport } from '../../src/client/visitors-export';
 import { parseApiDate } from '../../src/contract/api-dates';
 import { InputValidationError } from '../../src/contract/input-error';
 import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType } from '../../src/contract/names';
-import { nightlyWatermarkWorkflowId, type NightlyWatermarkState } from '../../src/contract/nightly';
-import { addDays, localDayOf } from '../../src/contract/zone-days';
+import type { VisitorsNightlyResult } from '../../src/contract/nightly';
+import { addDays, dayBefore, dayStart, localDayOf } from '../../src/contract/zone-days';
 import { fireNights, settledRuns } from '../helpers/nightly';
 import { useStack } from '../helpers/stack';
 
@@ -88,7 +87,6 @@ describe('a Temporal backfill of 5 nights with AllowAll', () => {
         folders,
         expected.map((d) => `${d}_${addDays(d, 1)}`),
       );
-      assert.equal((await describeVisitorsNightly(client, projectId)).watermark, '2026-11-05');
       // Promptly: the nights run side by side, not one a night (5 pages one after the other take 5 latencies).
       assert.ok(elapsed < 30_000 + 5 * latencyMs, `settled in ${elapsed} ms`);
       await deleteVisitorsSchedule(client, projectId);
@@ -96,7 +94,7 @@ describe('a Temporal backfill of 5 nights with AllowAll', () => {
   }
 });
 
-describe('operators: a failing day, a lost watermark, a task-queue change', () => {
+describe('operators: a failing day', () => {
   test('a failing day does not hold the later ones back, shows, and is retried by the next run', async () => {
     const projectId = 'failing-day';
     const { client } = stack.env;
@@ -112,11 +110,11 @@ describe('operators: a failing day, a lost watermark, a task-queue change', () =
     assert.equal(second?.failed[0]?.day, '2026-11-02');
     assert.match(second?.failed[0]?.error ?? '', /403/);
     assert.match(second?.warnings.join('\n') ?? '', /2026-11-02 failed: .*403/);
-    assert.equal(second?.watermark, '2026-11-01', 'the watermark stops before the failed day');
+    assert.equal(second?.wholeThrough, '2026-11-02T00:00:00.000Z', 'whole up to the failed day');
     const described = await describeVisitorsNightly(client, projectId);
     assert.equal(described.failed[0]?.day, '2026-11-02');
     assert.match(described.failed[0]?.error ?? '', /403/);
-    assert.deepEqual(described.doneAfterWatermark, ['2026-11-03', '2026-11-04', '2026-11-05']);
+    assert.deepEqual(described.missing, ['2026-11-02']);
     assert.deepEqual(described.nextRuns[0]?.days.slice(0, 1), ['2026-11-02'], 'describe: retried next');
 
     stack.sim.faults.add({ route: 'getVisitors', projectId, kind: 'status', status: 403, times: 1 });
@@ -128,106 +126,11 @@ describe('operators: a failing day, a lost watermark, a task-queue change', () =
     await fireNights(client, projectId, '2026-11-08T01:00:00Z', '2026-11-08T03:00:00Z');
     runs = await settledRuns(client, projectId, 4);
     assert.deepEqual(runs[3]?.exported, ['2026-11-02', '2026-11-07']);
-    assert.equal(runs[3]?.watermark, '2026-11-07');
+    assert.equal(runs[3]?.wholeThrough, '2026-11-08T00:00:00.000Z');
     assert.deepEqual((await describeVisitorsNightly(client, projectId)).failed, []);
     assertCoveredOnce(projectId, '2026-11-01T00:00:00Z', '2026-11-08T00:00:00Z');
     await deleteVisitorsSchedule(client, projectId);
   });
-
-  test('a terminated, then deleted watermark is rebuilt from durable state: no day skipped', async () => {
-    const projectId = 'lost-watermark';
-    const { client } = stack.env;
-    await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'UTC' });
-    await fireNights(client, projectId, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
-    await settledRuns(client, projectId, 1);
-    // Terminated in the middle of a catch-up of 11-02 .. 11-05 (each page takes a second).
-    stack.sim.faults.add({ route: 'getVisitors', projectId, kind: 'latency', latencyMs: 1_000 });
-    await fireNights(client, projectId, '2026-11-06T01:00:00Z', '2026-11-06T03:00:00Z');
-    while (answered(projectId).length < 2) await sleep(50);
-    await client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)).terminate('operator mistake');
-    const runs = await settledRuns(client, projectId, 2, 60_000);
-    assert.deepEqual(runs[1]?.exported, days('2026-11-02', 4));
-    assert.equal((await describeVisitorsNightly(client, projectId)).watermark, '2026-11-05');
-
-    // Gone for good (as after the namespace's retention): every run of it deleted, its memo too.
-    const watermarkId = nightlyWatermarkWorkflowId(projectId);
-    for await (const run of client.workflow.list({ query: `WorkflowId = '${watermarkId}'` })) {
-      await client.workflowService.deleteWorkflowExecution({
-        namespace: client.options.namespace,
-        workflowExecution: { workflowId: watermarkId, runId: run.runId },
-      });
-    }
-    while ((await describeVisitorsNightly(client, projectId)).watermark !== null) await sleep(200);
-    await fireNights(client, projectId, '2026-11-09T01:00:00Z', '2026-11-09T03:00:00Z');
-    const after = await settledRuns(client, projectId, 3, 60_000);
-    assert.deepEqual(
-      after[2]?.exported,
-      days('2026-11-06', 3),
-      'from the last whole day, not from yesterday',
-    );
-    assertCoveredOnce(projectId, '2026-11-01T00:00:00Z', '2026-11-09T00:00:00Z');
-    await deleteVisitorsSchedule(client, projectId);
-  });
-
-  test("a watermark left on a task queue no worker serves moves to the run's queue", async () => {
-    const projectId = 'moved-queue';
-    const { client } = stack.env;
-    const state: NightlyWatermarkState = {
-      projectId,
-      timeZone: 'UTC',
-      watermark: '2026-11-01',
-      done: [],
-      failed: [],
-      bridge: null,
-      closed: null,
-      origin: '2026-10-31',
-    };
-    await client.workflow.start(WorkflowType.visitorsNightlyWatermark, {
-      workflowId: nightlyWatermarkWorkflowId(projectId),
-      taskQueue: 'retired-workers',
-      args: [state],
-      memo: { ...state },
-    });
-    await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'UTC' });
-    const started = Date.now();
-    await fireNights(client, projectId, '2026-11-04T01:00:00Z', '2026-11-04T03:00:00Z');
-    const [run] = await settledRuns(client, projectId, 1, 60_000);
-    assert.deepEqual(run?.exported, ['2026-11-02', '2026-11-03']);
-    assert.ok(Date.now() - started < 30_000, "well within the watermark calls' bound");
-    const moved = await client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)).describe();
-    assert.equal(moved.taskQueue, DEFAULT_TASK_QUEUE);
-    assert.equal(moved.status.name, 'RUNNING');
-    await deleteVisitorsSchedule(client, projectId);
-  });
-});
-
-test('a watermark that does not answer fails the run within its bound, saying so', async () => {
-  const projectId = 'mute-watermark';
-  const { client } = stack.env;
-  // Something runs under the watermark's id on the run's own queue, but no worker can run it: updates never land.
-  await client.workflow.start('notAWorkflowOfThisWorker', {
-    workflowId: nightlyWatermarkWorkflowId(projectId),
-    taskQueue: DEFAULT_TASK_QUEUE,
-  });
-  const started = Date.now();
-  const run = await client.workflow.start(WorkflowType.visitorsNightly, {
-    workflowId: `${projectId}/run`,
-    taskQueue: DEFAULT_TASK_QUEUE,
-    args: [{ projectId, timeZone: 'UTC' }],
-  });
-  await assert.rejects(run.result(), (error: unknown) => {
-    assert.ok(error instanceof WorkflowFailedError);
-    assert.match(
-      error.cause?.message ?? '',
-      /the nightly watermark of mute-watermark did not answer \(reading it\)/,
-    );
-    return true;
-  });
-  // Three attempts of at most 20 s each, with 1 s and 2 s between them.
-  const elapsed = Date.now() - started;
-  assert.ok(elapsed < 90_000, `failed after ${elapsed} ms`);
-  assert.equal(answered(projectId).length, 0);
-  await client.workflow.getHandle(nightlyWatermarkWorkflowId(projectId)).terminate('test over');
 });
 
 describe('zone changes: carried over by instant, no gap and no overlap', () => {
@@ -241,16 +144,14 @@ describe('zone changes: carried over by instant, no gap and no overlap', () => {
     await updateVisitorsSchedule(client, { projectId, timeZone: 'UTC', at: '02:30' });
     await fireNights(client, projectId, '2026-11-22T02:00:00Z', '2026-11-22T03:00:00Z');
     const runs = await settledRuns(client, projectId, 2);
-    assert.deepEqual(runs[1]?.bridge && [runs[1].bridge.dateFrom, runs[1].bridge.dateTo], [
-      '2026-11-20T00:00:00-08:00',
-      '2026-11-21T00:00:00+00:00',
+    assert.deepEqual(runs[1]?.exported, [
+      '2026-11-20T08:00:00+00:00_2026-11-21T00:00:00+00:00',
+      '2026-11-21',
     ]);
-    assert.deepEqual(runs[1]?.exported, ['2026-11-21']);
     assertCoveredOnce(projectId, '2026-11-19T08:00:00Z', '2026-11-22T00:00:00Z');
     const described = await describeVisitorsNightly(client, projectId);
-    assert.deepEqual(described.closed, { timeZone: 'America/Los_Angeles', watermark: '2026-11-19' });
-    assert.equal(described.watermarkTimeZone, 'UTC');
-    assert.equal(described.bridge, null);
+    assert.equal(described.latestRun?.timeZone, 'UTC');
+    assert.deepEqual(described.missing, []);
     await deleteVisitorsSchedule(client, projectId);
   });
 
@@ -269,12 +170,46 @@ describe('zone changes: carried over by instant, no gap and no overlap', () => {
     // 02:30 Paris on 10-29 (01:30Z).
     await fireNights(client, projectId, '2026-10-29T01:00:00Z', '2026-10-29T02:00:00Z');
     const runs = await settledRuns(client, projectId, 3);
-    assert.ok(runs[1]?.bridge, 'Paris → Karachi: a range between the zones');
-    assert.ok(runs[2]?.bridge, 'Karachi → Paris: a range between the zones');
+    const ranges = (run?: VisitorsNightlyResult) => run?.exported.filter((e) => e.includes('_')) ?? [];
+    assert.equal(ranges(runs[1]).length, 1, 'Paris → Karachi: a range between the zones');
+    assert.equal(ranges(runs[2]).length, 1, 'Karachi → Paris: a range between the zones');
     // From Paris 10-24 00:00 (+02:00) to Paris 10-29 00:00 (+01:00), each instant once.
     assertCoveredOnce(projectId, '2026-10-23T22:00:00Z', '2026-10-28T23:00:00Z');
     await deleteVisitorsSchedule(client, projectId);
   });
+});
+
+test('issue 45 case 5: the zone changed, then a trigger: no failed run, no export of a range not ended', async () => {
+  const projectId = 'zone-then-trigger';
+  const { client } = stack.env;
+  // Los Angeles' last day ended at `end`; its night (00:01 LA) is fired, then the zone becomes Karachi's.
+  let end = dayStart(localDayOf(new Date(), 'America/Los_Angeles'), 'America/Los_Angeles').instant;
+  if (Date.now() - end < 5 * 60_000) end -= 86_400_000;
+  await createVisitorsSchedule(client, { projectId, at: '00:01', timeZone: 'America/Los_Angeles' });
+  await fireNights(client, projectId, new Date(end).toISOString(), new Date(end + 120_000).toISOString());
+  await settledRuns(client, projectId, 1);
+  await updateVisitorsSchedule(client, { projectId, timeZone: 'Asia/Karachi' });
+  const described = await describeVisitorsNightly(client, projectId);
+  const [next] = described.nextRuns;
+  assert.ok(next !== undefined);
+  // What describe says the next run exports has ended by then.
+  const through = dayBefore(new Date(next.at), 'Asia/Karachi');
+  for (const label of next.days) assert.ok(label.slice(0, 10) <= through, `${label} ends by ${next.at}`);
+
+  const triggered = Date.now();
+  await client.schedule.getHandle(visitorsScheduleId(projectId)).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+  const runs = await settledRuns(client, projectId, 2);
+  assert.deepEqual(runs[1]?.failed, []);
+  assert.equal(runs[1]?.timeZone, 'Asia/Karachi');
+  for (const [, to] of answered(projectId))
+    assert.ok(to <= triggered, `${new Date(to).toISOString()} had ended`);
+  assertCoveredOnce(
+    projectId,
+    new Date(end - 86_400_000).toISOString(),
+    new Date(answered(projectId).at(-1)?.[1] ?? 0).toISOString(),
+  );
+  assert.deepEqual((await describeVisitorsNightly(client, projectId)).missing, []);
+  await deleteVisitorsSchedule(client, projectId);
 });
 
 describe('a day is final only once it has ended, and only from a whole export', () => {

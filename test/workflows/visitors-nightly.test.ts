@@ -48,8 +48,10 @@ describe('nightly exports: every day of the zone exactly once', () => {
       await folders(projectId),
       ['26', '27', '28', '29', '30'].map((d) => `2026-03-${d}_2026-03-${Number(d) + 1}_Europe-Paris`),
     );
+    assert.equal(runs.at(-1)?.wholeThrough, '2026-03-30T22:00:00.000Z');
     const nightly = await describeVisitorsNightly(stack.env.client, projectId);
-    assert.equal(nightly.watermark, '2026-03-30');
+    assert.equal(nightly.latestRun?.through, '2026-03-30');
+    assert.deepEqual(nightly.missing, []);
     await deleteVisitorsSchedule(stack.env.client, projectId);
   });
 
@@ -77,20 +79,20 @@ describe('nightly exports: every day of the zone exactly once', () => {
   test('paused for 3 nights, then unpaused: the next run exports the 3 days and its own, each once', async () => {
     const projectId = 'paused';
     await createVisitorsSchedule(stack.env.client, { projectId, at: '02:00', timeZone: 'UTC' });
-    // The night of 11-02 runs: 11-01 is exported and the watermark is 11-01.
+    // The night of 11-02 runs: 11-01 is exported.
     await fireNights(stack.env.client, projectId, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
     await settledRuns(stack.env.client, projectId, 1);
     await pauseVisitorsSchedule(stack.env.client, projectId, 'maintenance');
     // The nights of 11-03, 11-04 and 11-05 pass while paused: nothing runs, so nothing is fired for them.
     let nightly = await describeVisitorsNightly(stack.env.client, projectId);
     assert.equal(nightly.schedule.state.paused, true);
-    assert.equal(nightly.watermark, '2026-11-01');
+    assert.equal(nightly.latestRun?.through, '2026-11-01');
     await unpauseVisitorsSchedule(stack.env.client, projectId);
     nightly = await describeVisitorsNightly(stack.env.client, projectId);
     assert.equal(
       nightly.nextRuns[0]?.days[0],
       '2026-11-02',
-      'describe: the next run starts after the watermark',
+      'describe: the next run starts after the last whole day',
     );
     // The first night after the pause: 11-06.
     await fireNights(stack.env.client, projectId, '2026-11-06T01:00:00Z', '2026-11-06T03:00:00Z');
@@ -103,7 +105,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
       '2026-11-04_2026-11-05',
       '2026-11-05_2026-11-06',
     ]);
-    assert.equal(runs[1]?.watermark, '2026-11-05');
+    assert.equal(runs[1]?.wholeThrough, '2026-11-06T00:00:00.000Z');
     assert.equal(runs[1]?.files.length, 4 * 3, 'each day: export file, totals.json, manifest.json');
     await deleteVisitorsSchedule(stack.env.client, projectId);
   });

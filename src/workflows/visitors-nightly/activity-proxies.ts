@@ -3,13 +3,9 @@ import type { createNightlyActivities } from '../../activities/nightly';
 
 type NightlyActivities = ReturnType<typeof createNightlyActivities>;
 
-/**
- * Reading and reporting to the watermark are updates of the watermark workflow: idempotent (a read sets only a
- * missing watermark, a report records a day), retried a few times, then the run fails saying so: a watermark
- * that does not answer never holds a run for ever (a call gives up after 20 s, three attempts in all).
- */
-export const { planNightlyExport, reportNightlyDay } = proxyActivities<NightlyActivities>({
-  startToCloseTimeout: '1 minute',
+/** Reading the destination's manifests (and the schedule's zone): a few attempts, then the run fails saying so. */
+export const { planNightlyExport } = proxyActivities<NightlyActivities>({
+  startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 

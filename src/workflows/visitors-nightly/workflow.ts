@@ -1,43 +1,43 @@
 import {
-  ActivityFailure,
-  ApplicationFailure,
   ChildWorkflowFailure,
   executeChild,
   log,
   ParentClosePolicy,
   setHandler,
+  upsertMemo,
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { DayExportOutcome } from '../../activities/nightly';
 import { getProgressQuery } from '../../contract/messages';
 import { DocsProjectIdKey, visitorsExportWorkflowId, WorkflowType } from '../../contract/names';
 import {
+  coveredOfMemo,
   DEFAULT_MAX_CATCH_UP_DAYS,
-  NIGHTLY_WATERMARK_UNAVAILABLE,
-  type FailedDay,
-  type InstantRange,
+  exportLabel,
+  memoCovered,
+  mergeCovered,
   type NightlyDay,
-  type NightlyWatermark,
+  type NightlyExport,
+  type NightlyRunMemo,
   type VisitorsNightlyResult,
 } from '../../contract/nightly';
 import type { VisitorsNightlyInput } from '../../contract/nightly-schema';
 import type { VisitorsExportInput, VisitorsExportResult } from '../../contract/visitors-export';
-import { addDays } from '../../contract/zone-days';
 import { invalidInputOf } from '../input-check';
+import { recordNightlyRun } from '../metrics';
 import { scheduledNominalTime, scheduleIdOfRun } from '../scheduled-run';
 import { invalidInput } from '../visitors-export/failures';
-import { awaitDayExport, planNightlyExport, reportNightlyDay } from './activity-proxies';
+import { awaitDayExport, planNightlyExport } from './activity-proxies';
 
 type Outcome = { result: VisitorsExportResult; found: boolean } | { error: string };
 
 /**
- * What a nightly schedule starts: exports every day of its zone after the watermark up to the day before its
- * nominal time, oldest first, one `visitorsExport` child per day under the day's own id, so each day is exported
- * once whatever runs overlap. A day another run is exporting is awaited, not deferred; a day that fails is
- * reported (result, warning, watermark) and the later days are exported all the same. The watermark moves only
- * over an unbroken run of whole days, so a failed day is due again on every run until it is whole.
+ * What a nightly schedule starts: reads which days of its zone up to the day before its nominal time have no
+ * whole export at the destination (the manifests are the only record), and exports them oldest first, one
+ * `visitorsExport` child each under the day's own id, so each day is exported once whatever runs overlap. A day
+ * another run is exporting is awaited, not deferred; a day that fails is reported (result, warning, memo) and
+ * the later days are exported all the same: it has no whole export, so the next run exports it again.
  */
 export async function visitorsNightly(input: VisitorsNightlyInput): Promise<VisitorsNightlyResult> {
   const refusal = await invalidInputOf('visitorsNightly', input);
@@ -46,87 +46,68 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
   const progress = { pagesDone: 0, rowsDone: 0, inFlight: 0, done: false };
   setHandler(getProgressQuery, () => ({ ...progress }));
   const scheduleId = scheduleIdOfRun();
-  const plan = await watermarkCall(projectId, 'reading it', () =>
-    planNightlyExport({
-      projectId,
-      ...(input.timeZone === undefined ? {} : { timeZone: input.timeZone }),
-      ...(scheduleId === undefined ? {} : { scheduleId }),
-      nominalTime: (scheduledNominalTime() ?? workflowInfo().startTime).toISOString(),
-      maxDays: input.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS,
-    }),
-  );
-  const { timeZone } = plan;
+  const plan = await planNightlyExport({
+    projectId,
+    ...(input.timeZone === undefined ? {} : { timeZone: input.timeZone }),
+    ...(scheduleId === undefined ? {} : { scheduleId }),
+    nominalTime: (scheduledNominalTime() ?? workflowInfo().startTime).toISOString(),
+    maxDays: input.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS,
+  });
+  const { timeZone, through } = plan;
+  const memo = (failed: NightlyRunMemo['failed'], covered: NightlyRunMemo['covered']): NightlyRunMemo => ({
+    timeZone,
+    through,
+    covered,
+    olderExports: plan.olderExports,
+    failed,
+  });
+  upsertMemo({ ...memo([], plan.covered) });
   const results: VisitorsExportResult[] = [];
   const days: NightlyDay[] = [];
-  const warnings: string[] = [...(plan.warnings ?? [])];
-  let watermark: NightlyWatermark = plan;
-  const counted = (outcome: Outcome): void => {
-    if (!('result' in outcome)) return;
-    results.push(outcome.result);
-    progress.pagesDone += outcome.result.pages;
-    progress.rowsDone += outcome.result.rows;
-  };
-
-  let bridge: VisitorsNightlyResult['bridge'];
-  if (plan.bridge !== null) {
-    const range: InstantRange = plan.bridge;
-    const workflowId = visitorsExportWorkflowId(projectId, range.dateFrom, range.dateTo);
-    const outcome = await exportOnce(workflowId, { ...exportOptions(input), ...range }, 'the zone change');
-    counted(outcome);
-    bridge = { ...range, workflowId, ...('error' in outcome ? { error: outcome.error } : {}) };
-    if ('error' in outcome)
-      warnings.push(`the hours between the zones ${range.dateFrom} → ${range.dateTo}: ${outcome.error}`);
-    watermark = await watermarkCall(projectId, 'reporting the zone change', () =>
-      reportNightlyDay({
-        projectId,
-        timeZone,
-        bridge: range,
-        ...('error' in outcome ? { error: outcome.error } : {}),
-      }),
-    );
-  }
-
-  for (const day of plan.days) {
-    const dateTo = addDays(day, 1);
-    const workflowId = visitorsExportWorkflowId(projectId, day, dateTo, timeZone);
-    const dayInput: VisitorsExportInput = { ...exportOptions(input), dateFrom: day, dateTo, timeZone };
-    const outcome = await exportOnce(workflowId, dayInput, `${day} (${timeZone})`);
-    counted(outcome);
+  const done: NightlyExport[] = [];
+  for (const item of plan.exports) {
+    const day = exportLabel(item);
+    const workflowId = visitorsExportWorkflowId(projectId, item.dateFrom, item.dateTo, item.timeZone);
+    const { from: _from, to: _to, ...range } = item;
+    const outcome = await exportOnce(workflowId, { ...exportOptions(input), ...range }, item);
     if ('error' in outcome) {
       days.push({ day, status: 'failed', workflowId, error: outcome.error });
-      log.warn('A nightly day failed: the later days go on, the next run retries it', {
+      log.warn('A nightly export failed: the later ones go on, the next run makes it again', {
         projectId,
         day,
         error: outcome.error,
       });
-    } else {
-      days.push({ day, status: outcome.found ? 'found-exported' : 'exported', workflowId });
+      continue;
     }
-    watermark = await watermarkCall(projectId, `reporting ${day}`, () =>
-      reportNightlyDay({ projectId, timeZone, day, ...('error' in outcome ? { error: outcome.error } : {}) }),
-    );
+    done.push(item);
+    results.push(outcome.result);
+    progress.pagesDone += outcome.result.pages;
+    progress.rowsDone += outcome.result.rows;
+    days.push({ day, status: outcome.found ? 'found-exported' : 'exported', workflowId });
   }
 
-  const failed: FailedDay[] = days.flatMap((d) =>
-    d.error === undefined ? [] : [{ day: d.day, error: d.error }],
-  );
+  const failed = days.flatMap((d) => (d.error === undefined ? [] : [{ day: d.day, error: d.error }]));
+  const covered = mergeCovered([...coveredOfMemo(plan), ...done]);
+  upsertMemo({ ...memo(failed, memoCovered(covered)) });
+  const wholeThrough = covered[0] === undefined ? null : new Date(covered[0].to).toISOString();
+  recordNightlyRun(projectId, timeZone, done.length, covered[0]?.to);
+  const warnings = [...plan.warnings];
   for (const { day, error } of failed) {
     warnings.push(`${day} failed: ${error} (later days were exported; the next run exports ${day} again)`);
   }
   if (plan.remaining > 0) {
-    warnings.push(`${plan.remaining} day(s) up to ${plan.through} still due: the next runs export them`);
+    warnings.push(`${plan.remaining} day(s) up to ${through} still due: the next runs export them`);
   }
   progress.done = true;
   return {
     projectId,
     timeZone,
     timeZoneFrom: plan.timeZoneFrom,
-    through: plan.through,
+    through,
     exported: days.filter((d) => d.status !== 'failed').map((d) => d.day),
     failed,
-    ...(bridge === undefined ? {} : { bridge }),
     days,
-    watermark: watermark.watermark,
+    wholeThrough,
     remaining: plan.remaining,
     totals: {
       human: sum(results, (r) => r.totals.human),
@@ -141,10 +122,15 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
 }
 
 /**
- * Exports a range under its own id, once: a completed export under that id is taken as it is, a running one
- * (another run's, a backfill's) is awaited, and a failed one is run again.
+ * Exports a day (or range) under its own id, once: a running export under that id (another run's, a backfill's)
+ * is awaited, and one found completed counts if its whole export is at the destination. A failed one, or a
+ * completed one whose export is gone, is run again, once.
  */
-async function exportOnce(workflowId: string, input: VisitorsExportInput, what: string): Promise<Outcome> {
+async function exportOnce(
+  workflowId: string,
+  input: VisitorsExportInput,
+  item: NightlyExport,
+): Promise<Outcome> {
   for (let attempt = 1; ; attempt++) {
     try {
       const result = await executeChild<(input: VisitorsExportInput) => Promise<VisitorsExportResult>>(
@@ -152,12 +138,16 @@ async function exportOnce(workflowId: string, input: VisitorsExportInput, what: 
         {
           workflowId,
           args: [input],
-          // A completed export is never run again by a nightly run; a failed, cancelled or terminated one is.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-          // The export finishes even if this run is terminated: the next run finds it completed.
+          // First a completed export under the id is only found (two runs at once export a day once); once the
+          // destination shows it gone, it is run again.
+          workflowIdReusePolicy:
+            attempt === 1
+              ? WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+              : WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          // The export finishes even if this run is terminated: the next run finds it done.
           parentClosePolicy: ParentClosePolicy.ABANDON,
           typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
-          staticSummary: `Nightly visitors export ${input.projectId} ${what}`,
+          staticSummary: `Nightly visitors export ${input.projectId} ${exportLabel(input)}`,
         },
       );
       return { result, found: false };
@@ -165,29 +155,13 @@ async function exportOnce(workflowId: string, input: VisitorsExportInput, what: 
       if (error instanceof ChildWorkflowFailure) return { error: messageOf(error.cause ?? error) };
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
-    const found: DayExportOutcome = await awaitDayExport(workflowId);
+    const found = await awaitDayExport(workflowId, item);
     if ('result' in found) return { result: found.result, found: true };
-    // Another run's export of the range failed while this run waited: this run exports it again, once.
-    if (attempt >= 2) return { error: found.error };
+    if (attempt >= 2) return found;
   }
 }
 
-/** A call to the watermark; one that does not answer within its bound fails the run, saying so. */
-async function watermarkCall<T>(projectId: string, what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (!(error instanceof ActivityFailure)) throw error;
-    throw ApplicationFailure.create({
-      message: `the nightly watermark of ${projectId} did not answer (${what}): ${messageOf(error.cause ?? error)}`,
-      type: NIGHTLY_WATERMARK_UNAVAILABLE,
-      nonRetryable: true,
-      cause: error,
-    });
-  }
-}
-
-/** The export options a nightly run passes to each day's export. */
+/** The export options a nightly run passes to each export. */
 function exportOptions(input: VisitorsNightlyInput): Omit<VisitorsExportInput, 'dateFrom' | 'dateTo'> {
   const { maxCatchUpDays: _cap, timeZone: _zone, ...options } = input;
   return options;

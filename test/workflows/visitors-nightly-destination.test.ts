@@ -8,13 +8,12 @@ import { createVisitorsSchedule, deleteVisitorsSchedule } from '../../src/client
 import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
 import { runVisitorsExport } from '../../src/client/visitors-export';
 import { workflowIdPrefix, WorkflowType } from '../../src/contract/names';
-import { nightlyWatermarkWorkflowId } from '../../src/contract/nightly';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { fireNights, requestedRanges, settledRuns } from '../helpers/nightly';
 import { useStack } from '../helpers/stack';
 
 // 30 paths: every export is one page, so each day the service is asked for appears once per export of it.
-const stack = useStack({ name: 'nightly-rebuild', simulator: { analytics: { paths: 30 } } });
+const stack = useStack({ name: 'nightly-destination', simulator: { analytics: { paths: 30 } } });
 
 const range = (day: string, next: string): string => `${day}_${next}`;
 
@@ -41,10 +40,10 @@ async function manifestAt(folder: string): Promise<VisitorsExportManifest> {
 
 /**
  * A project whose 11-01 the nightly export wrote, and 11-02 .. 11-06 exported by hand: 11-03 as Parquet (the hive
- * layout), 11-04 only partially, 11-05 whole but its manifest damaged since. Then every day export is deleted
- * from Temporal (as after the namespace's retention): only the destination knows what was exported.
+ * layout), 11-04 only partially, 11-05 whole but its manifest damaged since. Then, if `forget`, every day export
+ * is deleted from Temporal (as after the namespace's retention).
  */
-async function exportedThenForgotten(client: Client, projectId: string): Promise<void> {
+async function exportedThenDamaged(client: Client, projectId: string, forget: boolean): Promise<void> {
   await createVisitorsSchedule(client, { projectId, at: '02:00', timeZone: 'UTC' });
   await fireNights(client, projectId, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');
   await settledRuns(client, projectId, 1);
@@ -58,6 +57,7 @@ async function exportedThenForgotten(client: Client, projectId: string): Promise
     path.join(stack.exportDir, projectId, '2026-11-05_2026-11-06', 'manifest.json'),
     '{"proj',
   );
+  if (!forget) return;
   await deleteAll(
     client,
     `WorkflowType = '${WorkflowType.visitorsExport}' AND ` +
@@ -65,19 +65,12 @@ async function exportedThenForgotten(client: Client, projectId: string): Promise
   );
 }
 
-describe('a lost watermark is rebuilt from the manifests at the destination', () => {
-  for (const lost of ['terminated', 'deleted'] as const) {
-    test(`watermark ${lost}, day exports gone from Temporal: only the days without a whole manifest are exported`, async () => {
-      const projectId = `manifests-${lost}`;
+describe('the destination is the record of done days', () => {
+  for (const temporal of ['kept', 'deleted'] as const) {
+    test(`day exports ${temporal} in Temporal: only the days without a whole manifest are exported`, async () => {
+      const projectId = `manifests-${temporal}`;
       const { client } = stack.env;
-      await exportedThenForgotten(client, projectId);
-      const watermarkId = nightlyWatermarkWorkflowId(projectId);
-      await client.workflow.getHandle(watermarkId).terminate('operator mistake');
-      if (lost === 'deleted') {
-        // Gone for good, memo too: the rebuild has the manifests alone.
-        await deleteAll(client, `WorkflowId = '${watermarkId}'`);
-        while ((await describeVisitorsNightly(client, projectId)).watermark !== null) await sleep(200);
-      }
+      await exportedThenDamaged(client, projectId, temporal === 'deleted');
       const before = stack.sim.requests().length;
 
       await fireNights(client, projectId, '2026-11-09T01:00:00Z', '2026-11-09T03:00:00Z');
@@ -94,9 +87,11 @@ describe('a lost watermark is rebuilt from the manifests at the destination', ()
         'the days whose manifest is whole (11-01 .. 11-03 and 11-06, the hive layout too) are not asked for',
       );
       const damaged = `${stack.exportDir}/${projectId}/2026-11-05_2026-11-06/manifest.json`;
-      assert.deepEqual(run?.warnings, [`${damaged} skipped (not valid JSON): 2026-11-05 is due again`]);
-      assert.equal(run?.watermark, '2026-11-08');
-      assert.equal((await describeVisitorsNightly(client, projectId)).watermark, '2026-11-08');
+      assert.deepEqual(run?.warnings, [`${damaged} skipped (not valid JSON): its hours are due`]);
+      // 11-05's export completed (kept): found, but its manifest is not whole, so it is run again.
+      assert.equal(run?.days.find((d) => d.day === '2026-11-05')?.status, 'exported');
+      assert.equal(run?.wholeThrough, '2026-11-09T00:00:00.000Z');
+      assert.deepEqual((await describeVisitorsNightly(client, projectId)).missing, []);
 
       // The partial day and the damaged one are whole now, beside the partial export, which stays.
       const whole = await manifestAt(`${projectId}/2026-11-04_2026-11-05`);
