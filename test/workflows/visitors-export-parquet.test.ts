@@ -208,7 +208,7 @@ describe('Parquet exports read where they land', () => {
     assert.equal(code, 0, stdout);
     const file = path.join(
       stack().exportDir,
-      'project=beta-site/from=2026-09-01/to=2026-09-08/visitors.parquet',
+      'ranges/project=beta-site/from=2026-09-01/to=2026-09-08/visitors.parquet',
     );
     assert.ok(stdout.includes(file), stdout);
     const [rows, days] = await duckdbRow<[number, string]>(
