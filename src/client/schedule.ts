@@ -170,32 +170,25 @@ const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 /** At most this many days per backfill. */
 const MAX_BACKFILL_DAYS = 366;
 
+const backfillDay = z
+  .string()
+  .regex(DAY_PATTERN, 'must be a day YYYY-MM-DD')
+  .refine((day) => !DAY_PATTERN.test(day) || addDays(day, 0) === day, 'must be a real day');
+
 const backfillDaysSchema = z
-  .object({
-    fromDay: z.string().regex(DAY_PATTERN, 'must be a day YYYY-MM-DD'),
-    toDay: z.string().regex(DAY_PATTERN, 'must be a day YYYY-MM-DD'),
-  })
+  .object({ fromDay: backfillDay, toDay: backfillDay })
   .strict()
   .superRefine(({ fromDay, toDay }, ctx) => {
     // Runs after the field checks too (zod reports every issue): days that are not YYYY-MM-DD were reported.
     if (![fromDay, toDay].every((day) => DAY_PATTERN.test(day))) return;
-    for (const [field, day] of [
-      ['fromDay', fromDay],
-      ['toDay', toDay],
-    ] as const) {
-      if (addDays(day, 0) !== day)
-        ctx.addIssue({ code: 'custom', path: [field], message: 'must be a real day' });
-    }
-    if (toDay < fromDay)
-      ctx.addIssue({ code: 'custom', path: ['toDay'], message: 'must not be before the first day' });
     const count = Math.round((Date.parse(toDay) - Date.parse(fromDay)) / 86_400_000) + 1;
-    if (count > MAX_BACKFILL_DAYS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['toDay'],
-        message: `at most ${MAX_BACKFILL_DAYS} days from the first day`,
-      });
-    }
+    const rule =
+      toDay < fromDay
+        ? 'must not be before the first day'
+        : count > MAX_BACKFILL_DAYS
+          ? `at most ${MAX_BACKFILL_DAYS} days from the first day`
+          : undefined;
+    if (rule !== undefined) ctx.addIssue({ code: 'custom', path: ['toDay'], message: rule });
   });
 
 export type BackfillDays = z.input<typeof backfillDaysSchema>;
@@ -208,8 +201,8 @@ export interface BackfilledDay {
 /**
  * Exports the days fromDay..toDay (both included, days of the schedule's zone) with the schedule's settings, one
  * export per day under the id a nightly run gives that day: the next nightly runs find them whole at the
- * destination and send nothing for them. A day that has not ended in the zone is refused before anything starts (InputValidationError on toDay). Returns at once, with
- * the days and their workflow ids.
+ * destination and send nothing for them. A day that has not ended in the zone is refused before anything
+ * starts (InputValidationError on toDay). Returns at once, with the days and their workflow ids.
  */
 export async function backfillVisitorsSchedule(
   client: Client,

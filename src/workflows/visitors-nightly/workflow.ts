@@ -53,15 +53,9 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
     nominalTime: (scheduledNominalTime() ?? workflowInfo().startTime).toISOString(),
     maxDays: input.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS,
   });
-  const { timeZone, through } = plan;
-  const memo = (failed: NightlyRunMemo['failed'], covered: NightlyRunMemo['covered']): NightlyRunMemo => ({
-    timeZone,
-    through,
-    covered,
-    olderExports: plan.olderExports,
-    failed,
-  });
-  upsertMemo({ ...memo([], plan.covered) });
+  const { timeZone, through, olderExports } = plan;
+  const memo: NightlyRunMemo = { timeZone, through, covered: plan.covered, olderExports, failed: [] };
+  upsertMemo({ ...memo });
   const results: VisitorsExportResult[] = [];
   const days: NightlyDay[] = [];
   const done: NightlyExport[] = [];
@@ -88,7 +82,7 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
 
   const failed = days.flatMap((d) => (d.error === undefined ? [] : [{ day: d.day, error: d.error }]));
   const covered = mergeCovered([...coveredOfMemo(plan), ...done]);
-  upsertMemo({ ...memo(failed, memoCovered(covered)) });
+  upsertMemo({ ...memo, covered: memoCovered(covered), failed });
   const wholeThrough = covered[0] === undefined ? null : new Date(covered[0].to).toISOString();
   recordNightlyRun(projectId, timeZone, done.length, covered[0]?.to);
   const warnings = [...plan.warnings];
