@@ -29,6 +29,11 @@ export const VisitorsExportFailureType = {
   invalidInput: INVALID_INPUT_FAILURE_TYPE,
   /** A page the export needs failed for good (a 4xx, or retries exhausted); `cause` is the service's error. */
   pageFailed: 'VisitorsExportPageFailed',
+  /**
+   * Pages still contradicted each other after their re-reads (docs/visitors-export.md): no manifest is written;
+   * the message and details name the offsets.
+   */
+  pagesDisagree: 'VisitorsExportPagesDisagree',
   /** A page or the merge could not find the export's staging area: EXPORT_DIR is not shared by every host. */
   stagingMissing: 'ExportStagingMissing',
   /**

@@ -1,8 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { InvariantError } from '../contract/errors';
 import type { ExportCompression, ExportFormat, VisitorRow } from '../contract/visitors-export';
-import { StagingMissingError, type ExportDestination } from './destination';
-import { hashedOutput } from './export-file-writer';
+import { hashedOutput, StagingMissingError, type ExportDestination } from './destination';
 import { openExportFile, type ExportFileOptions } from './formats';
 import { ObjectReadAhead, StagedObjectCache } from './merge-reads';
 import { SeenPaths } from './seen-paths';
@@ -41,11 +40,7 @@ export interface MergeOutcome {
 }
 
 const MAX_REPORTED_DUPLICATES = 20;
-/**
- * Pages read ahead of the one being written, about: over object storage each staged object is a request, and a
- * few in flight hide their latency. Chunks are read whole (a page holds at most MAX_PAGE_SIZE rows, a chunk at most
- * 16 pages), at least two at a time, so memory stays bounded.
- */
+/** Pages read ahead of the one being written, about (whole chunks, at least two). */
 const PAGES_AHEAD = 16;
 /**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
@@ -115,10 +110,7 @@ const CONFIRMED_PAGES = 8;
 /** Staged objects read again to confirm duplicates, kept so that a chunk is not read again for each of its pages. */
 const CONFIRMED_OBJECTS = 2;
 
-/**
- * Whether a path was written before: its fingerprint names candidate pages, and a candidate that holds the path
- * (read again from staging; the page being merged from its rows before this one) makes it a duplicate.
- */
+/** Whether a path was written before: a candidate page (by fingerprint) that holds it, read again from staging. */
 function duplicateCheck(staging: ExportStaging, sources: readonly StagedSource[]) {
   const pages = new Map<number, Set<string>>();
   const objects = new StagedObjectCache(staging, CONFIRMED_OBJECTS);
@@ -132,8 +124,6 @@ function duplicateCheck(staging: ExportStaging, sources: readonly StagedSource[]
     pages.set(index, paths);
     return paths;
   };
-  // An earlier row of the current page with this path was either written, or skipped as a duplicate of a path
-  // written before it: either way this row repeats a written path.
   const earlierOnPage = (path: string, rows: readonly VisitorRow[], before: number): boolean => {
     for (let at = 0; at < before; at += 1) if (rows[at]?.path === path) return true;
     return false;

@@ -1,5 +1,5 @@
 import type { VisitorRow } from '../contract/visitors-export';
-import type { ExportFileWriter, HashedOutput } from './export-file-writer';
+import type { ExportFileWriter, HashedOutput } from './destination';
 import { singleDay } from './layout';
 
 import type { ParquetWriter, Writer } from 'hyparquet-writer' with { 'resolution-mode': 'import' };

@@ -1,5 +1,3 @@
-import { mix32 } from './mix32';
-
 /**
  * The paths a merge has written, in about 12 bytes each: a 64-bit fingerprint and the index of the page of its
  * first occurrence, in an open-addressing table of typed arrays. A 1,000,000-path export keeps 24 MB here, where
@@ -77,4 +75,15 @@ export class SeenPaths {
       if (p !== 0) this.#insert(hi[slot] ?? 0, lo[slot] ?? 0, p);
     }
   }
+}
+
+/** murmur3's fmix32 finaliser: every input bit reaches every output bit, so low bits index a table well. */
+export function mix32(value: number): number {
+  let h = value >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }
