@@ -249,7 +249,8 @@ class PageRun {
     this.#writing = exportFailures(() => this.#writeChunk(chunk, rows))
       .then(
         () => {
-          for (const { offset, page } of pages) this.#staged.push(this.#summaries.get(offset) ?? summaryOf(offset, page));
+          for (const { offset, page } of pages)
+            this.#staged.push(this.#summaries.get(offset) ?? summaryOf(offset, page));
           this.#beat();
         },
         (error: unknown) => {

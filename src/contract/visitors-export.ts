@@ -75,7 +75,7 @@ export interface VisitorsExportManifest {
   pages: number;
   /** sha256 (hex) of the export file's bytes. */
   sha256: string;
-  /** Every file of the export but the manifest itself: its records (rows; totals.json holds one), bytes, sha256. */
+  /** Every file of the export but the manifest: its records, bytes, sha256. */
   files: VisitorsExportFileEntry[];
   totals: VisitorTotals;
   warnings: string[];
@@ -91,7 +91,7 @@ export interface ExportProgress {
   done: boolean;
   /** ISO time the analytics budget is expected to let the next page go; absent when no page waits. */
   waitingForBudgetUntil?: string;
-  /** Where the export goes (EXPORT_DIR of the worker that prepared it): a directory or `s3://bucket[/prefix]`. */
+  /** EXPORT_DIR of the worker that prepared the export. */
   destination?: string;
 }
 
@@ -143,15 +143,9 @@ const visitorsExportShape = z
     pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
     concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-    /**
-     * IANA zone whose calendar days the dates name (default UTC): with a zone, dateFrom/dateTo must be days
-     * `YYYY-MM-DD`.
-     */
+    /** IANA zone whose calendar days the dates name (default UTC): then dateFrom/dateTo are days. */
     timeZone: timeZoneSchema.optional(),
-    /**
-     * Exports a range that has not ended yet, as far as it goes now: marked partial in the result, the folder and
-     * the manifest, under an id of its own that the nightly export never takes as a whole day.
-     */
+    /** Exports a range that has not ended yet, marked partial (never a whole day for the nightly). */
     partial: z.boolean({ error: 'must be true or false' }).optional(),
     /** How long the export may take in all, waits for the analytics budget included (default 24 h). */
     deadline: durationSchema.optional(),

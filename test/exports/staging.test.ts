@@ -74,6 +74,9 @@ describe('ExportStaging', () => {
 
     assert.deepEqual(await new LocalDestination(exportDir).pruneStaleStaging(30 * 60_000), ['old']);
     assert.deepEqual(await fs.readdir(stagingRoot(exportDir)), ['fresh']);
-    assert.deepEqual(await new LocalDestination(path.join(exportDir, 'nothing-here')).pruneStaleStaging(0), []);
+    assert.deepEqual(
+      await new LocalDestination(path.join(exportDir, 'nothing-here')).pruneStaleStaging(0),
+      [],
+    );
   });
 });

@@ -23,7 +23,10 @@ export function pageFailed(offset: number, error: unknown): ApplicationFailure {
 }
 
 /** Pages that still contradict each other after `rounds` rounds of re-reads: the export is not final. */
-export function pagesDisagree(pages: { offset: number; reason: string }[], rounds: number): ApplicationFailure {
+export function pagesDisagree(
+  pages: { offset: number; reason: string }[],
+  rounds: number,
+): ApplicationFailure {
   const offsets = pages.map((page) => page.offset);
   return ApplicationFailure.create({
     message:

@@ -14,7 +14,11 @@ export function countPage(state: VisitorsExportContinuation, page: PageSummary, 
   const reason = disagreement(state.first, page, pageSize);
   if (reason === undefined) return;
   state.suspects.push({ ...page, reason });
-  if (state.suspects.length > MAX_SUSPECT_PAGES) throw pagesDisagree(state.suspects.map(({ offset, reason }) => ({ offset, reason })), 0);
+  if (state.suspects.length > MAX_SUSPECT_PAGES)
+    throw pagesDisagree(
+      state.suspects.map(({ offset, reason }) => ({ offset, reason })),
+      0,
+    );
 }
 
 /**
@@ -35,7 +39,8 @@ export async function checkPages(
   const pastEnd = end.last.offset + pageSize;
   const open = new Map<number, string>(state.suspects.map((page) => [page.offset, page.reason]));
   if (end.last.offset > 0) open.set(0, '');
-  if (end.pastEnd !== undefined && end.pastEnd.rows > 0) open.set(pastEnd, pastEndReason(end.pastEnd, end.last));
+  if (end.pastEnd !== undefined && end.pastEnd.rows > 0)
+    open.set(pastEnd, pastEndReason(end.pastEnd, end.last));
   else if (end.pastEnd === undefined && end.last.rows === pageSize) open.set(pastEnd, '');
   for (let round = 1; round <= REREAD_ROUNDS && open.size > 0; round += 1) {
     for (const offset of [...open.keys()]) {

@@ -32,7 +32,8 @@ export interface PageWindowOptions {
  * `end`: the last page is counted; `pastEnd`, the page after it if it came back. `paused`: stopped early,
  * every issued page counted, nothing in flight.
  */
-export type PageWindowOutcome = { kind: 'end'; last: PageSummary; pastEnd?: PageSummary } | { kind: 'paused' };
+export type PageWindowOutcome =
+  { kind: 'end'; last: PageSummary; pastEnd?: PageSummary } | { kind: 'paused' };
 
 /**
  * Fan-out over offset pages with an unknown total, in runs of consecutive pages (one activity each), up to
