@@ -94,30 +94,3 @@ export class ObjectReadAhead {
     }
   }
 }
-
-/** Staged objects read again by the duplicate check, the last `capacity` kept (its pages are often neighbours). */
-export class StagedObjectCache {
-  readonly #objects = new Map<string, Promise<StagedPageRows[]>>();
-
-  constructor(
-    private readonly staging: ExportStaging,
-    private readonly capacity: number,
-  ) {}
-
-  async rows(source: StagedSource): Promise<readonly VisitorRow[]> {
-    let read = this.#objects.get(source.object);
-    if (read === undefined) {
-      read = this.staging.readObject(source.object);
-      if (this.#objects.size >= this.capacity) this.#objects.delete(this.#objects.keys().next().value ?? '');
-    } else {
-      this.#objects.delete(source.object); // re-inserted last: the least recently used goes first
-    }
-    this.#objects.set(source.object, read);
-    try {
-      return rowsAt(source, await read);
-    } catch (error) {
-      if (this.#objects.get(source.object) === read) this.#objects.delete(source.object);
-      throw error;
-    }
-  }
-}
