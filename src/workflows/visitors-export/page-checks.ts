@@ -23,11 +23,10 @@ export function countPage(state: VisitorsExportContinuation, page: PageSummary, 
 
 /**
  * The end check, once the last page is counted: page 0 is read again (unless it is the last) and must come back as
- * it did (rows removed or added before it change it), the page past the end must be empty (read once when the
- * last page is full and it was not fetched yet), and every
- * suspect is read again, each re-read staged over the page it replaces. Those that still disagree are read again,
- * up to REREAD_ROUNDS rounds; then the export fails with VisitorsExportPagesDisagree naming them.
- * At most REREAD_ROUNDS * (MAX_SUSPECT_PAGES + 2) requests; one or two when the pages agree.
+ * it did (rows removed or added before it change it); the page past the end must be empty (read when the last page
+ * is full and it was not fetched yet); every suspect is read again, staged over the page it replaces. Those that
+ * still disagree are read again, up to REREAD_ROUNDS rounds, then fail with VisitorsExportPagesDisagree.
+ * At most REREAD_ROUNDS * (MAX_SUSPECT_PAGES + 2) requests; 0 to 2 when the pages agree.
  */
 export async function checkPages(
   state: VisitorsExportContinuation,
