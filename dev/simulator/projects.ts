@@ -28,6 +28,7 @@ export class Projects {
     const merged: ProjectConfig = { ...current };
     if (parsed.jobs !== undefined) merged.jobs = { ...current.jobs, ...parsed.jobs };
     if (parsed.visitorPaths !== undefined) merged.visitorPaths = parsed.visitorPaths;
+    if (parsed.removedRows !== undefined) merged.removedRows = parsed.removedRows;
     if (parsed.errorBodies !== undefined) merged.errorBodies = parsed.errorBodies;
     this.#configs.set(projectId, merged);
     return this.view(projectId);
@@ -39,6 +40,10 @@ export class Projects {
 
   visitorPaths(projectId: string): number {
     return this.#configs.get(projectId)?.visitorPaths ?? this.defaults.visitorPaths;
+  }
+
+  removedRows(projectId: string): number {
+    return this.#configs.get(projectId)?.removedRows ?? 0;
   }
 
   errorBodies(projectId: string): ErrorBodies {

@@ -50,6 +50,7 @@ export const projectConfigSchema = z
   .object({
     jobs: jobBehaviourPatchSchema.optional(),
     visitorPaths: visitorPathsSchema.optional(),
+    removedRows: z.number().int().min(0).optional(),
     errorBodies: errorBodiesSchema.optional(),
   })
   .strict();

@@ -84,13 +84,14 @@ function getVisitors(deps: ServiceDeps, req: ServiceRequest): Reply {
   if (!parsed.ok) return invalid(parsed.field, parsed.message);
   const { limit, offset, fromMs, toMs } = parsed.query;
   const range = deps.analytics.range(req.projectId, deps.projects.visitorPaths(req.projectId), fromMs, toMs);
+  const from = deps.projects.removedRows(req.projectId) + offset;
   req.entry.processed = true;
   return {
     status: 200,
     body: {
       totals: range.totals,
-      visitors: range.rows.slice(offset, offset + limit),
-      hasMore: offset + limit < range.rows.length,
+      visitors: range.rows.slice(from, from + limit),
+      hasMore: from + limit < range.rows.length,
     },
   };
 }

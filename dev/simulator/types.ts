@@ -15,6 +15,11 @@ export interface ProjectConfig {
   jobs?: { [K in keyof JobBehaviour]?: JobBehaviour[K] | undefined } | undefined;
   /** Number of paths of the project's analytics data set (0 to 1,000,000). */
   visitorPaths?: number | undefined;
+  /**
+   * Rows deleted from the project's data since the service started: every range's first N rows are gone while
+   * its totals stay as they were (a page that shifts under offset paging). Set mid-export to remove rows.
+   */
+  removedRows?: number | undefined;
   /** The shape of the project's error bodies, over the simulator's `errorBodies`. */
   errorBodies?: ErrorBodies | undefined;
 }

@@ -19,16 +19,10 @@ import { createVisitorsPagesActivities } from './visitors-pages';
 
 export interface VisitorsExportActivityDeps {
   docsApi: DocsApiClient;
-  /**
-   * EXPORT_DIR: root of exports and of their staging area, a local directory (one volume shared by every worker
-   * host) or `s3://bucket[/prefix]` (see docs/visitors-export.md).
-   */
+  /** EXPORT_DIR: a local directory shared by every worker host, or `s3://bucket[/prefix]`. */
   exportDir: string;
-  /** For `s3://`: addressing, and client settings beyond the standard AWS environment (tests name a server). */
   exportS3?: S3DestinationOptions;
-  /** EXPORT_LAYOUT: unset, `hive` for Parquet and `default` for the text formats. */
   exportLayout?: ExportLayout | undefined;
-  /** EXPORT_COMPRESSION: `gzip` for CSV and NDJSON files (default none). */
   exportCompression?: ExportCompression | undefined;
 }
 
@@ -44,7 +38,7 @@ export interface MergeRequest {
   expectedRows: number;
   totals: VisitorTotals;
   format: ExportFormat;
-  /** Warnings found before the merge (totals mismatch…), recorded in the manifest too. */
+  /** Warnings found before the merge, recorded in the manifest too. */
   warnings: string[];
   /** The range sent to the service when it differs from dateFrom/dateTo (which name the folder). */
   requestRange?: { dateFrom: string; dateTo: string };
@@ -83,26 +77,19 @@ export function createVisitorsExportActivities({
     ...createVisitorsPagesActivities(docsApi, stagingOf),
 
     /**
-     * Merges the staged pages in offset order into the export file, then writes totals.json and manifest.json;
-     * an earlier run's manifest is removed before its files are replaced (clearExportFolder).
-     * Leaves the staging area in place, so that a retry (say, after the worker died before reporting) redoes the
-     * same merge; `removeVisitorsExportStaging` removes it afterwards.
+     * Merges the staged pages in offset order into the export file, then totals.json and manifest.json; leaves
+     * the staging area, so a retry redoes the same merge.
      */
     async mergeVisitorsExport(request: MergeRequest): Promise<MergeResult> {
-      // Beats on a timer too, not only per page: uploading the last parts may outlast a page's beat.
       return exportFailures(() => whileHeartbeating(() => merge(request)));
     },
 
-    /**
-     * Probes the destination (a bucket: head-bucket, then a probe object written and removed), then creates the
-     * export's staging area; runs before the first page and its budget permit (idempotent).
-     */
+    /** Probes the destination, then creates the staging area: before the first page and its permit. */
     async prepareVisitorsExportStaging(exportKey: string): Promise<string> {
       await exportFailures(async () => {
         await destination.probe();
         await stagingOf(exportKey).prepare();
       });
-      // getProgress names it: an absolute directory, or an s3:// URI.
       return destination.root;
     },
 
@@ -123,8 +110,6 @@ export function createVisitorsExportActivities({
     const folder = exportFolderKey(projectId, dateFrom, dateTo, timeZone, layout, request.partial === true);
     const compression = compressionFor(format, exportCompression);
     const file = exportFileName(format, compression);
-    // Finds every page's chunk from one listing first: a page no chunk holds fails it at once, before
-    // the export file is touched, with ExportStagingMissing naming the offsets (mapped by exportFailures).
     const merged = await mergeStagedPages({
       staging,
       offsets,

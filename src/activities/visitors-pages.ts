@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DocsApiFailureType, docsApiDetailsOf } from '../contract/failure-types';
-import type { VisitorsPage, VisitorTotals } from '../contract/visitors-export';
+import { createHash } from 'node:crypto';
+import type { PageSummary, VisitorsPage } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
 import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
 import type { ChunkWriter, ExportStaging } from '../exports/staging';
@@ -20,13 +21,7 @@ export interface PageRequest {
   limit: number;
 }
 
-/** What the page activity reports per page: counts only, the rows stay in staging. */
-export interface PageSummary {
-  offset: number;
-  rows: number;
-  hasMore: boolean;
-  totals: VisitorTotals;
-}
+export type { PageSummary };
 
 /** Permits of one grant, spent in order: each pays for one request, none after `spendBy`. */
 export interface PermitSpan {
@@ -35,13 +30,10 @@ export interface PermitSpan {
   spendBy: number;
 }
 
-/**
- * A run of consecutive pages from `offset`: one request per permit, at most as many as the permits hold, up to
- * `width` of them in flight at once (1 when absent).
- */
+/** Consecutive pages from `offset`, one request per permit, `width` (default 1) in flight at once. */
 export interface PageRunRequest extends PageRequest {
   permits: PermitSpan[];
-  /** How many times the workflow started a run at this offset: with the offset, it orders the run's chunks. */
+  /** With the offset, orders the run's chunks (resolveStagedPages). */
   attempt: number;
   width?: number;
 }
@@ -49,53 +41,45 @@ export interface PageRunRequest extends PageRequest {
 /** A request that failed after some of the run's pages were staged: the workflow fetches it again. */
 export interface PageRunStop {
   offset: number;
-  /** The grant of the permit its request spent, or the refused one's when `rateLimited` (the limiter hears it). */
+  /** The grant its permit came from, or the refused one's when `rateLimited` (a 429 before the last page). */
   grantedAt: number;
-  /** This request, or another of the run before the last page, was refused with 429. */
   rateLimited: boolean;
   retryAfterMs?: number;
   message: string;
-  /** The failure's type (ApplicationFailure.type): the workflow counts malformed answers. */
+  /** ApplicationFailure.type: the workflow counts malformed answers. */
   type?: string;
 }
 
 export interface PageRunResult {
-  /** The pages staged, in offset order from the request's, at least one; up to the last page of the data. */
+  /** Staged, in offset order from the request's, at least one. */
   pages: PageSummary[];
-  /** Permits spent or skipped as stale: the ones after them were not used and may be spent elsewhere. */
+  /** Permits spent or skipped as stale; the rest were not used. */
   permitsUsed: number;
   stopped?: PageRunStop;
+  /** The page past the last one, when it came back (page-checks.ts: it must be empty). */
+  pastEnd?: PageSummary;
 }
 
-/** The details of a run's CancelledFailure. */
+/** Details of a run's CancelledFailure (permits spent) and of its heartbeats (pages staged so far). */
 export interface PageRunCancelled {
-  /** Permits spent or skipped as stale before the cancellation: the others were never sent. */
   permitsUsed: number;
 }
-
-/** A run's heartbeat details: its pages staged so far, from the first, in offset order. */
 export interface PageRunProgress {
   pages: PageSummary[];
 }
 
-/** Pages fetched and not yet staged that a run holds at most: its next request waits for the write beyond this. */
+/** Pages fetched and not staged a run holds at most: its next request waits for the write beyond this. */
 export const MAX_CHUNK_PAGES = 16;
-/**
- * Writes of one chunk a passing fault (EIO, an S3 5xx beyond the SDK's own retries) may fail, 1 s ×2 apart (31 s in
- * all): its pages are in memory and are written again, never fetched again. The last failure ends the export.
- */
+/** Writes of a chunk from memory, 1 s ×2 apart, before a passing destination fault ends the export. */
 const CHUNK_WRITE_ATTEMPTS = 6;
 const HEARTBEAT_EVERY_MS = 5_000;
 
 /**
- * The export's one page activity: a run of consecutive pages, each request paid for with the next permit, up to
- * `width` requests in flight in offset order (as a plain script would send them). Pages are staged in offset
- * order: those fetched while a write is in flight go together into the next chunk, while the next requests are
- * already on their way; after each chunk the run heartbeats the pages staged so far, so a worker that dies costs
- * only the pages after its last heartbeat. The run stops issuing at the last page of the data, when its permits
- * run out or go stale, or at a failure; pages fetched past the first of those are dropped (their permits count as
- * spent). A failure of its first page is thrown (the workflow retries it under its own rules); a later one ends
- * the run with the pages before it. A chunk that cannot be written fails the run, whatever was staged before it.
+ * The page activity: a run of consecutive pages, a permit per request, `width` in flight in offset order. Pages
+ * fetched while a chunk is written form the next chunk; after each chunk the run heartbeats its staged pages, so
+ * a dead worker costs only the pages after its last heartbeat. It stops at the last page, when its permits run
+ * out or go stale, or at a failure: a failure of its first page is thrown, a later one ends the run with the
+ * pages before it. A chunk that cannot be written fails the run.
  */
 export function createVisitorsPagesActivities(
   docsApi: DocsApiClient,
@@ -111,7 +95,6 @@ export function createVisitorsPagesActivities(
       } catch (error) {
         if (!signal.aborted) throw error;
       }
-      // A cancelled run says how many permits it spent: the workflow gives the others back to the budget.
       const details: PageRunCancelled = { permitsUsed: run.permitsUsed };
       throw new CancelledFailure('page run cancelled', [details]);
     },
@@ -132,13 +115,14 @@ class PageRun {
   readonly #fetched = new Map<number, VisitorsPage>();
   #nextToStage: number;
   #writing: Promise<void> | undefined;
-  /** The first offset the export does not need from this run: past the last page, or failed. */
+  /** The first offset not needed from this run: past the last page, or failed. */
   #stopAt = Infinity;
   #stop: RunStop | undefined;
-  /** The first 429 before the last page, wherever it stands: the limiter must hear of it even behind a failure. */
+  /** The first 429 before the last page: the limiter must hear of it even behind a failure. */
   #rateLimited: RunStop | undefined;
-  /** Past the last page of the data, once it came back. */
   #endAt = Infinity;
+  /** Every page that came back, by offset. */
+  readonly #summaries = new Map<number, PageSummary>();
   #writeFailure: RunStop | undefined;
   readonly #permits: PermitSpan[];
   #permitsUsed = 0;
@@ -183,12 +167,14 @@ class PageRun {
       clearInterval(timer);
     }
     if (this.#writeFailure !== undefined) throw this.#writeFailure.error;
+    const pastEnd = this.#summaries.get(this.#endAt);
     const stop = this.#stop;
     const limited = (this.#rateLimited?.offset ?? Infinity) < this.#endAt ? this.#rateLimited : undefined;
     if (stop !== undefined && this.#staged.length === 0) throw (limited ?? stop).error;
     return {
       pages: this.#staged,
       permitsUsed: this.#permitsUsed,
+      ...(pastEnd === undefined ? {} : { pastEnd }),
       ...(stop === undefined ? {} : { stopped: describe(stop, limited) }),
     };
   }
@@ -215,8 +201,9 @@ class PageRun {
       }
       return;
     }
+    this.#summaries.set(offset, summaryOf(offset, page));
     if (offset >= this.#stopAt) return;
-    if (!page.hasMore || page.visitors.length === 0) {
+    if (!page.hasMore) {
       // The last page: whatever was sent past it is not needed.
       this.#stopAt = offset + this.request.limit;
       this.#endAt = this.#stopAt;
@@ -262,14 +249,8 @@ class PageRun {
     this.#writing = exportFailures(() => this.#writeChunk(chunk, rows))
       .then(
         () => {
-          for (const { offset, page } of pages) {
-            this.#staged.push({
-              offset,
-              rows: page.visitors.length,
-              hasMore: page.hasMore,
-              totals: page.totals,
-            });
-          }
+          for (const { offset, page } of pages)
+            this.#staged.push(this.#summaries.get(offset) ?? summaryOf(offset, page));
           this.#beat();
         },
         (error: unknown) => {
@@ -341,6 +322,11 @@ function describe({ offset, error, grantedAt = 0 }: RunStop, limited?: RunStop):
     message: error instanceof Error ? error.message : String(error),
     ...(error instanceof ApplicationFailure && error.type ? { type: error.type } : {}),
   };
+}
+
+function summaryOf(offset: number, page: VisitorsPage): PageSummary {
+  const digest = createHash('sha256').update(JSON.stringify(page.visitors)).digest('hex').slice(0, 16);
+  return { offset, rows: page.visitors.length, hasMore: page.hasMore, totals: page.totals, digest };
 }
 
 function isRateLimited(error: unknown): boolean {

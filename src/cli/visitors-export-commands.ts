@@ -13,7 +13,7 @@ import {
 import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
 import type { CommandContext } from './command-context';
 import { print } from './output';
-import { exportFailure } from './visitors-export-status-commands';
+import { describeResult, exportFailure } from './visitors-export-status-commands';
 import { ExitCode, UsageError } from './usage-error';
 
 export function formatFlag(value: string | boolean | undefined): ExportFormat | undefined {
@@ -106,15 +106,7 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
   try {
     const result = await handle.result();
     stopWatching();
-    print(
-      json,
-      result,
-      [
-        `${result.rows} rows in ${result.pages} pages`,
-        ...result.files,
-        ...result.warnings.map((w) => `warning: ${w}`),
-      ].join('\n'),
-    );
+    print(json, result, describeResult(result));
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;

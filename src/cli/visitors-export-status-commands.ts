@@ -49,7 +49,8 @@ function exportWorkflowIdOf(flags: Flags): string {
   throw new UsageError('--workflow-id, or --project with --from and --to, is required');
 }
 
-function describeResult(result: VisitorsExportResult): string {
+/** A finished export's result as the CLI prints it. */
+export function describeResult(result: VisitorsExportResult): string {
   return [
     `${result.rows} rows in ${result.pages} pages`,
     ...result.files,
@@ -58,9 +59,8 @@ function describeResult(result: VisitorsExportResult): string {
 }
 
 /**
- * What a failed export says: the message of its first ApplicationFailure (past the "Activity task failed" of an
- * activity's), which carries its causes' messages, typed by the deepest one, the root cause
- * (`ExportDestinationUnavailable` under `VisitorsExportPageFailed`).
+ * A failed export's message: its first ApplicationFailure's (past "Activity task failed"), typed by the root
+ * cause (`ExportDestinationUnavailable` under `VisitorsExportPageFailed`).
  */
 export function exportFailure(error: WorkflowFailedError): { error: string; type?: string; text: string } {
   const failures: ApplicationFailure[] = [];

@@ -21,10 +21,7 @@ export type VisitorsExportHandle = WorkflowHandle<VisitorsExportWorkflow>;
 /** What a caller starts an export with: everything but the workflow's own continuation. */
 export type ManualVisitorsExportInput = Omit<VisitorsExportInput, 'continuation'>;
 
-/**
- * The start of an export of an explicit range, input checked first (a bad field throws InputValidationError
- * naming it). Shared by `startVisitorsExport` and the Nexus operation, so both start the same way.
- */
+/** How an export starts, input checked first: shared by `startVisitorsExport` and the Nexus operation. */
 export function visitorsExportStartOptions(
   input: VisitorsExportInput,
   options: { taskQueue?: string } = {},
@@ -48,11 +45,8 @@ export function visitorsExportStartOptions(
 }
 
 /**
- * Starts an export of an explicit range with the deterministic id `visitors-export/<projectId>/<from>_<to>`
- * (`…_<zone>` when `timeZone` names a zone other than UTC: the dates are then days of that zone).
- * While that range is being exported, the running export is returned (its options win); once it has closed, a
- * new run starts and replaces the range's files. Input is validated first: a bad field throws
- * InputValidationError naming it, and Temporal is not contacted.
+ * Starts an export with the id `visitors-export/<projectId>/<from>_<to>[_<zone>]`, or joins the running one (its
+ * options win); a closed one is replaced. A bad field throws InputValidationError before Temporal is contacted.
  */
 export async function startVisitorsExport(
   client: Client,

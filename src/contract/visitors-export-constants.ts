@@ -1,18 +1,14 @@
-// The visitors export's constants, free of zod: workflow code imports values only from here (types from
-// ./visitors-export with `import type`), so zod is never evaluated in the workflow sandbox (docs/agent-job.md).
+// The visitors export's constants, free of zod: workflow code imports values only from here (docs/agent-job.md).
 import { INVALID_INPUT_FAILURE_TYPE } from './input-error';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-/**
- * EXPORT_LAYOUT: `default` (`<projectId>/<from>_<to>[_<Zone>]/`) or `hive` (`project=<id>/day=<date>/`, …), the
- * folders query engines take partitions from. Unset: `hive` for Parquet, `default` for the text formats.
- */
+/** EXPORT_LAYOUT (docs/visitors-export.md). Unset: `hive` for Parquet, `default` for the text formats. */
 export const EXPORT_LAYOUTS = ['default', 'hive'] as const;
 export type ExportLayout = (typeof EXPORT_LAYOUTS)[number];
 
-/** EXPORT_COMPRESSION: `gzip` compresses CSV and NDJSON files (`visitors.csv.gz`); Parquet compresses itself. */
+/** EXPORT_COMPRESSION: `gzip` for CSV and NDJSON files (`visitors.csv.gz`). */
 export const EXPORT_COMPRESSIONS = ['none', 'gzip'] as const;
 export type ExportCompression = (typeof EXPORT_COMPRESSIONS)[number];
 
@@ -27,14 +23,12 @@ export const DEFAULT_EXPORT_DEADLINE = '24h';
 export const VisitorsExportFailureType = {
   /** A field of the input breaks a rule; nothing was requested. Non-retryable. */
   invalidInput: INVALID_INPUT_FAILURE_TYPE,
-  /** A page the export needs failed for good (a 4xx, or retries exhausted); `cause` is the service's error. */
+  /** A page the export needs failed for good; `cause` is the service's error. */
   pageFailed: 'VisitorsExportPageFailed',
-  /** A page or the merge could not find the export's staging area: EXPORT_DIR is not shared by every host. */
+  /** Pages still disagreed after their re-reads; no manifest is written; message and details name the offsets. */
+  pagesDisagree: 'VisitorsExportPagesDisagree',
+  /** The staging area is not where a page or the merge looks: EXPORT_DIR is not shared by every host. */
   stagingMissing: 'ExportStagingMissing',
-  /**
-   * EXPORT_DIR cannot take the export (a missing bucket, credentials refused, no permission, a directory that
-   * cannot be written): found before any page is fetched or any budget spent. Non-retryable; the message names
-   * the destination, never a credential.
-   */
+  /** EXPORT_DIR cannot take the export and another attempt cannot fix it; never names a credential. */
   destinationUnavailable: 'ExportDestinationUnavailable',
 } as const;

@@ -75,7 +75,7 @@ export interface VisitorsExportManifest {
   pages: number;
   /** sha256 (hex) of the export file's bytes. */
   sha256: string;
-  /** Every file of the export but the manifest itself: its records (rows; totals.json holds one), bytes, sha256. */
+  /** Every file of the export but the manifest: its records, bytes, sha256. */
   files: VisitorsExportFileEntry[];
   totals: VisitorTotals;
   warnings: string[];
@@ -91,7 +91,7 @@ export interface ExportProgress {
   done: boolean;
   /** ISO time the analytics budget is expected to let the next page go; absent when no page waits. */
   waitingForBudgetUntil?: string;
-  /** Where the export goes (EXPORT_DIR of the worker that prepared it): a directory or `s3://bucket[/prefix]`. */
+  /** EXPORT_DIR of the worker that prepared the export. */
   destination?: string;
 }
 
@@ -100,10 +100,19 @@ export const timeZoneSchema = z
   .string({ error: 'must be a string' })
   .refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Paris"');
 
-/** Plain JSON carried through continue-as-new: counts only, the rows stay staged on disk. */
+const pageSummarySchema = z.object({
+  offset: intInRange(0),
+  rows: intInRange(0),
+  hasMore: z.boolean(),
+  totals: visitorTotalsSchema,
+  digest: z.string(),
+});
+export type PageSummary = z.infer<typeof pageSummarySchema>;
+
+/** Plain JSON carried through continue-as-new: counts only, the rows stay staged. */
 export const visitorsExportContinuationSchema = z
   .object({
-    /** Names the staging area of this export attempt (stable across continue-as-new). */
+    /** Names the staging area of this export (stable across continue-as-new). */
     exportKey: z.string().min(1),
     dateFrom: apiDateSchema,
     dateTo: apiDateSchema,
@@ -112,12 +121,12 @@ export const visitorsExportContinuationSchema = z
     /** Pages counted so far, in offset order: the next run starts at offset pagesDone * pageSize. */
     pagesDone: intInRange(0),
     rowsDone: intInRange(0),
-    totals: visitorTotalsSchema.nullable(),
-    totalsMismatch: z.boolean(),
-    /** 1, or 2 when the whole export runs again after pages disagreed on totals. */
-    attempt: intInRange(1, 2),
+    /** Page 0 as first read: its totals are the export's, the end check compares it with a re-read. */
+    first: pageSummarySchema.nullable(),
+    /** Pages that disagreed with the others when counted, with why: re-read once the end is reached. */
+    suspects: z.array(pageSummarySchema.extend({ reason: z.string() })),
     warnings: z.array(z.string()),
-    /** ms since the epoch: a budget wait past this fails the export (absent in runs before budgets). */
+    /** ms since the epoch: a budget wait past this fails the export. */
     deadlineAt: intInRange(0).optional(),
   })
   .strict();
@@ -134,20 +143,12 @@ const visitorsExportShape = z
     pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
     concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
     format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-    /**
-     * IANA zone whose calendar days the dates name (default UTC): with a zone, dateFrom/dateTo must be days
-     * `YYYY-MM-DD`.
-     */
+    /** IANA zone whose calendar days the dates name (default UTC): then dateFrom/dateTo are days. */
     timeZone: timeZoneSchema.optional(),
-    /**
-     * Exports a range that has not ended yet, as far as it goes now: marked partial in the result, the folder and
-     * the manifest, under an id of its own that the nightly export never takes as a whole day.
-     */
+    /** Exports a range that has not ended yet, marked partial (never a whole day for the nightly). */
     partial: z.boolean({ error: 'must be true or false' }).optional(),
     /** How long the export may take in all, waits for the analytics budget included (default 24 h). */
     deadline: durationSchema.optional(),
-    /** When pages disagree on the site-wide totals, run the whole export once more before warning. */
-    retryOnTotalsMismatch: z.boolean({ error: 'must be true or false' }).optional(),
     /** Export events after which the workflow continues as new (default 1,000); tests lower it. */
     continueAsNewAfterEvents: intInRange(100).optional(),
     /** Set by the workflow itself when it continues as new; clients must not pass it. */

@@ -1,9 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { VisitorRow } from '../contract/visitors-export';
 
-/**
- * An object written in pieces that becomes visible at its key only by `commit`, whole: a local file renamed over
- * the target, or an S3 multipart upload completed. `abort` leaves the key as it was.
- */
+/** An object written in pieces, visible at its key only whole, by `commit` (rename, or multipart completion). */
 export interface FinalObjectWriter {
   write(chunk: string | Uint8Array): Promise<void>;
   /** Bytes written in all. */
@@ -12,45 +11,33 @@ export interface FinalObjectWriter {
 }
 
 /**
- * Where exports go: a local directory or an S3 bucket (and prefix). Keys are relative and '/'-separated
- * (`acme/2026-11-01_2026-11-02/visitors.csv`, `.staging/<export>/page-….ndjson`), the same layout on both.
+ * Where exports go: a local directory or an S3 bucket (and prefix), with relative '/'-separated keys
+ * (`acme/2026-11-01_2026-11-02/visitors.csv`, `.staging/<export>/chunk-….ndjson`).
  */
 export interface ExportDestination {
-  /** The destination as users name it: an absolute directory or `s3://bucket[/prefix]`. */
+  /** An absolute directory or `s3://bucket[/prefix]`. */
   readonly root: string;
-  /** What the result and the CLI print for a key: an absolute path, or an `s3://` URI. */
+  /** A key as an absolute path or an `s3://` URI. */
   location(key: string): string;
-  /**
-   * Checks that the destination exists and takes a write, before an export fetches anything; throws
-   * DestinationUnavailableError when it cannot (missing bucket, wrong credentials, no permission).
-   */
+  /** Takes a write before an export fetches anything; DestinationUnavailableError when it cannot. */
   probe(): Promise<void>;
-  /** Makes a staging folder ready for pages (idempotent); a page is staged only into a prepared folder. */
+  /** Makes a staging folder ready (idempotent): pages are staged only into a prepared folder. */
   prepareStaging(folder: string): Promise<void>;
-  /**
-   * Writes one page whole under `folder/name` (a retry rewrites the same key); throws StagingMissingError when
-   * the folder is not prepared (cleaned up already, or another destination than the one that prepared it).
-   */
+  /** Writes one object whole under `folder/name`; StagingMissingError when the folder is not prepared. */
   stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void>;
-  /** The staged object's bytes as a stream; StagingMissingError when it is not there. */
+  /** StagingMissingError when the object is not there. */
   readStaged(key: string): Promise<Readable>;
-  /** The names staged in `folder` (no folder: none). */
   listStaged(folder: string): Promise<Set<string>>;
-  /** Removes a staging folder and everything in it (idempotent). */
   removeStaging(folder: string): Promise<void>;
   /** Removes the staging folders untouched for `olderThanMs`; returns their names. */
   pruneStaleStaging(olderThanMs: number, now?: number): Promise<string[]>;
   openFinal(key: string): Promise<FinalObjectWriter>;
-  /** Writes a small final object whole (no reader sees a part); returns its bytes. */
+  /** Writes a small final object whole; returns its bytes. */
   writeFinal(key: string, content: string): Promise<number>;
-  /** Removes a final object if there is one. */
   removeFinal(key: string): Promise<void>;
-  /**
-   * The keys of the final objects that start with `prefix` (`acme/` for a folder), sorted; never a staged object
-   * or a file still being written.
-   */
+  /** Keys of final objects under `prefix`, sorted: never a staged object or a file being written. */
   listFinal(prefix: string): Promise<string[]>;
-  /** A small final object's text (UTF-8), or undefined when there is none at the key. */
+  /** A small final object's text, or undefined when there is none. */
   readFinal(key: string): Promise<string | undefined>;
 }
 
@@ -59,15 +46,38 @@ export class StagingMissingError extends Error {
   override readonly name = 'StagingMissingError';
 }
 
-/** Some objects of a removal are still there (the server refused part of a batch): another attempt retries. */
+/** Part of a removal was refused: another attempt retries. */
 export class StagingCleanupError extends Error {
   override readonly name = 'StagingCleanupError';
 }
 
-/**
- * The destination cannot take the export: another attempt cannot fix it (a missing bucket, credentials refused,
- * no permission). The message names the destination and what failed, never a credential.
- */
+/** The destination cannot take the export and another attempt cannot fix it; never names a credential. */
 export class DestinationUnavailableError extends Error {
   override readonly name = 'DestinationUnavailableError';
+}
+
+/** The export file's bytes on their way to the destination, hashed as they pass (the manifest's sha256). */
+export interface HashedOutput {
+  write(chunk: Uint8Array): Promise<void>;
+  /** sha256 (hex) of every byte written; once, after the last write. */
+  sha256(): string;
+}
+
+export function hashedOutput(file: FinalObjectWriter): HashedOutput {
+  const hash = createHash('sha256');
+  return {
+    async write(chunk: Uint8Array): Promise<void> {
+      hash.update(chunk);
+      await file.write(chunk);
+    },
+    sha256: (): string => hash.digest('hex'),
+  };
+}
+
+/** Encodes rows as the merge streams them: `add` each row, `drain` between pages, `end` once. */
+export interface ExportFileWriter {
+  add(row: VisitorRow): void;
+  drain(): Promise<void>;
+  /** Writes the rest; the caller then commits the file. */
+  end(): Promise<void>;
 }

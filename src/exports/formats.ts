@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { InvariantError } from '../contract/errors';
 import type { ExportCompression, ExportFormat, VisitorRow } from '../contract/visitors-export';
-import type { ExportFileWriter, HashedOutput } from './export-file-writer';
+import type { ExportFileWriter, HashedOutput } from './destination';
 import { openParquetFile } from './parquet-file';
 
 export const CSV_HEADER = 'path,human,ai,total\n';

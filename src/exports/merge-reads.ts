@@ -21,14 +21,9 @@ function rowsAt(source: StagedSource, pages: readonly StagedPageRows[]): readonl
 }
 
 /**
- * The merge's reads: each staged object read once, in the order its pages are needed, objects read ahead up to
- * about `pagesAhead` pages (at least two objects, whatever their size), so that over object storage several
- * requests hide each other's latency while memory stays bounded. An object is let go after its last page is
- * handed out (a page fetched again by a newer run may sit between two pages of one chunk: it is kept meanwhile).
- *
- * The reads are kept in an array by object, not in a Map: with a Map that took and dropped an entry per page, more
- * of the pages' rows reached the old generation before they died, and the merge of 1,000,000 rows grew its RSS by
- * about twice as much (bench/merge-memory.ts: 100-140 MB instead of 55-70 MB).
+ * The merge's reads: each staged object read once, in page order, up to about `pagesAhead` pages ahead (at least
+ * two objects), so object-storage requests hide each other's latency in bounded memory; an object is let go after
+ * its last page. Kept in arrays, not a Map: a Map doubled the 1,000,000-row merge's RSS (bench/merge-memory.ts).
  */
 export class ObjectReadAhead {
   /** Staged objects in the order of their first page. */
@@ -96,36 +91,6 @@ export class ObjectReadAhead {
       this.#held += 1;
       this.#heldPages += pages;
       this.#launched += 1;
-    }
-  }
-}
-
-/**
- * Staged objects read again by the duplicate check, the last `capacity` kept: the pages it asks for are often
- * neighbours, and a chunk is not fetched again for each of its pages.
- */
-export class StagedObjectCache {
-  readonly #objects = new Map<string, Promise<StagedPageRows[]>>();
-
-  constructor(
-    private readonly staging: ExportStaging,
-    private readonly capacity: number,
-  ) {}
-
-  async rows(source: StagedSource): Promise<readonly VisitorRow[]> {
-    let read = this.#objects.get(source.object);
-    if (read === undefined) {
-      read = this.staging.readObject(source.object);
-      if (this.#objects.size >= this.capacity) this.#objects.delete(this.#objects.keys().next().value ?? '');
-    } else {
-      this.#objects.delete(source.object); // re-inserted last: the least recently used goes first
-    }
-    this.#objects.set(source.object, read);
-    try {
-      return rowsAt(source, await read);
-    } catch (error) {
-      if (this.#objects.get(source.object) === read) this.#objects.delete(source.object);
-      throw error;
     }
   }
 }

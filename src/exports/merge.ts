@@ -1,10 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import { InvariantError } from '../contract/errors';
 import type { ExportCompression, ExportFormat, VisitorRow } from '../contract/visitors-export';
-import { StagingMissingError, type ExportDestination } from './destination';
-import { hashedOutput } from './export-file-writer';
+import { hashedOutput, StagingMissingError, type ExportDestination } from './destination';
 import { openExportFile, type ExportFileOptions } from './formats';
-import { ObjectReadAhead, StagedObjectCache } from './merge-reads';
+import { ObjectReadAhead } from './merge-reads';
 import { SeenPaths } from './seen-paths';
 import type { StagedSource } from './staged-objects';
 import type { ExportStaging } from './staging';
@@ -41,11 +39,7 @@ export interface MergeOutcome {
 }
 
 const MAX_REPORTED_DUPLICATES = 20;
-/**
- * Pages read ahead of the one being written, about: over object storage each staged object is a request, and a
- * few in flight hide their latency. Chunks are read whole (a page holds at most MAX_PAGE_SIZE rows, a chunk at most
- * 16 pages), at least two at a time, so memory stays bounded.
- */
+/** Pages read ahead of the one being written, about (whole chunks, at least two). */
 const PAGES_AHEAD = 16;
 /**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
@@ -57,7 +51,6 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
   const file = await destination.openFinal(options.target);
   const output = hashedOutput(file);
   const seen = new SeenPaths();
-  const isDuplicate = duplicateCheck(options.staging, sources);
   const duplicatePaths: string[] = [];
   let duplicateCount = 0;
   let stagedRows = 0;
@@ -75,14 +68,11 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
       stagedRows += pageRows.length;
       for (let at = 0; at < pageRows.length; at += 1) {
         const row = pageRows[at] as VisitorRow;
-        // Almost every path has no candidate page: only a fingerprint seen before costs a check (and an await).
-        const candidates = seen.candidates(row.path);
-        if (candidates.length > 0 && (await isDuplicate(row.path, candidates, index, pageRows, at))) {
+        if (!seen.add(row.path)) {
           duplicateCount += 1;
           if (duplicatePaths.length < MAX_REPORTED_DUPLICATES) duplicatePaths.push(row.path);
           continue;
         }
-        seen.add(row.path, index);
         writer.add(row);
         rows += 1;
       }
@@ -108,47 +98,4 @@ async function sourcesOf(staging: ExportStaging, offsets: readonly number[]): Pr
     `${missing.length} staged page(s) not found under ${staging.directory} (offsets ${missing.slice(0, 5).join(', ')}): ` +
       'every worker host that runs this task queue must see the same EXPORT_DIR (one shared volume, or one bucket)',
   );
-}
-
-/** Pages read again to confirm a duplicate: kept while the merge may ask again (one page often repeats another). */
-const CONFIRMED_PAGES = 8;
-/** Staged objects read again to confirm duplicates, kept so that a chunk is not read again for each of its pages. */
-const CONFIRMED_OBJECTS = 2;
-
-/**
- * Whether a path was written before: its fingerprint names candidate pages, and a candidate that holds the path
- * (read again from staging; the page being merged from its rows before this one) makes it a duplicate.
- */
-function duplicateCheck(staging: ExportStaging, sources: readonly StagedSource[]) {
-  const pages = new Map<number, Set<string>>();
-  const objects = new StagedObjectCache(staging, CONFIRMED_OBJECTS);
-  const pathsOf = async (index: number): Promise<Set<string>> => {
-    const cached = pages.get(index);
-    if (cached) return cached;
-    const source = sources[index];
-    if (source === undefined) throw new InvariantError(`no staged page ${index}`);
-    const paths = new Set((await objects.rows(source)).map((row) => row.path));
-    if (pages.size >= CONFIRMED_PAGES) pages.delete(pages.keys().next().value ?? 0);
-    pages.set(index, paths);
-    return paths;
-  };
-  // An earlier row of the current page with this path was either written, or skipped as a duplicate of a path
-  // written before it: either way this row repeats a written path.
-  const earlierOnPage = (path: string, rows: readonly VisitorRow[], before: number): boolean => {
-    for (let at = 0; at < before; at += 1) if (rows[at]?.path === path) return true;
-    return false;
-  };
-  return async (
-    path: string,
-    candidates: readonly number[],
-    current: number,
-    currentRows: readonly VisitorRow[],
-    at: number,
-  ): Promise<boolean> => {
-    for (const page of candidates) {
-      if (page === current ? earlierOnPage(path, currentRows, at) : (await pathsOf(page)).has(path))
-        return true;
-    }
-    return false;
-  };
 }

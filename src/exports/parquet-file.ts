@@ -1,23 +1,15 @@
 import type { VisitorRow } from '../contract/visitors-export';
-import type { ExportFileWriter, HashedOutput } from './export-file-writer';
+import type { ExportFileWriter, HashedOutput } from './destination';
 import { singleDay } from './layout';
 
 import type { ParquetWriter, Writer } from 'hyparquet-writer' with { 'resolution-mode': 'import' };
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
-/**
- * Rows per row group: the merge holds one group's columns and their encoding at a time (hyparquet-writer makes a
- * few KB of garbage per row while it encodes), so this bounds the merge's memory. 10,000 rows keep a 200,000-row
- * merge's RSS growth at 25 MiB where 25,000 took 100 (docs/benchmarks.md, "Parquet writers"); files grow 0.6%,
- * and a reader still skips whole groups by their statistics.
- */
+/** Rows per row group: bounds the merge's memory (docs/benchmarks.md, "Parquet writers"). */
 export const ROW_GROUP_ROWS = 10_000;
 
-/**
- * Snappy, which hyparquet-writer compresses in JavaScript: zstd would need node:zlib's zstd (Node 22.15+, not the
- * Node 20 the image runs) or a WebAssembly or native writer many times its install size (docs/benchmarks.md).
- */
+/** Snappy, in JavaScript: zstd needs Node 22.15+ or a native writer (docs/benchmarks.md). */
 const CODEC = 'SNAPPY';
 
 const DAY_MS = 86_400_000;

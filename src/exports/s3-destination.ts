@@ -4,10 +4,12 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
+  S3ServiceException,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import {
@@ -21,7 +23,6 @@ import { InvariantError } from '../contract/errors';
 import { isStagingKey, STAGING_FOLDER } from './layout';
 import { isNoSuchKey, isNotFound, refusedDestination } from './s3-errors';
 import { openMultipartWriter } from './s3-multipart';
-import { CHECKSUM, probeS3Destination } from './s3-probe';
 import { s3Uri, type S3Location } from './s3-uri';
 
 export interface S3DestinationOptions {
@@ -34,6 +35,8 @@ export interface S3DestinationOptions {
   clientConfig?: S3ClientConfig;
 }
 
+/** Every put carries a checksum the server verifies before it stores the object. */
+const CHECKSUM = 'CRC32';
 /** Written by prepareStaging: a page is staged only beside it (see stage). */
 const PREPARED_MARKER = '.prepared';
 
@@ -138,7 +141,7 @@ export class S3Destination implements ExportDestination {
     if (keys.length > 0) await this.deleteKeys(keys);
   }
 
-  /** Staging folders whose marker (rewritten by every run of the export) is older than the limit. */
+  /** Staging folders whose marker (rewritten by every run of the export) is older than the limit, or gone. */
   async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
     const removed: string[] = [];
     const root = `${this.key(STAGING_FOLDER)}/`;
@@ -248,6 +251,7 @@ export class S3Destination implements ExportDestination {
     }
   }
 
+  /** When the folder's marker was written; 0 with no marker: a removal cut short (nothing stages there). */
   private async lastTouched(folder: string): Promise<number | undefined> {
     try {
       const head = await this.client.send(
@@ -256,24 +260,16 @@ export class S3Destination implements ExportDestination {
       return head.LastModified?.getTime();
     } catch (error) {
       if (!isNotFound(error)) throw this.refused(error, 'HeadObject');
+      return 0;
     }
-    // No marker (a removal cut short): the newest object says when the folder was last written.
-    let newest: number | undefined;
-    for await (const { LastModified } of this.objects(`${this.key(folder)}/`)) {
-      const at = LastModified?.getTime();
-      if (at !== undefined && (newest === undefined || at > newest)) newest = at;
-    }
-    return newest;
   }
 
-  private async *objects(prefix: string): AsyncGenerator<{ Key: string; LastModified?: Date }> {
+  private async *objects(prefix: string): AsyncGenerator<{ Key: string }> {
     let token: string | undefined;
     do {
       const page = await this.list({ Prefix: prefix, ContinuationToken: token });
       for (const object of page.Contents ?? []) {
-        if (object.Key !== undefined) {
-          yield { Key: object.Key, ...(object.LastModified ? { LastModified: object.LastModified } : {}) };
-        }
+        if (object.Key !== undefined) yield { Key: object.Key };
       }
       token = page.NextContinuationToken;
     } while (token);
@@ -299,4 +295,39 @@ function contentTypeOf(key: string): string {
   if (key.endsWith('.ndjson')) return 'application/x-ndjson';
   if (key.endsWith('.json')) return 'application/json';
   return 'application/octet-stream';
+}
+
+/**
+ * Head-bucket, then a probe object written at `probeKey` and removed: run before an export fetches any page, so a
+ * missing bucket, wrong credentials or a missing permission fail it at once (DestinationUnavailableError naming
+ * the bucket, never the credentials). A HEAD's 403 has no error code, so on one the probe write still runs: its
+ * refusal tells wrong credentials from a missing permission.
+ */
+async function probeS3Destination(client: S3Client, where: S3Location, probeKey: string): Promise<void> {
+  const root = s3Uri(where);
+  const refusing = async (operation: string, send: () => Promise<unknown>): Promise<void> => {
+    try {
+      await send();
+    } catch (error) {
+      throw refusedDestination(error, root, operation) ?? error;
+    }
+  };
+  let headRefusal: Error | undefined;
+  try {
+    await client.send(new HeadBucketCommand({ Bucket: where.bucket }));
+  } catch (error) {
+    const refusal = refusedDestination(error, root, 'HeadBucket', { notFoundIsBucket: true });
+    if (!refusal) throw error;
+    if (!(error instanceof S3ServiceException) || error.$metadata.httpStatusCode !== 403) throw refusal;
+    headRefusal = refusal;
+  }
+  await refusing('PutObject (probe write)', () =>
+    client.send(
+      new PutObjectCommand({ Bucket: where.bucket, Key: probeKey, Body: '', ChecksumAlgorithm: CHECKSUM }),
+    ),
+  );
+  await refusing('DeleteObject (probe delete)', () =>
+    client.send(new DeleteObjectCommand({ Bucket: where.bucket, Key: probeKey })),
+  );
+  if (headRefusal) throw headRefusal;
 }

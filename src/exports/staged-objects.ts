@@ -19,16 +19,10 @@ export interface StagedSource {
 export type StagedPages = { found: true; sources: StagedSource[] } | { found: false; missing: number[] };
 
 /**
- * Which chunk holds each of `offsets` (the export's consecutive pages, in order), from the names of one listing
- * of the staging folder. Every page is staged in a chunk, a lone page in a one-page chunk, named by the page run
- * that wrote it: its first offset and the workflow's attempt at that offset (see visitors-pages.ts).
- *
- * Several chunks hold the same page only when a run stopped early (its worker died, a request or a write failed):
- * the workflow counted the pages up to its last heartbeat or result, and started a new run at the first page it
- * had not counted, at a greater offset, or at the same one with the next attempt. A run only ever covers offsets
- * from its own, so a chunk with a greater (runOffset, attempt) holds no page that an older run had counted, and
- * the pages an older run staged past what was counted were fetched again by the newer runs.
- * So the chunk with the greatest (runOffset, attempt) holds the page the workflow counted.
+ * Which chunk holds each of `offsets`, from one listing. Several chunks hold one page only when a run stopped
+ * early and the workflow started a new one at the first page it had not counted (a greater offset, or the same
+ * with the next attempt; re-reads of the end check carry attempts above any run's): the chunk with the greatest
+ * (runOffset, attempt) holds the page the workflow counted.
  */
 export function resolveStagedPages(names: Iterable<string>, offsets: readonly number[]): StagedPages {
   const indexOf = new Map(offsets.map((offset, index) => [offset, index]));
@@ -52,10 +46,7 @@ export function resolveStagedPages(names: Iterable<string>, offsets: readonly nu
   return missing.length > 0 ? { found: false, missing } : { found: true, sources };
 }
 
-/**
- * Orders chunks by (runOffset, attempt). Two chunks of one run never hold the same page, so a tie cannot hold
- * one page twice; the first offset breaks it only to keep the choice independent of the listing's order.
- */
+/** (runOffset, attempt) order; the first offset only makes the choice independent of the listing's order. */
 function newer(a: StagedChunkName, b: StagedChunkName): boolean {
   if (a.runOffset !== b.runOffset) return a.runOffset > b.runOffset;
   if (a.attempt !== b.attempt) return a.attempt > b.attempt;

@@ -20,10 +20,8 @@ export interface ChunkWriter {
 }
 
 /**
- * The staging area of one export under `.staging/<export>/`: chunks of consecutive pages
- * (`chunk-<runOffset>-<attempt>-<firstOffset>-<pages>.ndjson`: a header line listing each page's offset and rows,
- * then their rows as NDJSON), each written whole, so a reader never sees half of one and a repeated write rewrites
- * the same object. The merge finds each page's chunk from one listing (stagedPages).
+ * One export's staging area under `.staging/<export>/`: chunks of consecutive pages
+ * (`chunk-<runOffset>-<attempt>-<firstOffset>-<pages>.ndjson`), each written whole.
  */
 export class ExportStaging {
   readonly destination: ExportDestination;
@@ -39,15 +37,11 @@ export class ExportStaging {
     return stagingFolderKey(this.exportKey);
   }
 
-  /** Makes the area ready; chunks are only written into a prepared one (see writeChunk). */
   async prepare(): Promise<void> {
     await this.destination.prepareStaging(this.folder);
   }
 
-  /**
-   * Writes consecutive pages, in offset order, as one chunk (one write, one read for the merge);
-   * StagingMissingError when the area is not prepared: cleaned up already, or another destination.
-   */
+  /** Consecutive pages as one chunk; StagingMissingError when the area is not prepared. */
   async writeChunk(
     writer: ChunkWriter,
     pages: readonly StagedPageRows[],
@@ -59,20 +53,16 @@ export class ExportStaging {
     await this.destination.stage(this.folder, name, chunkText(pages), signal);
   }
 
-  /**
-   * The pages of one chunk, read whole. `signal` stops the read (the merge aborts the chunks it read ahead when
-   * it fails).
-   */
+  /** The pages of one chunk, read whole; `signal` stops the read. */
   async readObject(name: string, signal?: AbortSignal): Promise<StagedPageRows[]> {
     return parseChunk(name, await this.#text(name, signal));
   }
 
-  /** Which chunk holds each of `offsets` (the export's pages, in order), from one listing; or those none holds. */
+  /** Which chunk holds each of `offsets`, or those none holds. */
   async stagedPages(offsets: readonly number[]): Promise<StagedPages> {
     return resolveStagedPages(await this.destination.listStaged(this.folder), offsets);
   }
 
-  /** Where the area is, as a path or an s3:// URI. */
   get directory(): string {
     return this.destination.location(this.folder);
   }
@@ -93,17 +83,4 @@ async function textOf(input: Readable): Promise<string> {
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/**
- * Removes staging areas untouched for `olderThanMs`: those of exports that were terminated or timed out and so
- * never cleaned up after themselves. Returns the names removed.
- */
-export function pruneStaleStaging(
-  destination: ExportDestination | string,
-  olderThanMs: number,
-  now = Date.now(),
-): Promise<string[]> {
-  const target = typeof destination === 'string' ? new LocalDestination(destination) : destination;
-  return target.pruneStaleStaging(olderThanMs, now);
 }

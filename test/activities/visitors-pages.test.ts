@@ -74,7 +74,13 @@ describe('fetchVisitorsPages', () => {
     );
     assert.equal(result.permitsUsed, 4, 'the permits after the last page are not used');
     assert.equal(result.stopped, undefined);
-    assert.deepEqual(Object.keys(result.pages[0] ?? {}).sort(), ['hasMore', 'offset', 'rows', 'totals']);
+    assert.deepEqual(Object.keys(result.pages[0] ?? {}).sort(), [
+      'digest',
+      'hasMore',
+      'offset',
+      'rows',
+      'totals',
+    ]);
     assert.deepEqual(requestedOffsets(), [60, 70, 80, 90]);
     assert.deepEqual(await stagedOffsets('k'), [60, 70, 80, 90]);
     const last = beats.at(-1) as PageRunProgress;

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import type { VisitorRow } from '../../src/contract/visitors-export';
 import { LocalDestination } from '../../src/exports/local-destination';
-import { hashedOutput } from '../../src/exports/export-file-writer';
+import { hashedOutput } from '../../src/exports/destination';
 import { CSV_HEADER, openExportFile, type ExportFileOptions } from '../../src/exports/formats';
 import { ROW_GROUP_ROWS } from '../../src/exports/parquet-file';
 import { duckdbRow, readWithPython } from '../helpers/export-readers';

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
 import { stagedChunkName } from '../../src/exports/layout';
-import { ExportStaging, StagingMissingError, pruneStaleStaging } from '../../src/exports/staging';
+import { ExportStaging, StagingMissingError } from '../../src/exports/staging';
+import { LocalDestination } from '../../src/exports/local-destination';
 import { stagingRoot } from '../helpers/export-paths';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -71,8 +72,11 @@ describe('ExportStaging', () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
     await fs.utimes(old.directory, hourAgo, hourAgo);
 
-    assert.deepEqual(await pruneStaleStaging(exportDir, 30 * 60_000), ['old']);
+    assert.deepEqual(await new LocalDestination(exportDir).pruneStaleStaging(30 * 60_000), ['old']);
     assert.deepEqual(await fs.readdir(stagingRoot(exportDir)), ['fresh']);
-    assert.deepEqual(await pruneStaleStaging(path.join(exportDir, 'nothing-here'), 0), []);
+    assert.deepEqual(
+      await new LocalDestination(path.join(exportDir, 'nothing-here')).pruneStaleStaging(0),
+      [],
+    );
   });
 });

@@ -90,7 +90,7 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
     sim.reset();
   });
 
-  test('10 projects of mixed sizes: all whole, requests <= pages + 1 each, no 429, wall time near the bound', async () => {
+  test('10 projects of mixed sizes: all whole, requests <= pages + 2 each, no 429, wall time near the bound', async () => {
     const { sim } = stack;
     // 62 pages in all: three one-page days and seven longer ones (none an exact multiple of the page size).
     const sizes = [20, 40, 45, 120, 280, 480, 590, 740, 499, 149];
@@ -118,7 +118,12 @@ describe('exports within the organization analytics budget (20 per 10 s)', () =>
       assert.equal(result.pages, pagesOf(paths));
       const sent = visitorRequests(`nightly-${i}`).length;
       requests += sent;
-      assert.ok(sent <= result.pages + 1, `nightly-${i}: ${sent} requests for ${result.pages} pages`);
+      // One past the end at most, and the end check's read of page 0 again when page 0 is not the last.
+      const endCheck = result.pages > 1 ? 1 : 0;
+      assert.ok(
+        sent <= result.pages + 1 + endCheck,
+        `nightly-${i}: ${sent} requests for ${result.pages} pages`,
+      );
       if (result.pages === 1) assert.equal(sent, 1, 'a day that fits one page costs exactly one request');
     }
     const refused = (sim.stats().responsesByStatus['429'] ?? 0) - before;

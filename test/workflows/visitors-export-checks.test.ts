@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
@@ -18,6 +18,8 @@ import { ServerError } from '../../src/docs-api/errors';
 import type { VisitorsPage } from '../../src/contract/visitors-export';
 import { visitorsExport } from '../../src/workflows';
 import { useStack } from '../helpers/stack';
+import { runCli } from '../helpers/cli-process';
+import { MAX_SUSPECT_PAGES } from '../../src/workflows/visitors-export/page-checks';
 
 /** Alters the simulator's answers per project, to produce what a faithful server rarely does on cue. */
 type PageScript = (
@@ -95,51 +97,129 @@ async function stagingLeft(): Promise<string[]> {
   return fs.readdir(path.join(stack.exportDir, '.staging')).catch(() => []);
 }
 
+function disagreeFailure(error: unknown): ApplicationFailure {
+  assert.ok(error instanceof WorkflowFailedError);
+  assert.ok(error.cause instanceof ApplicationFailure);
+  assert.equal(error.cause.type, 'VisitorsExportPagesDisagree');
+  return error.cause;
+}
+
+async function assertDisagree(result: Promise<unknown>, offsets: number[]): Promise<void> {
+  await assert.rejects(result, (error: unknown) => {
+    const failure = disagreeFailure(error);
+    assert.match(failure.message, new RegExp(`offset\\(s\\) ${offsets.join(', ')} after 2 re-read`));
+    assert.deepEqual((failure.details?.[0] as { offsets: number[] }).offsets, offsets);
+    return true;
+  });
+}
+
+/** A failed export leaves no manifest (no export folder at all) and no staged page. */
+async function assertNothingWritten(projectId: string): Promise<void> {
+  await assert.rejects(fs.access(path.join(stack.exportDir, projectId)), 'no export was written');
+  assert.deepEqual(await stagingLeft(), []);
+}
+
 const bumpTotals = (page: VisitorsPage): VisitorsPage => ({
   ...page,
   totals: { ...page.totals, human: page.totals.human + 1, total: page.totals.total + 1 },
 });
 
 describe('visitorsExport merge checks', () => {
-  test('pages that disagree on totals: a warning, totals.json holds the first page', async () => {
+  test('totals that change on a page and on its re-reads: the export fails naming the offset, no manifest', async () => {
     stack.sim.configureProject('drift', { visitorPaths: 300 });
     docsApi.scripts.set('drift', async (offset, fetch) => {
       const page = await fetch();
       return offset === 100 ? bumpTotals(page) : page;
     });
-    const result = await run({ projectId: 'drift', ...RANGE, pageSize: 100, concurrency: 1 });
-    assert.equal(result.rows, 300);
-    assert.deepEqual(result.warnings, [
-      "site-wide totals differed between pages: totals.json holds the first page's",
+    await assertDisagree(run({ projectId: 'drift', ...RANGE, pageSize: 100, concurrency: 1 }), [100]);
+    // The pages, then round 1: the suspect, page 0 (the end check), one past the full last page; round 2: the suspect.
+    assert.deepEqual(offsetsRequested('drift'), [0, 100, 200, 100, 0, 300, 100]);
+    await assertNothingWritten('drift');
+    const status = await runCli(stack.env.address, [
+      'export',
+      'status',
+      '--workflow-id',
+      visitorsExportWorkflowId('drift', RANGE.dateFrom, RANGE.dateTo),
     ]);
-    const out = await exported('drift');
-    assert.deepEqual(out.totals, result.totals);
-    assert.deepEqual(out.manifest.warnings, result.warnings);
-    assert.deepEqual(offsetsRequested('drift'), [0, 100, 200]);
+    assert.equal(status.code, 1);
+    assert.match(
+      status.stdout,
+      /^FAILED: VisitorsExportPagesDisagree: visitors pages disagree at offset\(s\) 100 /,
+    );
   });
 
-  test('retryOnTotalsMismatch: the whole export runs once more and the result says so', async () => {
-    stack.sim.configureProject('redo', { visitorPaths: 300 });
+  test('a page that disagreed once is read again, staged over, and the export completes', async () => {
+    stack.sim.configureProject('hollow-once', { visitorPaths: 300 });
     let calls = 0;
-    docsApi.scripts.set('redo', async (offset, fetch) => {
+    docsApi.scripts.set('hollow-once', async (offset, fetch) => {
       const page = await fetch();
-      return offset === 100 && ++calls === 1 ? bumpTotals(page) : page;
+      return offset === 100 && ++calls === 1 ? { ...page, visitors: [], hasMore: true } : page;
     });
-    const result = await run({
-      projectId: 'redo',
-      ...RANGE,
-      pageSize: 100,
-      concurrency: 1,
-      retryOnTotalsMismatch: true,
-    });
+    const result = await run({ projectId: 'hollow-once', ...RANGE, pageSize: 100, concurrency: 1 });
     assert.equal(result.rows, 300);
-    assert.deepEqual(result.warnings, [
-      'pages disagreed on the site-wide totals in the first attempt: the whole export was run again',
-    ]);
-    assert.deepEqual(offsetsRequested('redo'), [0, 100, 200, 0, 100, 200]);
-    const out = await exported('redo');
+    assert.deepEqual(result.warnings, []);
+    assert.deepEqual(offsetsRequested('hollow-once'), [0, 100, 200, 100, 0, 300]);
+    const out = await exported('hollow-once');
     assert.equal(new Set(out.paths).size, 300);
-    assert.deepEqual(await stagingLeft(), [], 'both attempts cleaned up');
+    assert.equal(out.manifest.rows, 300);
+    assert.deepEqual(await stagingLeft(), []);
+  });
+
+  test('an empty and a short page that say hasMore: fails naming both offsets', async () => {
+    stack.sim.configureProject('hollow', { visitorPaths: 500 });
+    docsApi.scripts.set('hollow', async (offset, fetch) => {
+      const page = await fetch();
+      if (offset === 100) return { ...page, visitors: [], hasMore: true };
+      return offset === 300 ? { ...page, visitors: page.visitors.slice(0, 90) } : page;
+    });
+    await assertDisagree(run({ projectId: 'hollow', ...RANGE, pageSize: 100, concurrency: 2 }), [100, 300]);
+    const offsets = offsetsRequested('hollow');
+    // 500 (past the full last page) is read once, in flight with the pages or by the end check.
+    assert.deepEqual(
+      offsets.filter((offset) => offset !== 500).slice(-5),
+      [100, 300, 0, 100, 300],
+      'two rounds of re-reads',
+    );
+    assert.equal(offsets.filter((offset) => offset === 500).length, 1);
+    assert.ok(offsets.length <= 5 + 2 + 6, `pages + concurrency + re-reads: ${offsets.join(', ')}`);
+    await assertNothingWritten('hollow');
+  });
+
+  test('hasMore false on a full page while the pages past it have rows: fails, within pages + concurrency + re-reads', async () => {
+    stack.sim.configureProject('cut', { visitorPaths: 1000 });
+    docsApi.scripts.set('cut', async (offset, fetch) => {
+      const page = await fetch();
+      return offset === 300 ? { ...page, hasMore: false } : page;
+    });
+    await assert.rejects(
+      run({ projectId: 'cut', ...RANGE, pageSize: 100, concurrency: 4 }),
+      (error: unknown) => {
+        const failure = disagreeFailure(error);
+        assert.match(failure.message, /has 100 rows past the end that page 300 announced/);
+        return true;
+      },
+    );
+    const offsets = offsetsRequested('cut');
+    assert.ok(offsets.length <= 4 + 4 + 2 * (MAX_SUSPECT_PAGES + 2), `requests: ${offsets.join(', ')}`);
+    await assertNothingWritten('cut');
+  });
+
+  test('rows removed during the export: page 0 read again differs, the export fails', async () => {
+    stack.sim.configureProject('gone', { visitorPaths: 1000 });
+    docsApi.scripts.set('gone', async (offset, fetch) => {
+      if (offset === 500) stack.sim.configureProject('gone', { removedRows: 3 });
+      return fetch();
+    });
+    await assert.rejects(
+      run({ projectId: 'gone', ...RANGE, pageSize: 100, concurrency: 1 }),
+      (error: unknown) => {
+        const failure = disagreeFailure(error);
+        assert.match(failure.message, /offset\(s\) 0 .*page 0 read again differs from its first read/);
+        return true;
+      },
+    );
+    assert.deepEqual(offsetsRequested('gone'), [0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 0, 0]);
+    await assertNothingWritten('gone');
   });
 
   test('a path on two pages is kept once (first occurrence) and reported', async () => {
@@ -166,7 +246,8 @@ describe('visitorsExport merge checks', () => {
   });
 
   test('pages past the end that keep failing neither fail nor delay the export', async () => {
-    stack.sim.configureProject('tail', { visitorPaths: 100 });
+    // A short last page: no read past it (after a full one, that read is a page the export needs).
+    stack.sim.configureProject('tail', { visitorPaths: 90 });
     docsApi.scripts.set('tail', async (offset, fetch) => {
       if (offset >= 100) {
         throw new ServerError('injected', { operation: 'getVisitors', status: 503, safeToRetry: true });
@@ -175,37 +256,10 @@ describe('visitorsExport merge checks', () => {
     });
     const startedAt = Date.now();
     const result = await run({ projectId: 'tail', ...RANGE, pageSize: 50, concurrency: 4 });
-    assert.equal(result.rows, 100);
+    assert.equal(result.rows, 90);
     assert.equal(result.pages, 2);
     assert.deepEqual(result.warnings, []);
     assert.ok(Date.now() - startedAt < 5000, 'the failing pages past the end were cancelled, not waited for');
-  });
-
-  test('a page that is empty but says hasMore ends the export with a warning', async () => {
-    stack.sim.configureProject('hollow', { visitorPaths: 300 });
-    docsApi.scripts.set('hollow', async (offset, fetch) => {
-      const page = await fetch();
-      return offset === 100 ? { ...page, visitors: [], hasMore: true } : page;
-    });
-    const result = await run({ projectId: 'hollow', ...RANGE, pageSize: 100, concurrency: 2 });
-    assert.equal(result.rows, 100);
-    assert.equal(result.pages, 2);
-    assert.deepEqual(result.warnings, [
-      'page at offset 100 was empty but said hasMore: the export stops there',
-    ]);
-  });
-
-  test('a short page that says hasMore is reported: rows may be missing', async () => {
-    stack.sim.configureProject('short', { visitorPaths: 300 });
-    docsApi.scripts.set('short', async (offset, fetch) => {
-      const page = await fetch();
-      return offset === 0 ? { ...page, visitors: page.visitors.slice(0, 90) } : page;
-    });
-    const result = await run({ projectId: 'short', ...RANGE, pageSize: 100, concurrency: 2 });
-    assert.equal(result.rows, 290);
-    assert.deepEqual(result.warnings, [
-      'page at offset 0 had 90 of 100 rows but said hasMore: rows may be missing',
-    ]);
   });
 
   test('a cancelled export removes its staged pages', async () => {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -13,32 +12,16 @@ import { visitorsExport } from '../../src/workflows';
 import { startTestWorker } from '../../dev/worker';
 import { mountSmallDisk, smallDiskSkipped, type SmallDisk } from '../helpers/small-disk';
 import { useStack } from '../helpers/stack';
+import { runCli } from '../helpers/cli-process';
 
 // 1,000 paths: 100 pages of 10 rows.
 const stack = useStack({ name: 'export-faults', simulator: { analytics: { paths: 1_000 } } });
 const RANGE = { dateFrom: '2026-11-01', dateTo: '2026-11-02' };
 const PAGES = 100;
 const CONCURRENCY = 4;
-const STARTER = path.resolve(__dirname, '../../src/starter.ts');
 
 /** The CLI as its own process against the test's dev server, on `taskQueue`. */
-function cli(taskQueue: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', STARTER, ...args],
-      {
-        env: {
-          PATH: process.env.PATH ?? '',
-          TEMPORAL_ADDRESS: stack.env.address,
-          TEMPORAL_NAMESPACE: 'default',
-          TEMPORAL_TASK_QUEUE: taskQueue,
-        },
-      },
-      (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
-    );
-  });
-}
+const cli = (taskQueue: string, ...args: string[]) => runCli(stack.env.address, args, taskQueue);
 
 const exportArgs = (projectId: string) => [
   '--project',

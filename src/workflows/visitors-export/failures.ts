@@ -21,3 +21,19 @@ export function pageFailed(offset: number, error: unknown): ApplicationFailure {
     ...(cause instanceof Error ? { cause } : {}),
   });
 }
+
+/** Pages that still contradict each other after `rounds` rounds of re-reads: the export is not final. */
+export function pagesDisagree(
+  pages: { offset: number; reason: string }[],
+  rounds: number,
+): ApplicationFailure {
+  const offsets = pages.map((page) => page.offset);
+  return ApplicationFailure.create({
+    message:
+      `visitors pages disagree at offset(s) ${offsets.join(', ')} after ${rounds} re-read(s): ` +
+      pages.map((page) => page.reason).join('; '),
+    type: VisitorsExportFailureType.pagesDisagree,
+    nonRetryable: true,
+    details: [{ offsets, pages }],
+  });
+}

@@ -6,7 +6,13 @@ import {
   sleep,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import type { PageRequest, PageRunResult, PageSummary, PermitSpan } from '../../activities/visitors-pages';
+import type {
+  PageRequest,
+  PageRunProgress,
+  PageRunResult,
+  PageSummary,
+  PermitSpan,
+} from '../../activities/visitors-pages';
 import type { BudgetRefusal, PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import type { PagePermits } from '../budget/page-permits';
@@ -21,26 +27,24 @@ const MAX_MALFORMED_ANSWERS = 3;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
- * `pages` consecutive pages from `request.offset` within the analytics budget, up to the last page of the data
- * when it comes first, `width` requests at a time: one activity (fetchVisitorsPages) per call, paid for with up
- * to `pages` permits from the export's stock; the permits it did not use go back to the stock. A call that
- * stopped early (its permits ran out or went stale, a request failed, its worker died) is followed by one from
- * the first page not counted: a dead worker's pages count up to its last heartbeat. Every retry is another
- * request, so another permit. A 429 is reported to the limiter with the next ask (everyone pauses) and counts
- * against no attempt limit; other failures of a page are retried with backoff (or the service's Retry-After) up
- * to MAX_PAGE_FAILURES (a malformed answer up to MAX_MALFORMED_ANSWERS), and one that no retry can help fails the
- * run with VisitorsExportPageFailed naming its offset.
+ * `pages` consecutive pages from `request.offset` up to the last page, `width` requests at a time: activities
+ * (fetchVisitorsPages) paid with permits from the export's stock, the unused ones put back. A call that stopped
+ * early is followed by one from the first page not counted (a dead worker's pages count up to its last
+ * heartbeat). A 429 goes to the limiter with the next ask and costs no attempt; other failures are retried with
+ * backoff (or Retry-After) up to MAX_PAGE_FAILURES (MAX_MALFORMED_ANSWERS malformed answers); one no retry can
+ * help fails with VisitorsExportPageFailed naming the offset. `firstAttempt` names the chunks (re-reads).
  */
 export async function fetchPageRun(
   permits: PagePermits,
   request: PageRequest,
   pages: number,
   width = 1,
+  firstAttempt = 1,
 ): Promise<PageSummary[]> {
   const done: PageSummary[] = [];
   let refusal: BudgetRefusal | undefined;
   const failures = { any: 0, malformed: 0 };
-  let attempt = 0;
+  let attempt = firstAttempt - 1;
   for (let offset = request.offset; done.length < pages;) {
     const taken = await permits.take(pages - done.length, refusal);
     refusal = undefined;
@@ -65,10 +69,11 @@ export async function fetchPageRun(
     permits.putBack(taken.slice(result.permitsUsed));
     done.push(...result.pages);
     const last = done.at(-1);
-    if (last !== undefined && (!last.hasMore || last.rows === 0)) break;
+    // The page past the end goes to the window: page-checks.ts checks it is empty.
+    if (last?.hasMore === false) return result.pastEnd ? [...done, result.pastEnd] : done;
     if (result.pages.length > 0) {
       offset += result.pages.length * request.limit;
-      attempt = 0;
+      attempt = firstAttempt - 1;
       failures.malformed = 0;
     }
     const stop = result.stopped;
@@ -119,34 +124,18 @@ function permitsUsedBefore(error: unknown): number | undefined {
   return typeof used === 'number' && Number.isInteger(used) && used >= 0 ? used : undefined;
 }
 
-/** The pages a run whose worker died reported in its last heartbeat (PageRunProgress), checked. */
+/** The pages a run whose worker died reported in its last heartbeat (PageRunProgress), from `offset` on. */
 function pagesReported(error: unknown, offset: number, limit: number): PageSummary[] {
   const timeout = error instanceof ActivityFailure ? error.cause : undefined;
   if (!(timeout instanceof TimeoutFailure)) return [];
-  const progress: unknown = timeout.lastHeartbeatDetails;
-  const pages: unknown =
-    typeof progress === 'object' && progress !== null && 'pages' in progress ? progress.pages : [];
+  const pages = (timeout.lastHeartbeatDetails as Partial<PageRunProgress> | undefined)?.pages;
   if (!Array.isArray(pages)) return [];
   const reported: PageSummary[] = [];
-  for (const page of pages as unknown[]) {
-    if (!isPageSummary(page) || page.offset !== offset + reported.length * limit) break;
+  for (const page of pages) {
+    if (page?.offset !== offset + reported.length * limit) break;
     reported.push(page);
   }
   return reported;
-}
-
-function isPageSummary(value: unknown): value is PageSummary {
-  if (typeof value !== 'object' || value === null) return false;
-  const page = value as Partial<Record<keyof PageSummary, unknown>>;
-  const totals = page.totals as Partial<Record<'human' | 'ai' | 'total', unknown>> | null | undefined;
-  return (
-    typeof page.offset === 'number' &&
-    typeof page.rows === 'number' &&
-    typeof page.hasMore === 'boolean' &&
-    typeof totals?.human === 'number' &&
-    typeof totals.ai === 'number' &&
-    typeof totals.total === 'number'
-  );
 }
 
 /** The permits as runs of one grant each (they come in batches): a short activity input. */

@@ -10,20 +10,15 @@ export interface PageWindowOptions {
   /** Requests in flight at most, over every run. */
   concurrency: number;
   /**
-   * The budget has room for the export's next run (`runPages()` pages `runWidth()` at a time, and the requests
-   * that may land past the end). While it has none, the window spends only what is needed: one page a run, one
-   * page first, then the page known to exist (the last one came back full with hasMore) plus one ahead: at most
-   * one request past the end, and a day that fits one page costs one request.
+   * The budget has room for the next run. While it has none: one page a run, the first page alone, then the page
+   * known to exist plus one ahead (at most one request past the end).
    */
   hasRoom(): boolean;
   /** Pages the next run covers while the budget has room (at least 1). */
   runPages(): number;
   /** Requests a run sends at once while the budget has room (at least 1, at most `concurrency`). */
   runWidth(): number;
-  /**
-   * `pages` consecutive pages from `offset`, in order, up to the last page of the data when it comes first,
-   * `width` requests at a time (fetchPageRun). A failure names the page (VisitorsExportPageFailed).
-   */
+  /** `pages` consecutive pages from `offset` up to the last page, `width` requests at a time (fetchPageRun). */
   fetchRun(offset: number, pages: number, width: number): Promise<PageSummary[]>;
   /** Asked before each new run: true stops issuing (continue-as-new is due) and lets the window drain. */
   shouldPause(): boolean;
@@ -33,20 +28,19 @@ export interface PageWindowOptions {
   onChange(): void;
 }
 
-/** `end`: the last page is counted. `paused`: stopped early, every issued page counted, nothing in flight. */
-export type PageWindowOutcome = { kind: 'end' } | { kind: 'paused' };
+/**
+ * `end`: the last page is counted; `pastEnd`, the page after it if it came back. `paused`: stopped early,
+ * every issued page counted, nothing in flight.
+ */
+export type PageWindowOutcome =
+  { kind: 'end'; last: PageSummary; pastEnd?: PageSummary } | { kind: 'paused' };
 
 /**
- * Fan-out over offset pages with an unknown total, in runs of consecutive pages (one activity each): keeps up to
- * `concurrency` requests in flight over offsets 0, L, 2L… (a run of one page while the budget binds, a run of
- * several pages `runWidth()` at a time while it has room) and stops issuing at the first page whose hasMore is
- * false (or that is empty). Runs beyond it are cancelled and their results or failures ignored: a run stops
- * issuing at its first page past the end, so at most concurrency - 1 wasted requests while the budget has room,
- * and at most one while it binds. A page the export needs that fails for good ends the window with
- * VisitorsExportPageFailed, after cancelling the runs in flight.
- *
- * Cancelled runs are awaited until their activity has ended (it reports the permits it spent), so none still
- * writes when the export cleans up.
+ * Fan-out over offset pages with an unknown total, in runs of consecutive pages (one activity each), up to
+ * `concurrency` requests in flight; stops issuing at the first page whose hasMore is false. Runs past it are
+ * cancelled, their failures ignored (at most concurrency - 1 requests past the end, one while the budget binds).
+ * A needed page that fails ends the window with VisitorsExportPageFailed. Cancelled runs are awaited, so none
+ * still writes when the export cleans up.
  */
 export class PageWindow {
   readonly #options: PageWindowOptions;
@@ -61,6 +55,7 @@ export class PageWindow {
   /** While the budget binds: the highest offset that may be issued. */
   #allowedThrough: number;
   #paused = false;
+  #last: PageSummary | undefined;
   #settledCount = 0;
 
   constructor(options: PageWindowOptions) {
@@ -83,7 +78,8 @@ export class PageWindow {
         if (this.#nextToCount > this.#lastOffset) {
           this.#cancelWhere((offset) => offset > this.#lastOffset);
           await this.#drain();
-          return { kind: 'end' };
+          const pastEnd = this.#finished.get(this.#lastOffset + this.#options.pageSize);
+          return { kind: 'end', last: this.#last as PageSummary, ...(pastEnd ? { pastEnd } : {}) };
         }
         if (this.#inFlight.size === 0) return { kind: 'paused' };
         const seen = this.#settledCount;
@@ -130,7 +126,7 @@ export class PageWindow {
         (run) => {
           for (const page of run) {
             this.#finished.set(page.offset, page);
-            if (!page.hasMore || page.rows === 0) this.#lastOffset = Math.min(this.#lastOffset, page.offset);
+            if (!page.hasMore) this.#lastOffset = Math.min(this.#lastOffset, page.offset);
             else this.#widen(page.offset, page.rows === this.#options.pageSize);
           }
         },
@@ -160,6 +156,7 @@ export class PageWindow {
       if (page === undefined) return;
       this.#finished.delete(offset);
       this.#nextToCount += this.#options.pageSize;
+      this.#last = page;
       this.#options.onPage(page);
     }
   }

@@ -4,13 +4,15 @@ import {
   condition,
   continueAsNew,
   log,
+  setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { PageRequest, PageSummary } from '../../activities/visitors-pages';
+import type { PageRequest } from '../../activities/visitors-pages';
 import { parseDuration } from '../../contract/duration';
 import { DocsProjectIdKey } from '../../contract/names';
 import type {
+  PageSummary,
   VisitorsExportContinuation,
   VisitorsExportInput,
   VisitorsExportResult,
@@ -29,20 +31,22 @@ import { BudgetPermits } from '../budget/permits';
 import { MAX_PERMITS_PER_ASK } from '../../contract/budget';
 import { PagePermits } from '../budget/page-permits';
 import { fetchPageRun } from './page-run';
-import { resolveRange, validateInput } from './input';
+import { getProgressQuery } from '../../contract/messages';
+import { zoneDays } from '../../contract/zone-days';
+import { invalidInputOf } from '../input-check';
+import { invalidInput } from './failures';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
-import { countPage, totalsWarnings } from './page-counts';
+import { checkPages, countPage, totalsWarnings } from './page-checks';
 
 /** Half of the 2 MB bound: rows never enter history, so this is a safety net, not the usual trigger. */
 const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
 
 /**
- * Exports a project's unique visitors for a date range: fans out over offset pages in runs (one activity each)
- * within the organization's analytics budget, stages their rows under EXPORT_DIR, merges them in offset order into
- * one file with totals.json and manifest.json. Only counts enter history; long exports continue as new, carrying
- * counts and the next offset.
+ * Exports a project's unique visitors for a date range: offset pages in runs within the analytics budget, staged
+ * under EXPORT_DIR, checked (page-checks.ts), merged in offset order into one file, totals.json and, last,
+ * manifest.json. Only counts enter history; long exports continue as new.
  */
 export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
   const input = await validateInput(rawInput);
@@ -59,8 +63,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     upsertSearchAttributes([{ key: DocsProjectIdKey, value: projectId }]);
   }
   const progress = new ProgressReporter(
-    `**Visitors export** ${projectId} · ${state.dateFrom} → ${state.dateTo} (exclusive)` +
-      (state.attempt > 1 ? ' · second attempt' : ''),
+    `**Visitors export** ${projectId} · ${state.dateFrom} → ${state.dateTo} (exclusive)`,
     { pagesDone: state.pagesDone, rowsDone: state.rowsDone },
   );
 
@@ -71,8 +74,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
   const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
   const permits = new PagePermits(budget, projectId, state.deadlineAt);
-  // The first ask takes what the budget can spare (the limiter grants extras only from its spare), so that the
-  // runs after the first page need not wait for another; what the export does not spend goes back at its end.
+  // The first ask takes what the budget can spare; what the export does not spend goes back at its end.
   permits.aimAt(MAX_PERMITS_PER_ASK);
   const pageRequest = (offset: number): PageRequest => ({
     exportKey: state.exportKey,
@@ -110,7 +112,14 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     outcome = await removingStagingOnFailure(state.exportKey, async () => {
       const destination = await prepareVisitorsExportStaging(state.exportKey);
       progress.update({ destination });
-      return window.run();
+      const ended = await window.run();
+      if (ended.kind === 'end') {
+        // Re-reads are staged as chunks of their own, named after every attempt of the pages they replace.
+        const reread = async (offset: number, round: number) =>
+          (await fetchPageRun(permits, pageRequest(offset), 1, 1, round * 1_000_000))[0] as PageSummary;
+        await checkPages(state, pageSize, ended, reread);
+      }
+      return ended;
     });
   } finally {
     // What is left of the permits goes back to the budget, whether the export goes on, ends or was cancelled.
@@ -120,14 +129,9 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     await condition(allHandlersFinished);
     return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: state });
   }
-  if (state.totalsMismatch && input.retryOnTotalsMismatch === true && state.attempt === 1) {
-    log.warn('Pages disagreed on the site-wide totals: running the whole export once more', { projectId });
-    await removeStaging(state.exportKey);
-    return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: secondAttempt(state) });
-  }
 
-  const totals = state.totals ?? { human: 0, ai: 0, total: 0 };
-  const warnings = [...state.warnings, ...totalsWarnings(state, totals)];
+  const totals = state.first?.totals ?? { human: 0, ai: 0, total: 0 };
+  const warnings = [...state.warnings, ...totalsWarnings(totals)];
   const info = workflowInfo();
   const merged = await removingStagingOnFailure(state.exportKey, () =>
     mergeVisitorsExport({
@@ -170,11 +174,7 @@ const RUN_TARGET_MS = 2_000;
 /** The most pages one run covers: one ask's worth. */
 const MAX_RUN_PAGES = MAX_PERMITS_PER_ASK;
 
-/**
- * How many pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace per
- * request, `concurrency` requests at a time, within the permits the export may count on. A run stops at the last
- * page of the data whatever its size, so its size costs no request past the end: at most concurrency - 1.
- */
+/** Pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace. */
 class RunPace {
   #requestMs: number | undefined;
 
@@ -196,12 +196,33 @@ class RunPace {
   }
 }
 
+/**
+ * The input checked by the contract's zod schema in a local activity (zod stays out of the sandbox); a bad field
+ * fails the run (non-retryable InvalidInput). getProgress answers meanwhile with what a continued run carries.
+ */
+async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportInput> {
+  const carried = raw.continuation;
+  setHandler(getProgressQuery, () => ({
+    pagesDone: typeof carried?.pagesDone === 'number' ? carried.pagesDone : 0,
+    rowsDone: typeof carried?.rowsDone === 'number' ? carried.rowsDone : 0,
+    inFlight: 0,
+    done: false,
+  }));
+  const refusal = await invalidInputOf('visitorsExport', raw);
+  if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
+  return raw;
+}
+
 function deadlineMs(input: VisitorsExportInput): number {
   return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;
 }
 
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
-  const { dateFrom, dateTo, requestRange, warning } = resolveRange(input);
+  // With a zone the dates are days of that zone (the input check made sure they are days).
+  const { dateFrom, dateTo, requestRange } =
+    input.timeZone === undefined
+      ? { dateFrom: input.dateFrom, dateTo: input.dateTo }
+      : zoneDays(input.dateFrom, input.dateTo, input.timeZone);
   const info = workflowInfo();
   return {
     // Stable across continue-as-new, distinct for every new run of the same range.
@@ -211,26 +232,9 @@ function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
     ...(requestRange === undefined ? {} : { requestRange }),
     pagesDone: 0,
     rowsDone: 0,
-    totals: null,
-    totalsMismatch: false,
-    attempt: 1,
-    warnings: warning === undefined ? [] : [warning],
-  };
-}
-
-function secondAttempt(first: VisitorsExportContinuation): VisitorsExportContinuation {
-  return {
-    ...first,
-    exportKey: `${first.exportKey}/attempt-2`,
-    pagesDone: 0,
-    rowsDone: 0,
-    totals: null,
-    totalsMismatch: false,
-    attempt: 2,
-    warnings: [
-      ...first.warnings.filter((w) => w.startsWith('scheduled run')),
-      'pages disagreed on the site-wide totals in the first attempt: the whole export was run again',
-    ],
+    first: null,
+    suspects: [],
+    warnings: [],
   };
 }
 
@@ -253,10 +257,7 @@ async function removingStagingOnFailure<T>(exportKey: string, work: () => Promis
   }
 }
 
-/**
- * Cleanup never fails an export, nor is it skipped when the export is being cancelled; what it leaves behind
- * is pruned after a week by a later cleanup.
- */
+/** Cleanup never fails an export nor is skipped by a cancel; what it leaves is pruned after a week. */
 async function removeStaging(exportKey: string): Promise<void> {
   try {
     await CancellationScope.nonCancellable(() => removeVisitorsExportStaging(exportKey));

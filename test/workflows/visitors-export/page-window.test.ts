@@ -56,6 +56,7 @@ class Runs {
         rows,
         hasMore,
         totals: { human: rows, ai: 0, total: rows },
+        digest: `d${offset + i * PAGE_SIZE}`,
       })),
     );
     return settle();
@@ -153,7 +154,7 @@ describe('PageWindow', () => {
       [PAGE_SIZE, true],
       [20, false],
     ]);
-    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.equal(run.outcome()?.kind, 'end');
     assert.deepEqual(run.counted, [0, 100, 200, 300, 400, 500, 600, 700, 800]);
     assert.deepEqual(run.runs.cancelled, [1000], 'the run past the end');
   });
@@ -173,7 +174,7 @@ describe('PageWindow', () => {
       [PAGE_SIZE, true],
       [30, false],
     ]);
-    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.equal(run.outcome()?.kind, 'end');
     assert.deepEqual(run.counted, [0, 100, 200, 300]);
   });
 
@@ -189,7 +190,7 @@ describe('PageWindow', () => {
     await run.runs.answer(0, PAGE_SIZE, true);
     await run.runs.answer(100, 40, false);
 
-    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.equal(run.outcome()?.kind, 'end');
     assert.deepEqual(run.counted, [0, 100]);
     assert.deepEqual(run.runs.cancelled, [200, 300, 400]);
     assert.equal(run.window.inFlight, 0);
@@ -197,14 +198,18 @@ describe('PageWindow', () => {
     assert.ok(beyondEnd.length <= 4 - 1, `at most concurrency - 1 wasted requests: ${beyondEnd.join(', ')}`);
   });
 
-  test('an empty page ends the export even when it says there is more', async () => {
+  test('an empty page that says hasMore does not end the window; a page past the end with rows is reported', async () => {
     const run = await startWindow({ concurrency: 2 });
     await run.runs.answer(0, PAGE_SIZE, true);
     await run.runs.answer(100, 0, true);
+    await run.runs.answer(300, PAGE_SIZE, true);
+    await run.runs.answer(200, PAGE_SIZE, false);
 
-    assert.deepEqual(run.outcome(), { kind: 'end' });
-    assert.deepEqual(run.counted, [0, 100]);
-    assert.deepEqual(run.runs.cancelled, [200]);
+    const outcome = run.outcome();
+    assert.equal(outcome?.kind, 'end');
+    assert.deepEqual(run.counted, [0, 100, 200]);
+    assert.equal(outcome.kind === 'end' ? outcome.last.offset : undefined, 200);
+    assert.equal(outcome.kind === 'end' ? outcome.pastEnd?.offset : undefined, 300);
   });
 
   test('an end found out of order waits for the pages before it and issues nothing past it', async () => {
@@ -216,7 +221,7 @@ describe('PageWindow', () => {
 
     await run.runs.answer(200, PAGE_SIZE, true);
     await run.runs.answer(100, PAGE_SIZE, true);
-    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.equal(run.outcome()?.kind, 'end');
     assert.deepEqual(run.counted, [0, 100, 200, 300]);
     assert.deepEqual(run.runs.cancelled, []);
   });
@@ -231,7 +236,7 @@ describe('PageWindow', () => {
       [200, 1],
     ]);
     await run.runs.answer(100, 30, false);
-    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.equal(run.outcome()?.kind, 'end');
     assert.deepEqual(run.runs.cancelled, [200], 'the one request past the end');
   });
 
@@ -247,7 +252,7 @@ describe('PageWindow', () => {
     await run.runs.answer(200, PAGE_SIZE, true);
     assert.deepEqual(run.runs.offsets, [0, 100, 200, 300, 400, 500, 600], 'narrow again: nothing new');
     await run.runs.answer(300, 10, false);
-    assert.deepEqual(run.outcome(), { kind: 'end' });
+    assert.equal(run.outcome()?.kind, 'end');
     assert.deepEqual(
       run.runs.cancelled,
       [400, 500, 600],
@@ -320,7 +325,7 @@ describe('PageWindow', () => {
     await past.runs.answer(100, PAGE_SIZE, true);
     await past.runs.answer(200, 5, false);
     assert.equal(past.error(), undefined);
-    assert.deepEqual(past.outcome(), { kind: 'end' });
+    assert.equal(past.outcome()?.kind, 'end');
     assert.deepEqual(past.counted, [0, 100, 200]);
   });
 });
