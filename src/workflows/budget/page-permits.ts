@@ -2,9 +2,6 @@ import { CancellationScope, condition, uuid4 } from '@temporalio/workflow';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal, type PermitGrant } from '../../contract/budget';
 import type { BudgetPermits } from './permits';
 
-/** How long the give-back of unspent permits waits for an ask still on its way. */
-const RELEASE_WAIT = '5 seconds';
-
 /**
  * An export's permits. While the limiter's latest grant leaves room for what the export takes next (`aimAt`),
  * one ask at a time ("up to n permits") keeps a stock of about one round of page runs: a run takes its permits
@@ -89,22 +86,16 @@ export class PagePermits {
 
   /**
    * The export needs no more permits for now (its pages are done, it continues as new, or it was cancelled or
-   * failed): those in the stock go back to the budget for others, with those of an ask on its way if it is
-   * granted within a few seconds; an ask not granted by then is withdrawn, so that no grant goes to an export
-   * that has ended. Not cancellable: a cancelled export gives its permits back too.
+   * failed): those in the stock go back to the budget for others, and so does an ask on its way, whole (if it
+   * still waits, it is withdrawn: no grant goes to an export that has ended). Not cancellable: a cancelled export
+   * gives its permits back too.
    */
   release(): Promise<void> {
-    return CancellationScope.nonCancellable(async () => {
-      await condition(() => this.#asking === undefined, RELEASE_WAIT);
-      const unspent = new Map<string, number>();
-      for (const { permitId } of this.#stock.splice(0))
-        unspent.set(permitId, (unspent.get(permitId) ?? 0) + 1);
-      if (this.#asking !== undefined) unspent.set(this.#asking.permitId, this.#asking.count);
-      await this.permits.release(
-        this.projectId,
-        [...unspent].map(([permitId, count]) => ({ permitId, unspent: count })),
-      );
-    });
+    const unspent = new Map<string, number>();
+    for (const { permitId } of this.#stock.splice(0)) unspent.set(permitId, (unspent.get(permitId) ?? 0) + 1);
+    if (this.#asking !== undefined) unspent.set(this.#asking.permitId, this.#asking.count);
+    const releases = [...unspent].map(([permitId, count]) => ({ permitId, unspent: count }));
+    return CancellationScope.nonCancellable(() => this.permits.release(this.projectId, releases));
   }
 
   /** One permit for a run that waits its turn, with up to `count - 1` more for the stock. */
