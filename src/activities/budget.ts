@@ -31,7 +31,13 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
 
   return {
     /** Queues the ask at the budget's limiter, starting the limiter (and its UI summary) if none runs. */
-    async requestBudgetPermit({ kind, ask }: { kind: BudgetKind; ask: PermitAsk }): Promise<void> {
+    async requestBudgetPermit({
+      kind,
+      ask,
+    }: {
+      kind: BudgetKind;
+      ask: Omit<PermitAsk, 'budget'>;
+    }): Promise<void> {
       const { client, info } = Context.current();
       const workflowId = limiterId(kind, ask.projectId);
       await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {
@@ -42,7 +48,7 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
         args: [{ budget: budgets[kind] }],
         staticSummary: budgetLimiterSummary(workflowId, budgets[kind]),
         signal: requestBudgetPermitSignal,
-        signalArgs: [ask, budgets[kind]],
+        signalArgs: [{ ...ask, budget: budgets[kind] }],
       });
     },
 
@@ -53,7 +59,7 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
     async releaseBudgetPermits(input: BudgetRelease): Promise<void> {
       const handle = Context.current().client.workflow.getHandle(limiterId(input.kind, input.projectId));
       try {
-        await handle.signal(releaseBudgetPermitsSignal, input.releases);
+        for (const release of input.releases) await handle.signal(releaseBudgetPermitsSignal, release);
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError)) throw error;
         log.warn('Budget limiter gone: the permits it granted are not held any more', {

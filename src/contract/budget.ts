@@ -80,8 +80,9 @@ export interface BudgetRefusal {
 }
 
 /**
- * The ask for permits, signalled with the budget beside it (signal-with-start: unlike updates, signals have no
- * cap on how many may be in flight). Asked again with the same `permitId`, it is granted once.
+ * The ask for permits, by signal-with-start (unlike updates, signals have no cap on how many may be in flight).
+ * Asked again with the same `permitId`, it is granted once. Messages change only compatibly: a limiter continued
+ * onto a new version still serves the runs pinned to the old one.
  */
 export interface PermitAsk {
   permitId: string;
@@ -93,11 +94,13 @@ export interface PermitAsk {
   requesterRunId: string;
   /** Asks of one project are granted in the order the limiter received them; projects take turns. */
   projectId: string;
+  /** The configured budget, added by the worker (workflow code never sees it); the newest one asked with wins. */
+  budget: RateBudget;
   /**
-   * Up to this many permits (1 to MAX_PERMITS_PER_ASK): the first waits its turn like any permit, the others
-   * come with it only from the requester's share of the budget's spare.
+   * Up to this many permits (1 to MAX_PERMITS_PER_ASK, default 1): the first waits its turn like any permit, the
+   * others come with it only from the requester's share of the budget's spare.
    */
-  count: number;
+  count?: number;
   /** Held until released (or a hold timeout): the next exclusive permit of the budget waits for it. */
   exclusive?: boolean;
   /** The requester's previous request was refused: the limiter pauses everyone. */
@@ -146,8 +149,8 @@ export interface BudgetLimiterState {
   granted: number;
 }
 
-export const requestBudgetPermitSignal = defineSignal<[PermitAsk, RateBudget]>('requestBudgetPermit');
-export const releaseBudgetPermitsSignal = defineSignal<[PermitRelease[]]>('releaseBudgetPermits');
+export const requestBudgetPermitSignal = defineSignal<[PermitAsk]>('requestBudgetPermit');
+export const releaseBudgetPermitsSignal = defineSignal<[PermitRelease]>('releaseBudgetPermits');
 /** Sent by the limiter to the run that asked. */
 export const budgetPermitGrantedSignal = defineSignal<[PermitGrant]>('budgetPermitGranted');
 export const budgetPermitQueuedSignal = defineSignal<[PermitQueued]>('budgetPermitQueued');

@@ -84,12 +84,12 @@ export class BudgetLedger {
    * Queues an ask behind those of its project (the newest budget configuration wins) and estimates when it will
    * be granted; undefined for a repeat (waiting, granted within the window, or withdrawn).
    */
-  enqueue(ask: PermitAsk, budget: RateBudget, now: number): number | undefined {
+  enqueue(ask: PermitAsk, now: number): number | undefined {
     const s = this.#s;
     const { permitId } = ask;
     if (this.isWaiting(permitId) || s.withdrawn.includes(permitId)) return undefined;
     if (s.log.some((g) => g.permitId === permitId)) return undefined;
-    s.budget = budget;
+    s.budget = ask.budget;
     if (ask.refusal) this.#refuse(ask.refusal, now);
     const waitingAhead = this.waiting;
     const queue = s.queues.find(([projectId]) => projectId === ask.projectId);
@@ -125,7 +125,8 @@ export class BudgetLedger {
     }
     if (logged.released) return;
     logged.released = true;
-    const freed = Math.min(unspent, logged.count);
+    // A release of the previous version lists unspent permits by grant time: they stay counted in the window.
+    const freed = Number.isInteger(unspent) ? Math.max(0, Math.min(unspent, logged.count)) : 0;
     logged.count -= freed;
     s.granted -= freed;
     s.log = s.log.filter((g) => g !== logged);
@@ -155,7 +156,7 @@ export class BudgetLedger {
       s.requesters = [...s.requesters.filter(([id]) => id !== ask.requesterId), [ask.requesterId, now]];
       // The others of a batch come only from the requester's share of the spare, and only when nobody waits.
       if (ask.exclusive !== true && this.waiting === 0) {
-        logged.count += Math.min(Math.min(MAX_PERMITS_PER_ASK, ask.count) - 1, this.#spare(now));
+        logged.count += Math.min(Math.min(MAX_PERMITS_PER_ASK, ask.count ?? 1) - 1, this.#spare(now));
       }
       s.granted += logged.count;
       if (ask.exclusive === true) s.exclusive = { permitId: ask.permitId, until: now + EXCLUSIVE_HOLD_MS };
@@ -329,10 +330,6 @@ function upgraded(snapshot: LedgerSnapshot | PreviousSnapshot): LedgerSnapshot {
     ...emptyLedger(snapshot.budget),
     ...kept,
     log: grants.map((at, i) => ({ permitId: `previous-${i}`, at, count: 1 })),
-    queues: kept.queues.map(([projectId, queue]) => [
-      projectId,
-      queue.map((ask) => ({ ...ask, count: ask.count ?? 1 })),
-    ]),
     spreadUntil: cautiousUntil ?? 0,
   };
 }

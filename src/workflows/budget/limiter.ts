@@ -49,18 +49,18 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   let signalsInFlight = 0;
   const estimates: [PermitAsk, number][] = [];
 
-  setHandler(requestBudgetPermitSignal, (ask, budget) => {
-    const problem = invalidAsk(ask, budget);
+  setHandler(requestBudgetPermitSignal, (ask) => {
+    const problem = invalidAsk(ask);
     if (problem !== undefined) {
       log.warn('Permit ask ignored', { problem, requesterId: ask.requesterId });
       return;
     }
-    const estimatedGrantAt = ledger.enqueue(ask, budget, Date.now());
+    const estimatedGrantAt = ledger.enqueue(ask, Date.now());
     if (estimatedGrantAt !== undefined) estimates.push([ask, estimatedGrantAt]);
     changes += 1;
   });
-  setHandler(releaseBudgetPermitsSignal, (releases) => {
-    for (const release of releases) ledger.release(release, Date.now());
+  setHandler(releaseBudgetPermitsSignal, (release) => {
+    ledger.release(release, Date.now());
     changes += 1;
   });
   setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
@@ -138,14 +138,15 @@ function details(ledger: BudgetLedger, now: number): string {
   ].join('\n');
 }
 
-function invalidAsk(ask: PermitAsk, budget: RateBudget | undefined): string | undefined {
+function invalidAsk({ budget, ...ask }: PermitAsk): string | undefined {
   if (!(Number.isInteger(budget?.requests) && (budget?.requests ?? 0) > 0 && (budget?.windowMs ?? 0) > 0)) {
     return 'budget must have requests > 0 and windowMs > 0';
   }
   if (!ask.permitId || !ask.requesterId || !ask.requesterRunId || !ask.projectId) {
     return 'permitId, requesterId, requesterRunId and projectId are required';
   }
-  if (!(Number.isInteger(ask.count) && ask.count >= 1 && ask.count <= MAX_PERMITS_PER_ASK)) {
+  const count = ask.count ?? 1;
+  if (!(Number.isInteger(count) && count >= 1 && count <= MAX_PERMITS_PER_ASK)) {
     return `count must be a whole number from 1 to ${MAX_PERMITS_PER_ASK}`;
   }
   return undefined;

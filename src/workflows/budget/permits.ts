@@ -51,7 +51,7 @@ const { releaseBudgetPermits } = proxyLocalActivities<BudgetActivities>({
  */
 const REASK_AFTER_MS = 2 * 60_000;
 
-/** What a workflow asks for: the rest of the PermitAsk (its id, requester, run) is filled in. */
+/** What a workflow asks for: the rest of the PermitAsk (its id, requester, run; the worker adds the budget). */
 export type AskOptions = Pick<PermitAsk, 'projectId'> &
   Partial<Pick<PermitAsk, 'permitId' | 'count' | 'exclusive' | 'refusal'>> & {
     /** Give up (non-retryable BudgetWaitTimedOut) when no grant came by then. */
@@ -89,7 +89,8 @@ export class BudgetPermits {
 
   async acquire({ deadlineAt, ...options }: AskOptions): Promise<PermitGrant> {
     const { workflowId, runId } = workflowInfo();
-    const ask: PermitAsk = {
+    // `count` always set: a limiter of the previous version then answers with count, spare and spendBy too.
+    const ask: Omit<PermitAsk, 'budget'> = {
       permitId: uuid4(),
       count: 1,
       ...options,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { PermitAsk, RateBudget } from '../../../src/contract/budget';
+import type { PermitAsk, PermitRelease, RateBudget } from '../../../src/contract/budget';
 import { BudgetLedger, type LedgerSnapshot } from '../../../src/workflows/budget/ledger';
 
 const BUDGET: RateBudget = { requests: 3, windowMs: 10_000 };
@@ -18,6 +18,7 @@ function ask(projectId: string, extra: Partial<PermitAsk> = {}): PermitAsk {
     requesterId: `wf-${ids}`,
     requesterRunId: `run-${ids}`,
     projectId,
+    budget: BUDGET,
     count: 1,
     ...extra,
   };
@@ -32,7 +33,7 @@ function drain(ledger: BudgetLedger, now: number): string[] {
 }
 
 function enqueueAll(ledger: BudgetLedger, asks: PermitAsk[], now: number, budget = BUDGET): void {
-  for (const request of asks) ledger.enqueue(request, budget, now);
+  for (const request of asks) ledger.enqueue({ ...request, budget }, now);
 }
 
 describe('BudgetLedger', () => {
@@ -60,17 +61,17 @@ describe('BudgetLedger', () => {
   test('FIFO within a project in the order received; a repeated ask is not granted twice', () => {
     const ledger = new BudgetLedger(BUDGET);
     const [first, second] = [ask('p'), ask('p')] as const;
-    ledger.enqueue(first, BUDGET, T0);
-    ledger.enqueue(second, BUDGET, T0);
-    assert.equal(ledger.enqueue(first, BUDGET, T0), undefined, 'a repeat while waiting');
+    ledger.enqueue(first, T0);
+    ledger.enqueue(second, T0);
+    assert.equal(ledger.enqueue(first, T0), undefined, 'a repeat while waiting');
     assert.deepEqual(drain(ledger, T0), [`p:${first.permitId}`, `p:${second.permitId}`]);
-    assert.equal(ledger.enqueue(first, BUDGET, T0 + 1), undefined, 'a repeat after the grant');
+    assert.equal(ledger.enqueue(first, T0 + 1), undefined, 'a repeat after the grant');
     assert.deepEqual(drain(ledger, T0 + 1), []);
   });
 
   test('a 429 with Retry-After pauses everyone; without, the pause doubles from 2 s up to the window', () => {
     const ledger = new BudgetLedger(BUDGET);
-    ledger.enqueue(ask('a', { refusal: { grantedAt: T0 - 1, retryAfterMs: 7_000 } }), BUDGET, T0);
+    ledger.enqueue(ask('a', { refusal: { grantedAt: T0 - 1, retryAfterMs: 7_000 } }), T0);
     assert.deepEqual(drain(ledger, T0), []);
     assert.equal(ledger.view(T0).pausedUntil, T0 + 7_000);
     assert.equal(ledger.wakeAt(T0), T0 + 7_000);
@@ -80,7 +81,7 @@ describe('BudgetLedger', () => {
     const pauses: number[] = [];
     let now = T0;
     for (let i = 0; i < 5; i++) {
-      bare.enqueue(ask('a', { refusal: { grantedAt: now } }), BUDGET, now);
+      bare.enqueue(ask('a', { refusal: { grantedAt: now } }), now);
       const wake = bare.wakeAt(now) ?? now;
       pauses.push(wake - now);
       now = wake;
@@ -91,8 +92,8 @@ describe('BudgetLedger', () => {
 
   test('refusals of requests sent before the pause began do not lengthen it; grants are spread after it', () => {
     const ledger = new BudgetLedger(BIG);
-    ledger.enqueue(ask('a', { refusal: { grantedAt: T0 - 10 } }), BIG, T0);
-    ledger.enqueue(ask('b', { refusal: { grantedAt: T0 - 5 } }), BIG, T0 + 100);
+    ledger.enqueue(ask('a', { refusal: { grantedAt: T0 - 10 }, budget: BIG }), T0);
+    ledger.enqueue(ask('b', { refusal: { grantedAt: T0 - 5 }, budget: BIG }), T0 + 100);
     assert.equal(ledger.wakeAt(T0 + 100), T0 + 2_000, 'still the first 2 s pause');
     enqueueAll(ledger, [ask('c'), ask('d')], T0 + 100, BIG);
     const grants = [T0 + 2_000, T0 + 3_000, T0 + 3_500, T0 + 4_000].map((at) => drain(ledger, at).length);
@@ -140,10 +141,10 @@ describe('BudgetLedger', () => {
     assert.ok(withdrawn && next);
     ledger.release({ permitId: withdrawn.permitId }, T0 + 1);
     assert.deepEqual(ledger.queuedRequesters(), [next.requesterId]);
-    assert.equal(ledger.enqueue(withdrawn, BUDGET, T0 + 2), undefined, 'an ask still on its way is ignored');
+    assert.equal(ledger.enqueue(withdrawn, T0 + 2), undefined, 'an ask still on its way is ignored');
     const early = ask('a');
     ledger.release({ permitId: early.permitId }, T0 + 3);
-    assert.equal(ledger.enqueue(early, BUDGET, T0 + 4), undefined, 'released before its ask arrived');
+    assert.equal(ledger.enqueue(early, T0 + 4), undefined, 'released before its ask arrived');
     assert.deepEqual(drain(ledger, T0 + PADDED), [`a:${next.permitId}`]);
     assert.deepEqual(ledger.view(T0 + PADDED).waitingByProject, {});
   });
@@ -164,21 +165,21 @@ describe('BudgetLedger', () => {
     const ledger = new BudgetLedger(BUDGET);
     enqueueAll(ledger, [ask('a'), ask('a'), ask('a')], T0);
     drain(ledger, T0);
-    assert.equal(ledger.enqueue(ask('b'), BUDGET, T0 + 1_000), T0 + PADDED);
-    assert.equal(ledger.enqueue(ask('b'), BUDGET, T0 + 1_000), T0 + PADDED, 'the second of the next window');
-    assert.equal(ledger.enqueue(ask('b'), BUDGET, T0 + 1_000), T0 + PADDED);
-    assert.equal(ledger.enqueue(ask('b'), BUDGET, T0 + 1_000), T0 + 2 * PADDED, 'a window later');
+    assert.equal(ledger.enqueue(ask('b'), T0 + 1_000), T0 + PADDED);
+    assert.equal(ledger.enqueue(ask('b'), T0 + 1_000), T0 + PADDED, 'the second of the next window');
+    assert.equal(ledger.enqueue(ask('b'), T0 + 1_000), T0 + PADDED);
+    assert.equal(ledger.enqueue(ask('b'), T0 + 1_000), T0 + 2 * PADDED, 'a window later');
   });
 
   test('an ask with a count takes extras only from its share of the spare, and hears the spare', () => {
     const ledger = new BudgetLedger(BIG);
-    ledger.enqueue(ask('a', { count: 30 }), BIG, T0);
+    ledger.enqueue(ask('a', { count: 30, budget: BIG }), T0);
     const first = ledger.grant(T0)?.grant;
     assert.equal(first?.count, 30, 'nobody else: 99 free, no reserve held back');
     assert.equal(first?.spare, 70);
 
     // A second requester shares what is left: 69 among two, 34 each.
-    ledger.enqueue(ask('b', { count: 64 }), BIG, T0 + 1);
+    ledger.enqueue(ask('b', { count: 64, budget: BIG }), T0 + 1);
     assert.equal(ledger.grant(T0 + 1)?.grant.count, 35);
     assert.equal(ledger.view(T0 + 1).grantedInWindow, 65);
 
@@ -186,7 +187,7 @@ describe('BudgetLedger', () => {
     enqueueAll(ledger, [ask('c', { count: 10 }), ask('d')], T0 + 2, BIG);
     assert.equal(ledger.grant(T0 + 2)?.grant.count, 1);
     // Exclusive: never extras.
-    ledger.enqueue(ask('e', { count: 10, exclusive: true }), BIG, T0 + 3);
+    ledger.enqueue(ask('e', { count: 10, exclusive: true, budget: BIG }), T0 + 3);
     drain(ledger, T0 + 3);
     assert.equal(ledger.view(T0 + 3).grantedInWindow, 68);
   });
@@ -204,16 +205,16 @@ describe('BudgetLedger', () => {
     assert.equal(drain(ledger, T0).length, 3, 'the fourth waits: the budget ran short');
     const later = T0 + padded;
     assert.equal(ledger.grant(later)?.grant.spare, 0, 'short within the last window');
-    ledger.enqueue(ask('a', { count: 3 }), three, later + 1);
+    ledger.enqueue(ask('a', { count: 3, budget: three }), later + 1);
     assert.equal(ledger.grant(later + 1)?.grant.count, 1);
-    ledger.enqueue(ask('a', { count: 3 }), three, later + 1 + padded);
+    ledger.enqueue(ask('a', { count: 3, budget: three }), later + 1 + padded);
     assert.equal(ledger.grant(later + 1 + padded)?.grant.count, 3, 'a window later: all 3 free');
   });
 
   test('a padding too short to hold permits (1 s of a 10 s window) leaves no spare: one permit an ask', () => {
     const ledger = new BudgetLedger(BUDGET);
     const batch = ask('a', { count: 3 });
-    ledger.enqueue(batch, BUDGET, T0);
+    ledger.enqueue(batch, T0);
     assert.deepEqual(ledger.grant(T0)?.grant, {
       permitId: batch.permitId,
       grantedAt: T0,
@@ -225,8 +226,8 @@ describe('BudgetLedger', () => {
 
   test('unspent permits given back free their places in the window, once per permit', () => {
     const ledger = new BudgetLedger(BIG);
-    const batch = ask('a', { count: 40 });
-    ledger.enqueue(batch, BIG, T0);
+    const batch = ask('a', { count: 40, budget: BIG });
+    ledger.enqueue(batch, T0);
     assert.equal(ledger.grant(T0)?.grant.count, 40);
     ledger.release({ permitId: batch.permitId, unspent: 25 }, T0);
     assert.equal(ledger.view(T0).grantedInWindow, 15);
@@ -271,5 +272,17 @@ describe('BudgetLedger', () => {
     });
     assert.deepEqual(drain(ledger, T0 + PADDED - 1), [], 'the three grants are in the window');
     assert.deepEqual(drain(ledger, T0 + PADDED), [`a:${waiting.permitId}`]);
+  });
+
+  test('messages of the previous version: an ask without a count is one permit; unspent by grant time stays counted', () => {
+    const ledger = new BudgetLedger(BIG);
+    const { count: _count, ...previousAsk } = ask('a', { budget: BIG, exclusive: true });
+    ledger.enqueue(previousAsk, T0);
+    assert.equal(ledger.grant(T0)?.grant.count, 1);
+    const previousRelease = { permitId: previousAsk.permitId, unspent: [{ grantedAt: T0, count: 1 }] };
+    ledger.release(previousRelease as unknown as PermitRelease, T0 + 5);
+    assert.equal(ledger.view(T0 + 5).grantedInWindow, 1);
+    ledger.enqueue(ask('a', { budget: BIG, exclusive: true }), T0 + 6);
+    assert.equal(drain(ledger, T0 + 6).length, 1, 'the exclusive permit was released');
   });
 });
