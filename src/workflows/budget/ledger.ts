@@ -114,6 +114,7 @@ export class BudgetLedger {
    */
   release({ permitId, unspent = 0 }: PermitRelease, now: number): void {
     const s = this.#s;
+    if (typeof permitId !== 'string') return; // the previous version's return of unspent permits by grant time
     const exclusive = s.exclusive?.permitId === permitId;
     if (exclusive) s.exclusive = null;
     const logged = s.log.find((g) => g.permitId === permitId);
@@ -125,7 +126,7 @@ export class BudgetLedger {
     }
     if (logged.released) return;
     logged.released = true;
-    // A release of the previous version lists unspent permits by grant time: they stay counted in the window.
+    // The previous version's releases list unspent permits by grant time: those stay counted in the window.
     const freed = Number.isInteger(unspent) ? Math.max(0, Math.min(unspent, logged.count)) : 0;
     logged.count -= freed;
     s.granted -= freed;

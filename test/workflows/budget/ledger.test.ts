@@ -281,6 +281,7 @@ describe('BudgetLedger', () => {
     assert.equal(ledger.grant(T0)?.grant.count, 1);
     const previousRelease = { permitId: previousAsk.permitId, unspent: [{ grantedAt: T0, count: 1 }] };
     ledger.release(previousRelease as unknown as PermitRelease, T0 + 5);
+    ledger.release({ releaseId: 'r1', unspent: [] } as unknown as PermitRelease, T0 + 5);
     assert.equal(ledger.view(T0 + 5).grantedInWindow, 1);
     ledger.enqueue(ask('a', { budget: BIG, exclusive: true }), T0 + 6);
     assert.equal(drain(ledger, T0 + 6).length, 1, 'the exclusive permit was released');
