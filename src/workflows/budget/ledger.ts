@@ -112,7 +112,7 @@ export class BudgetLedger {
    * some time between its grant and now (a loaded worker can take seconds): its place in the window moves to now,
    * so the permit `requests` later is granted a whole window after the request surely landed.
    */
-  release({ permitId, unspent = 0 }: PermitRelease, now: number): void {
+  release({ permitId, unused = 0 }: PermitRelease, now: number): void {
     const s = this.#s;
     if (typeof permitId !== 'string') return; // the previous version's return of unspent permits by grant time
     const exclusive = s.exclusive?.permitId === permitId;
@@ -126,8 +126,7 @@ export class BudgetLedger {
     }
     if (logged.released) return;
     logged.released = true;
-    // The previous version's releases list unspent permits by grant time: those stay counted in the window.
-    const freed = Number.isInteger(unspent) ? Math.max(0, Math.min(unspent, logged.count)) : 0;
+    const freed = Math.max(0, Math.min(unused, logged.count));
     logged.count -= freed;
     s.granted -= freed;
     s.log = s.log.filter((g) => g !== logged);

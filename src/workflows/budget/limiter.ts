@@ -94,7 +94,7 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) {
       const { ask, grant } = next;
       send(ask, budgetPermitGrantedSignal, grant, () =>
-        ledger.release({ permitId: ask.permitId, unspent: grant.count }, Date.now()),
+        ledger.release({ permitId: ask.permitId, unused: grant.count }, Date.now()),
       );
     }
     for (const [ask, estimatedGrantAt] of estimates.splice(0)) {

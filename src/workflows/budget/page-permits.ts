@@ -94,7 +94,7 @@ export class PagePermits {
     const unspent = new Map<string, number>();
     for (const { permitId } of this.#stock.splice(0)) unspent.set(permitId, (unspent.get(permitId) ?? 0) + 1);
     if (this.#asking !== undefined) unspent.set(this.#asking.permitId, this.#asking.count);
-    const releases = [...unspent].map(([permitId, count]) => ({ permitId, unspent: count }));
+    const releases = [...unspent].map(([permitId, count]) => ({ permitId, unused: count }));
     return CancellationScope.nonCancellable(() => this.permits.release(this.projectId, releases));
   }
 

@@ -154,7 +154,7 @@ describe('BudgetLedger', () => {
     const asks = Array.from({ length: 4 }, () => ask('a'));
     enqueueAll(ledger, asks, T0);
     drain(ledger, T0);
-    ledger.release({ permitId: asks[0]?.permitId ?? '', unspent: 1 }, T0);
+    ledger.release({ permitId: asks[0]?.permitId ?? '', unused: 1 }, T0);
     const restored = new BudgetLedger(BUDGET, ledger.snapshot());
     assert.deepEqual(drain(restored, T0 + 1), [`a:${asks[3]?.permitId ?? ''}`]);
     assert.deepEqual(restored.view(T0 + 1).waitingByProject, {});
@@ -229,10 +229,10 @@ describe('BudgetLedger', () => {
     const batch = ask('a', { count: 40, budget: BIG });
     ledger.enqueue(batch, T0);
     assert.equal(ledger.grant(T0)?.grant.count, 40);
-    ledger.release({ permitId: batch.permitId, unspent: 25 }, T0);
+    ledger.release({ permitId: batch.permitId, unused: 25 }, T0);
     assert.equal(ledger.view(T0).grantedInWindow, 15);
     assert.equal(ledger.view(T0).granted, 15);
-    ledger.release({ permitId: batch.permitId, unspent: 25 }, T0);
+    ledger.release({ permitId: batch.permitId, unused: 25 }, T0);
     assert.equal(ledger.view(T0).grantedInWindow, 15, 'a repeated release counts once');
   });
 
@@ -280,7 +280,7 @@ describe('BudgetLedger', () => {
     ledger.enqueue(previousAsk, T0);
     assert.equal(ledger.grant(T0)?.grant.count, 1);
     const previousRelease = { permitId: previousAsk.permitId, unspent: [{ grantedAt: T0, count: 1 }] };
-    ledger.release(previousRelease as unknown as PermitRelease, T0 + 5);
+    ledger.release(previousRelease, T0 + 5);
     ledger.release({ releaseId: 'r1', unspent: [] } as unknown as PermitRelease, T0 + 5);
     assert.equal(ledger.view(T0 + 5).grantedInWindow, 1);
     ledger.enqueue(ask('a', { budget: BIG, exclusive: true }), T0 + 6);
