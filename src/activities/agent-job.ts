@@ -82,8 +82,7 @@ export function createAgentJobActivities({
         const release = releasePermit({
           kind: 'agent',
           projectId: ref.projectId,
-          releaseId: `${ref.permitId}/release`,
-          permitId: ref.permitId,
+          releases: [{ permitId: ref.permitId }],
         });
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_, reject) => {

@@ -50,8 +50,8 @@ export function rateLimitText({ requests, windowMs }: RateBudget): string {
 }
 
 /**
- * What the UI says a limiter is (its static summary, and the first line of its current details, which a
- * continued run sets again): which budget, from its workflow id, and its limit.
+ * What the UI says a limiter is: its static summary (set by whoever starts it) and the first line of its current
+ * details: which budget, from its workflow id, and its limit.
  */
 export function budgetLimiterSummary(workflowId: string, budget: RateBudget): string {
   const [, kind, , ...project] = workflowId.split('/');
@@ -68,7 +68,10 @@ export const BudgetFailureType = {
   waitTimedOut: 'BudgetWaitTimedOut',
 } as const;
 
-/** The service refused a request spent on a permit: everyone waits. */
+/** The most permits one ask may take: an export's block of pages (about two seconds of them) and the next. */
+export const MAX_PERMITS_PER_ASK = 256;
+
+/** The service refused (429) a request spent on a permit: everyone waits. */
 export interface BudgetRefusal {
   /** From Retry-After; absent: the limiter backs off on its own. */
   retryAfterMs?: number;
@@ -76,66 +79,70 @@ export interface BudgetRefusal {
   grantedAt: number;
 }
 
-export interface PermitRequest {
+/**
+ * The ask for permits, by signal-with-start (unlike updates, signals have no cap on how many may be in flight).
+ * Asked again with the same `permitId`, it is granted once. Messages change only compatibly: a limiter continued
+ * onto a new version still serves the runs pinned to the old one.
+ */
+export interface PermitAsk {
   permitId: string;
-  /** Workflow id the grant is signalled to. */
+  /**
+   * The workflow and run that asked. The grant goes to that run only: a run that closed never hands its permit
+   * to a later run of the same workflow id, and the grant's places are freed.
+   */
   requesterId: string;
-  /**
-   * The run of `requesterId` that asked: the grant goes to that run only, so a run that closed (cancelled,
-   * terminated) never hands its permit to a new run of the same workflow id; the grant's places are freed.
-   */
-  requesterRunId?: string;
-  /** Requests of one project wait in order; projects take turns. */
+  requesterRunId: string;
+  /** Asks of one project are granted in the order the limiter received them; projects take turns. */
   projectId: string;
-  /** Order within the project (e.g. the workflow's start time), then arrival. */
-  requestedAt: number;
+  /** The configured budget, added by the worker (workflow code never sees it); the newest one asked with wins. */
   budget: RateBudget;
-  /** One at a time: the next permit of this budget waits for its release (or a hold timeout). */
-  exclusive?: boolean;
   /**
-   * Not granted before `requestedAt + settleMs`, so that a request made a moment earlier whose ask is still on
-   * its way (a slower first workflow task) is queued ahead of this one: creates, ordered by workflow start.
-   */
-  settleMs?: number;
-  refusal?: BudgetRefusal;
-  /**
-   * Up to this many permits (default 1, at most MAX_PERMITS_PER_ASK). The first waits its turn like any permit;
-   * the others come with it only from the window's spare (see PermitGrant.spare). A requester that sets it, even
-   * to 1, is told `count`, `spare` and `spendBy` in the grant.
+   * Up to this many permits (1 to MAX_PERMITS_PER_ASK, default 1): the first waits its turn like any permit, the
+   * others come with it only from the requester's share of the budget's spare.
    */
   count?: number;
-}
-
-/** The most permits one ask may take: an export's block of pages (about two seconds of them) and the next. */
-export const MAX_PERMITS_PER_ASK = 256;
-
-/** Sent to a requester whose permit must wait: the limiter's estimate, for progress and the UI. */
-export interface PermitTicket {
-  permitId: string;
-  estimatedGrantAt: number;
-  /** Permits waiting before this one, across projects. */
-  waitingAhead: number;
+  /** Held until released (or a hold timeout): the next exclusive permit of the budget waits for it. */
+  exclusive?: boolean;
+  /** The requester's previous request was refused: the limiter pauses everyone. */
+  refusal?: BudgetRefusal;
 }
 
 export interface PermitGrant {
   permitId: string;
   grantedAt: number;
-  /** Permits granted with this id (only when the request set `count`): each spends one request. */
-  count?: number;
+  /** Permits granted (1 + extras from the spare): each spends one request. */
+  count: number;
   /**
    * The budget's room per requester after this grant: the window's free permits less those waiting, shared among
-   * the requesters granted one in the window; 0 for a window after the budget ran short (a permit waited), and
-   * while paused or cautious after a refusal.
+   * the requesters granted one in the window; 0 while the budget binds (a permit waited in the last window, a
+   * pause after a refusal, grants spread after one) and when the window's padding is too short to hold permits.
    */
-  spare?: number;
-  /** A permit not spent by then is dropped (it would land too late for the window padding to cover it). */
-  spendBy?: number;
+  spare: number;
+  /** A permit not spent by then is dropped: it would land too late for the window's padding to cover it. */
+  spendBy: number;
+}
+
+/**
+ * A requester is done with a permit: withdrawn if it still waits (an ask still on its way is ignored), the next
+ * exclusive permit may go, and `unused` of its permits (never sent, and never to be) free their places in the
+ * window. Once per permit: a repeat is ignored. (`unused`, not the previous version's `unspent` list by grant
+ * time: neither version misreads the other's.)
+ */
+export interface PermitRelease {
+  permitId: string;
+  unused?: number;
+}
+
+/** Sent to a requester whose permit must wait: the limiter's estimate, for its progress and the UI. */
+export interface PermitQueued {
+  permitId: string;
+  estimatedGrantAt: number;
 }
 
 /** As of the limiter's last task (a query does not move workflow time). */
 export interface BudgetLimiterState {
   budget: RateBudget;
-  /** Grants inside the window. */
+  /** Permits granted inside the window. */
   grantedInWindow: number;
   waitingByProject: Record<string, number>;
   pausedUntil: number | null;
@@ -143,24 +150,9 @@ export interface BudgetLimiterState {
   granted: number;
 }
 
-/**
- * Ask for a permit (signal-with-start: a signal, unlike an update, has no cap on how many may be in flight).
- * Granted by `budgetPermitGrantedSignal`; a permit that must wait first gets `budgetPermitQueuedSignal`.
- */
-export const requestBudgetPermitSignal = defineSignal<[PermitRequest]>('requestBudgetPermit');
-export const budgetPermitQueuedSignal = defineSignal<[PermitTicket]>('budgetPermitQueued');
-/**
- * Permits given back to the budget: the one verb for it. `permitId`: an exclusive permit whose request is done
- * (sent or failed), so the next one may go. `unspent`: permits granted and never spent (no request was sent with
- * them, and none will be), whose places in the window are free again. `releaseId` makes a repeat count once.
- */
-export interface PermitRelease {
-  releaseId: string;
-  permitId?: string;
-  /** Per grant: its time (its place in the window) and how many of its permits come back. */
-  unspent?: { grantedAt: number; count: number }[];
-}
+export const requestBudgetPermitSignal = defineSignal<[PermitAsk]>('requestBudgetPermit');
 export const releaseBudgetPermitsSignal = defineSignal<[PermitRelease]>('releaseBudgetPermits');
-/** Sent by the limiter to the requester. */
+/** Sent by the limiter to the run that asked. */
 export const budgetPermitGrantedSignal = defineSignal<[PermitGrant]>('budgetPermitGranted');
+export const budgetPermitQueuedSignal = defineSignal<[PermitQueued]>('budgetPermitQueued');
 export const getBudgetStateQuery = defineQuery<BudgetLimiterState>('getBudgetState');

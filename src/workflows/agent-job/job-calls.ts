@@ -22,7 +22,7 @@ const SUMMARY_PROMPT_CHARS = 80;
 
 /** One create attempt. Success stores the job id in state, where it stays: the job is never created twice. */
 export async function attemptCreate(state: RunState): Promise<void> {
-  const permit = await acquireAgentPermit(state, workflowInfo().startTime.getTime(), CREATE_ORDER_SETTLE_MS);
+  const permit = await acquireAgentPermit(state);
   try {
     const answer = await spendingPermit(state, permit, () =>
       createAgentJob.executeWithOptions(
@@ -116,7 +116,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
   const next = state.followUps.head();
   if (!next || state.jobId === null) return;
   const jobId = state.jobId;
-  const permit = await acquireAgentPermit(state, Date.now());
+  const permit = await acquireAgentPermit(state);
   // In the workflow task that schedules the send: a run replayed from here on (a query of a terminated run, a
   // reset) knows that the service may have it.
   state.followUps.sendingHead();
@@ -163,22 +163,11 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
 }
 
 /**
- * A create waits this long after its workflow started before it may be granted, so that a job started a moment
- * earlier whose first workflow task was slower is created first. A message needs no settling: messages are
- * ordered by their own job's loop, and the wait would only add to every follow-up's latency.
- */
-const CREATE_ORDER_SETTLE_MS = 300;
-
-/**
  * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
- * the order asked (requestedAt: a create's workflow start time). The wait ends at the workflow's deadline, as
+ * the order their asks reached the limiter. The wait ends at the workflow's deadline, as
  * AgentJobTimedOut.
  */
-async function acquireAgentPermit(
-  state: RunState,
-  requestedAt: number,
-  settleMs?: number,
-): Promise<PermitGrant | null> {
+async function acquireAgentPermit(state: RunState): Promise<PermitGrant | null> {
   const budget = state.budget;
   if (budget === null) return null;
   const refusal = state.budgetRefusal;
@@ -188,9 +177,7 @@ async function acquireAgentPermit(
   try {
     return await budget.acquire({
       projectId: state.projectId,
-      requestedAt,
       exclusive: true,
-      ...(settleMs === undefined ? {} : { settleMs }),
       deadlineAt: state.deadlineAt,
       ...(refusal === undefined ? {} : { refusal }),
     });

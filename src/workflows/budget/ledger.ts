@@ -2,39 +2,74 @@ import {
   MAX_PERMITS_PER_ASK,
   type BudgetLimiterState,
   type BudgetRefusal,
+  type PermitAsk,
+  type PermitGrant,
   type PermitRelease,
-  type PermitRequest,
-  type PermitTicket,
   type RateBudget,
 } from '../../contract/budget';
-import { emptyLedger, type LedgerSnapshot } from './ledger-snapshot';
 
-const RECENT_PERMITS = 256;
-/** The first pause after a refusal without Retry-After; each refusal in a row doubles it. */
+/** The first pause after a refusal without Retry-After; each refusal in a row doubles it, up to the window. */
 const FIRST_BACKOFF_MS = 2_000;
-
-/** The most a window is padded (0.14 % of an hour): a permit may be held 4.75 s, a round of an export's runs. */
+/** The most padding: 5 s of an hour's window; a batch's permit may be held 4.75 s, a round of an export's runs. */
 const MAX_PADDING_MS = 5_000;
 /**
  * The least padding: the delay from a grant to its request (a signal, a workflow task, an activity task in another
  * process) varies by hundreds of milliseconds on a loaded host, whatever the window's length.
  */
 const MIN_PADDING_MS = 1_000;
-
+/**
+ * The least time a batch's permits must keep for a stock of them to be worth holding (a round of an export's runs
+ * spends them over about a second): a shorter padding (1 s for a 10 s window) leaves no spare, one permit an ask.
+ */
+const MIN_HOLD_MS = 1_000;
 /** An exclusive permit not released in this time (its holder died) lets the next one go. */
 const EXCLUSIVE_HOLD_MS = 90_000;
+/** Permits released before their grant, remembered so that an ask of theirs still on its way is ignored. */
+const WITHDRAWN_KEPT = 256;
+
+/** A grant in the sliding log: its permits' place in the window. */
+interface LoggedGrant {
+  permitId: string;
+  at: number;
+  count: number;
+  released?: true;
+}
+
+/** What a limiter carries across continue-as-new. */
+export interface LedgerSnapshot {
+  budget: RateBudget;
+  /** Grants inside the padded window, oldest first: an ask of one of them again is a repeat. */
+  log: LoggedGrant[];
+  /** Waiting asks per project, in the order received; the array order is the round-robin turn. */
+  queues: [string, PermitAsk[]][];
+  exclusive: { permitId: string; until: number } | null;
+  withdrawn: string[];
+  /** After a refusal, nothing is granted until `pausedUntil`, and grants are spread evenly until `spreadUntil`. */
+  pausedUntil: number;
+  pauseStartedAt: number;
+  spreadUntil: number;
+  /** Refusals without Retry-After in a row: the backoff doubles with each. */
+  streak: number;
+  /** The last time a permit had to wait for the budget (the budget binds for a window after); `backlog`: it waits. */
+  shortAt: number;
+  backlog: boolean;
+  /** Requesters granted a permit in the window, with their last grant: they share the spare. */
+  requesters: [string, number][];
+  refusals: number;
+  granted: number;
+}
 
 /**
- * The budget's book: a sliding log of grants (at most `requests` in any window, so a fixed-window service never
- * refuses us, and a quiet budget grants a whole window at once), per-project FIFO queues served round robin,
- * and pauses after the service refused a request (Retry-After, or a doubling backoff capped at the window).
- * Pure and deterministic: the limiter workflow passes the time in.
+ * The budget's book: a sliding log of grants (at most `requests` in any padded window, so a fixed-window service
+ * never refuses us, and a quiet budget grants a whole window at once), per-project FIFO queues served round
+ * robin, and a pause after the service refused a request (Retry-After, or a doubling backoff capped at the
+ * window), then a window of evenly spread grants. Pure and deterministic: the limiter workflow passes the time in.
  */
 export class BudgetLedger {
   #s: LedgerSnapshot;
 
   constructor(budget: RateBudget, snapshot?: LedgerSnapshot) {
-    this.#s = snapshot ?? emptyLedger(budget);
+    this.#s = snapshot === undefined ? emptyLedger(budget) : upgraded(snapshot);
   }
 
   snapshot(): LedgerSnapshot {
@@ -46,217 +81,107 @@ export class BudgetLedger {
   }
 
   /**
-   * Queues a request (the newest budget configuration wins) and estimates when it will be granted; undefined for
-   * a repeat of a request already queued or granted.
+   * Queues an ask behind those of its project (the newest budget configuration wins) and estimates when it will
+   * be granted; undefined for a repeat (waiting, granted within the window, or withdrawn).
    */
-  enqueue(request: PermitRequest, now: number): PermitTicket | undefined {
-    if (this.#s.recent.includes(request.permitId) || this.requestOf(request.permitId) !== undefined) {
-      return undefined;
-    }
-    this.#s.budget = request.budget;
-    if (request.refusal) this.refuse(request.refusal, now);
-    const waitingAhead = this.waiting;
-    let entry = this.#s.queues.find(([projectId]) => projectId === request.projectId);
-    if (!entry) {
-      entry = [request.projectId, []];
-      this.#s.queues.push(entry);
-    }
-    const queue = entry[1];
-    // In order of requestedAt (a job's start time), then arrival.
-    let at = queue.length;
-    while (at > 0 && (queue[at - 1]?.requestedAt ?? 0) > request.requestedAt) at -= 1;
-    queue.splice(at, 0, request);
-    return { permitId: request.permitId, estimatedGrantAt: this.#estimate(waitingAhead, now), waitingAhead };
-  }
-
-  /** The request of a waiting permit. */
-  requestOf(permitId: string): PermitRequest | undefined {
-    for (const [, queue] of this.#s.queues) {
-      const request = queue.find((r) => r.permitId === permitId);
-      if (request) return request;
-    }
-    return undefined;
-  }
-
-  /** The requesters (workflow ids) of the waiting permits, in the order of the round robin. */
-  queuedRequesters(): string[] {
-    return [...new Set(this.#s.queues.flatMap(([, queue]) => queue.map((r) => r.requesterId)))];
-  }
-
-  /** Drops a waiting permit whose requester has ended. */
-  cancel(permitId: string): void {
-    for (const entry of this.#s.queues) entry[1] = entry[1].filter((r) => r.permitId !== permitId);
-    this.#s.queues = this.#s.queues.filter(([, q]) => q.length > 0);
-  }
-
-  /**
-   * The service refused a request spent on a permit: every user of the budget pauses, for its Retry-After or a
-   * doubling backoff capped at the window, and stays cautious (grants spaced evenly) for a window after.
-   */
-  refuse(refusal: BudgetRefusal, now: number): void {
+  enqueue(ask: PermitAsk, now: number): number | undefined {
     const s = this.#s;
-    s.refusals += 1;
-    const sentBeforePause = refusal.grantedAt < s.pauseStartedAt;
-    // A request already in flight when the pause began adds nothing the pause does not know.
-    if (sentBeforePause && refusal.retryAfterMs === undefined && s.pausedUntil > now) return;
-    let pauseMs: number;
-    if (refusal.retryAfterMs !== undefined) {
-      pauseMs = refusal.retryAfterMs;
-    } else {
-      if (now - s.lastRefusalAt > s.budget.windowMs + s.streak * FIRST_BACKOFF_MS) s.streak = 0;
-      if (!sentBeforePause) s.streak += 1;
-      pauseMs = Math.min(s.budget.windowMs, FIRST_BACKOFF_MS * 2 ** Math.max(0, s.streak - 1));
-    }
-    s.lastRefusalAt = now;
-    if (now + pauseMs > s.pausedUntil) {
-      if (s.pausedUntil <= now) s.pauseStartedAt = now;
-      s.pausedUntil = now + pauseMs;
-    }
-    s.cautiousUntil = Math.max(s.cautiousUntil, s.pausedUntil + s.budget.windowMs);
+    const { permitId } = ask;
+    if (this.isWaiting(permitId) || s.withdrawn.includes(permitId)) return undefined;
+    if (s.log.some((g) => g.permitId === permitId)) return undefined;
+    s.budget = ask.budget;
+    if (ask.refusal) this.#refuse(ask.refusal, now);
+    const waitingAhead = this.waiting;
+    const queue = s.queues.find(([projectId]) => projectId === ask.projectId);
+    if (queue) queue[1].push(ask);
+    else s.queues.push([ask.projectId, [ask]]);
+    return this.#estimate(waitingAhead, now);
+  }
+
+  isWaiting(permitId: string): boolean {
+    return this.#asks().some((ask) => ask.permitId === permitId);
+  }
+
+  /** The requesters (workflow ids) of the waiting asks, in the order of the round robin. */
+  queuedRequesters(): string[] {
+    return [...new Set(this.#asks().map((ask) => ask.requesterId))];
   }
 
   /**
-   * A permit its requester is done with. Still waiting (the requester gave up on it: cancelled, or ending): it is
-   * dropped, so that no grant goes to a run that has ended, and an ask of it still on its way is ignored. The
-   * exclusive permit in use: its request landed at the service some time between its grant and now (a loaded
-   * worker can take seconds), so its place in the window moves to now; the permit `requests` later is then
-   * granted a whole window after the request surely landed, and a fixed-window service never refuses it.
+   * A permit its requester is done with (see PermitRelease). The exclusive permit's request landed at the service
+   * some time between its grant and now (a loaded worker can take seconds): its place in the window moves to now,
+   * so the permit `requests` later is granted a whole window after the request surely landed.
    */
-  release(permitId: string, now: number): void {
-    if (this.requestOf(permitId) !== undefined) this.cancel(permitId);
-    if (!this.#s.recent.includes(permitId)) this.#remember(permitId);
-    const exclusive = this.#s.exclusive;
-    if (exclusive?.permitId !== permitId) return;
-    this.#s.exclusive = null;
-    if (exclusive.grantedAt === undefined) return;
-    const grants = this.#s.grants;
-    const at = grants.indexOf(exclusive.grantedAt);
-    if (at < 0) return;
-    grants.splice(at, 1);
-    let insertAt = grants.length;
-    while (insertAt > 0 && (grants[insertAt - 1] ?? 0) > now) insertAt -= 1;
-    grants.splice(insertAt, 0, now);
-  }
-
-  /** The grant (of `count` permits) could not be delivered (the requester has ended): its places are free again. */
-  forget(permitId: string, grantedAt: number, count = 1): void {
-    this.#unlog(grantedAt, count);
-    if (this.#s.exclusive?.permitId === permitId) this.#s.exclusive = null;
-  }
-
-  /** Permits granted and never spent come back (once per `releaseId`): their places in the window are free. */
-  releaseUnspent({ releaseId, unspent = [] }: PermitRelease): void {
-    if (this.#s.recent.includes(releaseId)) return;
-    this.#remember(releaseId);
-    for (const { grantedAt, count } of unspent) {
-      this.#s.granted -= this.#unlog(grantedAt, Math.min(count, MAX_PERMITS_PER_ASK));
+  release({ permitId, unused = 0 }: PermitRelease, now: number): void {
+    const s = this.#s;
+    if (typeof permitId !== 'string') return; // the previous version's return of unspent permits by grant time
+    const exclusive = s.exclusive?.permitId === permitId;
+    if (exclusive) s.exclusive = null;
+    const logged = s.log.find((g) => g.permitId === permitId);
+    if (logged === undefined) {
+      for (const entry of s.queues) entry[1] = entry[1].filter((ask) => ask.permitId !== permitId);
+      s.queues = s.queues.filter(([, queue]) => queue.length > 0);
+      s.withdrawn = [...s.withdrawn, permitId].slice(-WITHDRAWN_KEPT);
+      return;
     }
+    if (logged.released) return;
+    logged.released = true;
+    const freed = Math.max(0, Math.min(unused, logged.count));
+    logged.count -= freed;
+    s.granted -= freed;
+    s.log = s.log.filter((g) => g !== logged);
+    if (logged.count > 0) s.log.push(exclusive ? { ...logged, at: now } : logged);
+    s.log.sort((a, b) => a.at - b.at);
   }
 
-  /** Removes up to `count` grants made at `grantedAt` from the window; returns how many it found. */
-  #unlog(grantedAt: number, count: number): number {
-    let removed = 0;
-    for (; removed < count; removed++) {
-      const at = this.#s.grants.indexOf(grantedAt);
-      if (at < 0) break;
-      this.#s.grants.splice(at, 1);
-    }
-    return removed;
-  }
-
-  #remember(id: string): void {
-    this.#s.recent.push(id);
-    if (this.#s.recent.length > RECENT_PERMITS) this.#s.recent.shift();
-  }
-
-  /** The next permit to grant now, if the budget, a pause or an exclusive holder allows one. */
-  grant(now: number): PermitRequest | undefined {
+  /** The next ask granted now, if the budget, a pause and the exclusive holder allow one, with its grant. */
+  grant(now: number): { ask: PermitAsk; grant: PermitGrant } | undefined {
     const s = this.#s;
     if (this.#readyAt(now) > now) {
-      if (this.waiting > 0) {
-        s.shortAt = now;
-        s.backlog = true;
-      }
+      if (this.waiting > 0) [s.shortAt, s.backlog] = [now, true];
       return undefined;
     }
     const exclusiveBusy = s.exclusive !== null && s.exclusive.until > now;
     for (let turn = 0; turn < s.queues.length; turn++) {
-      const entry = s.queues[0];
-      if (!entry) break;
-      const [projectId, queue] = entry;
-      const head = queue[0];
       // Round robin: the project served (or skipped) goes to the back of the turn.
-      s.queues.push(s.queues.shift() ?? [projectId, queue]);
-      if (!head || (head.exclusive === true && exclusiveBusy) || settlesAt(head) > now) continue;
-      queue.shift();
-      if (queue.length === 0) s.queues = s.queues.filter(([, q]) => q.length > 0);
-      s.grants.push(now);
-      s.granted += 1;
-      this.#remember(head.permitId);
-      if (head.count !== undefined) this.#active(head.requesterId, now);
-      if (s.backlog === true) {
-        s.shortAt = now;
-        if (this.waiting === 0) s.backlog = false;
+      const entry = s.queues.shift() as [string, PermitAsk[]];
+      s.queues.push(entry);
+      const ask = entry[1][0];
+      if (ask === undefined || (ask.exclusive === true && exclusiveBusy)) continue;
+      entry[1].shift();
+      s.queues = s.queues.filter(([, queue]) => queue.length > 0);
+      if (s.backlog) [s.shortAt, s.backlog] = [now, this.waiting > 0];
+      const logged: LoggedGrant = { permitId: ask.permitId, at: now, count: 1 };
+      s.log.push(logged);
+      s.requesters = [...s.requesters.filter(([id]) => id !== ask.requesterId), [ask.requesterId, now]];
+      // The others of a batch come only from the requester's share of the spare, and only when nobody waits.
+      if (ask.exclusive !== true && this.waiting === 0) {
+        logged.count += Math.min(Math.min(MAX_PERMITS_PER_ASK, ask.count ?? 1) - 1, this.#spare(now));
       }
-      if (head.exclusive === true) {
-        s.exclusive = { permitId: head.permitId, until: now + EXCLUSIVE_HOLD_MS, grantedAt: now };
-      }
-      return head;
+      s.granted += logged.count;
+      if (ask.exclusive === true) s.exclusive = { permitId: ask.permitId, until: now + EXCLUSIVE_HOLD_MS };
+      const spendBy = now + this.#spendWithinMs();
+      return {
+        ask,
+        grant: {
+          permitId: ask.permitId,
+          grantedAt: now,
+          count: logged.count,
+          spare: this.#spare(now),
+          spendBy,
+        },
+      };
     }
     return undefined;
   }
 
-  /**
-   * After `head` was granted: up to `head.count - 1` more permits with it, only from the requester's share of
-   * the spare (nobody else waits, no pause, the budget did not run short in the last window). Returns how many.
-   */
-  grantExtras(head: PermitRequest, now: number): number {
-    const want = Math.min(MAX_PERMITS_PER_ASK, head.count ?? 1) - 1;
-    if (want <= 0 || head.exclusive === true || this.waiting > 0) return 0;
-    const extra = Math.min(want, this.spare(now));
-    for (let i = 0; i < extra; i++) this.#s.grants.push(now);
-    this.#s.granted += extra;
-    return extra;
-  }
-
-  /**
-   * The budget's room per requester: free permits in the window less those waiting, shared among the requesters
-   * granted one in the window (each measures it against what it needs next). 0 while paused or cautious after a
-   * refusal, and for a window after a permit had to wait: then the budget binds.
-   */
-  spare(now: number): number {
-    this.#prune(now);
-    const s = this.#s;
-    const horizon = now - this.#paddedWindow();
-    if (s.pausedUntil > now || now < s.cautiousUntil || (s.shortAt ?? -Infinity) > horizon) return 0;
-    s.requesters = (s.requesters ?? []).filter(([, at]) => at > horizon);
-    const free = s.budget.requests - s.grants.length - this.waiting;
-    return Math.max(0, Math.floor(free / Math.max(1, s.requesters.length)));
-  }
-
-  /**
-   * How long after its grant a permit may still be spent: the window's padding less 250 ms for the request to
-   * land (4.75 s of 5 s for an hour's window), at least half the padding.
-   */
-  get spendWithinMs(): number {
-    const padding = this.#paddedWindow() - this.#s.budget.windowMs;
-    return Math.max(Math.floor(padding / 2), padding - 250);
-  }
-
-  /** When a waiting permit could next be granted; undefined when nobody waits. */
+  /** When a waiting ask could next be granted; undefined when nobody waits. */
   wakeAt(now: number): number | undefined {
     if (this.waiting === 0) return undefined;
     const ready = this.#readyAt(now);
-    const exclusive = this.#s.exclusive;
-    const exclusiveFreeAt = exclusive !== null && exclusive.until > now ? exclusive.until : 0;
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const [, queue] of this.#s.queues) {
-      const head = queue[0];
-      if (!head) continue;
-      const at = Math.max(ready, head.exclusive === true ? exclusiveFreeAt : 0, settlesAt(head));
-      earliest = Math.min(earliest, at);
-    }
-    return earliest;
+    const { exclusive } = this.#s;
+    const onlyExclusive = this.#s.queues.every(([, queue]) => queue[0]?.exclusive === true);
+    return onlyExclusive && exclusive !== null ? Math.max(ready, exclusive.until) : ready;
   }
 
   view(now: number): BudgetLimiterState {
@@ -264,47 +189,95 @@ export class BudgetLedger {
     const s = this.#s;
     return {
       budget: s.budget,
-      grantedInWindow: s.grants.length,
-      waitingByProject: Object.fromEntries(s.queues.map(([projectId, q]) => [projectId, q.length])),
+      grantedInWindow: this.#times().length,
+      waitingByProject: Object.fromEntries(s.queues.map(([projectId, queue]) => [projectId, queue.length])),
       pausedUntil: s.pausedUntil > now ? s.pausedUntil : null,
       refusals: s.refusals,
       granted: s.granted,
     };
   }
 
-  /** Notes a requester that asks with `count` (exports): only those share the spare, and the list stays short. */
-  #active(requesterId: string, now: number): void {
+  #asks(): PermitAsk[] {
+    return this.#s.queues.flatMap(([, queue]) => queue);
+  }
+
+  /** One time per permit in the window, oldest first. */
+  #times(): number[] {
+    return this.#s.log.flatMap((g) => Array<number>(g.count).fill(g.at));
+  }
+
+  /**
+   * The service refused a request spent on a permit: every user of the budget pauses, for its Retry-After or a
+   * doubling backoff capped at the window (a request already in flight when the pause began adds nothing the
+   * pause does not know), and grants are spread evenly for a window after.
+   */
+  #refuse(refusal: BudgetRefusal, now: number): void {
+    const s = this.#s;
+    s.refusals += 1;
+    const sentBeforePause = refusal.grantedAt < s.pauseStartedAt;
+    if (sentBeforePause && refusal.retryAfterMs === undefined && s.pausedUntil > now) return;
+    let pauseMs = refusal.retryAfterMs;
+    if (pauseMs === undefined) {
+      if (now >= s.spreadUntil) s.streak = 0;
+      if (!sentBeforePause) s.streak += 1;
+      pauseMs = Math.min(s.budget.windowMs, FIRST_BACKOFF_MS * 2 ** Math.max(0, s.streak - 1));
+    }
+    if (now + pauseMs > s.pausedUntil) {
+      if (s.pausedUntil <= now) s.pauseStartedAt = now;
+      s.pausedUntil = now + pauseMs;
+    }
+    s.spreadUntil = Math.max(s.spreadUntil, s.pausedUntil + s.budget.windowMs);
+  }
+
+  /**
+   * The budget's room per requester: free permits in the window less those waiting, shared among the requesters
+   * granted one in the window (each measures it against what it needs next). 0 while paused or spread after a
+   * refusal, for a window after a permit had to wait (then the budget binds), and when permits keep too briefly.
+   */
+  #spare(now: number): number {
+    this.#prune(now);
+    const s = this.#s;
     const horizon = now - this.#paddedWindow();
-    const requesters = (this.#s.requesters ?? []).filter(([id, at]) => at > horizon && id !== requesterId);
-    requesters.push([requesterId, now]);
-    this.#s.requesters = requesters;
+    if (s.pausedUntil > now || now < s.spreadUntil || s.shortAt > horizon) return 0;
+    if (this.#spendWithinMs() < MIN_HOLD_MS) return 0;
+    s.requesters = s.requesters.filter(([, at]) => at > horizon);
+    const free = s.budget.requests - this.#times().length - this.waiting;
+    return Math.max(0, Math.floor(free / Math.max(1, s.requesters.length)));
+  }
+
+  /**
+   * How long after its grant a permit may still be spent: the window's padding less 250 ms for the request to
+   * land (4.75 s of 5 s for an hour's window), at least half the padding.
+   */
+  #spendWithinMs(): number {
+    const padding = this.#paddedWindow() - this.#s.budget.windowMs;
+    return Math.max(Math.floor(padding / 2), padding - 250);
   }
 
   /** The earliest time a grant is allowed, ignoring who waits. */
   #readyAt(now: number): number {
     this.#prune(now);
-    const s = this.#s;
-    let ready = Math.max(now, s.pausedUntil);
-    if (s.grants.length >= s.budget.requests) {
-      const oldest = s.grants[s.grants.length - s.budget.requests] ?? now;
-      ready = Math.max(ready, oldest + this.#paddedWindow());
+    const { budget, pausedUntil, spreadUntil } = this.#s;
+    const times = this.#times();
+    let ready = Math.max(now, pausedUntil);
+    if (times.length >= budget.requests) {
+      ready = Math.max(ready, (times[times.length - budget.requests] ?? now) + this.#paddedWindow());
     }
-    const last = s.grants[s.grants.length - 1];
-    if (now < s.cautiousUntil && last !== undefined) {
-      ready = Math.max(ready, last + s.budget.windowMs / s.budget.requests);
+    const last = times[times.length - 1];
+    if (now < spreadUntil && last !== undefined) {
+      ready = Math.max(ready, last + budget.windowMs / budget.requests);
     }
     return ready;
   }
 
   #estimate(waitingAhead: number, now: number): number {
-    const s = this.#s;
+    const { requests } = this.#s.budget;
     const ready = this.#readyAt(now);
-    const free = s.budget.requests - s.grants.length;
-    if (waitingAhead < free) return ready;
-    const windows = Math.floor((waitingAhead - free) / s.budget.requests);
-    const index = (waitingAhead - free) % s.budget.requests;
-    const base = s.grants[index] ?? now;
-    return Math.max(ready, base + (windows + 1) * this.#paddedWindow());
+    const times = this.#times();
+    const beyondFree = waitingAhead - (requests - times.length);
+    if (beyondFree < 0) return ready;
+    const windows = Math.floor(beyondFree / requests) + 1;
+    return Math.max(ready, (times[beyondFree % requests] ?? now) + windows * this.#paddedWindow());
   }
 
   /**
@@ -319,13 +292,44 @@ export class BudgetLedger {
 
   #prune(now: number): void {
     const horizon = now - this.#paddedWindow();
-    const grants = this.#s.grants;
-    let drop = 0;
-    while (drop < grants.length && (grants[drop] ?? now) <= horizon) drop += 1;
-    if (drop > 0) grants.splice(0, drop);
+    this.#s.log = this.#s.log.filter((g) => g.at > horizon);
   }
 }
 
-function settlesAt(request: PermitRequest): number {
-  return request.settleMs === undefined ? 0 : request.requestedAt + request.settleMs;
+function emptyLedger(budget: RateBudget): LedgerSnapshot {
+  return {
+    budget,
+    log: [],
+    queues: [],
+    exclusive: null,
+    withdrawn: [],
+    pausedUntil: 0,
+    pauseStartedAt: 0,
+    spreadUntil: 0,
+    streak: 0,
+    shortAt: 0,
+    backlog: false,
+    requesters: [],
+    refusals: 0,
+    granted: 0,
+  };
+}
+
+/** The previous version's snapshot (grants as bare times), read once, at its continue-as-new onto this one. */
+type PreviousSnapshot = Omit<LedgerSnapshot, 'log'> & {
+  grants: number[];
+  cautiousUntil?: number;
+  recent?: string[];
+  lastRefusalAt?: number;
+};
+
+function upgraded(snapshot: LedgerSnapshot | PreviousSnapshot): LedgerSnapshot {
+  if ('log' in snapshot) return snapshot;
+  const { grants, cautiousUntil, recent: _recent, lastRefusalAt: _lastRefusalAt, ...kept } = snapshot;
+  return {
+    ...emptyLedger(snapshot.budget),
+    ...kept,
+    log: grants.map((at, i) => ({ permitId: `previous-${i}`, at, count: 1 })),
+    spreadUntil: cautiousUntil ?? 0,
+  };
 }

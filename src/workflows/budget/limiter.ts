@@ -13,17 +13,15 @@ import {
   budgetPermitGrantedSignal,
   budgetPermitQueuedSignal,
   getBudgetStateQuery,
+  MAX_PERMITS_PER_ASK,
   releaseBudgetPermitsSignal,
   requestBudgetPermitSignal,
-  type PermitGrant,
-  type PermitRequest,
-  type PermitTicket,
+  type PermitAsk,
   type RateBudget,
 } from '../../contract/budget';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { continueAsNewOnCurrentVersion, newVersionTargeted, withVersionCheck } from '../versioning';
-import { BudgetLedger } from './ledger';
-import type { LedgerSnapshot } from './ledger-snapshot';
+import { BudgetLedger, type LedgerSnapshot } from './ledger';
 import { clockTime } from './permits';
 
 export interface BudgetLimiterInput {
@@ -34,53 +32,48 @@ export interface BudgetLimiterInput {
   continueAsNewAfterEvents?: number;
 }
 
-/** A permit expected to be granted sooner than this gets no "queued" estimate. */
+/** An ask expected to be granted sooner than this gets no estimate: it is for operators watching a long wait. */
 const QUEUED_NOTICE_MIN_WAIT_MS = 2_000;
+/** Queued requesters named in the current details; the rest are counted. */
+const REQUESTERS_NAMED = 5;
 
 /**
  * One budget of the service, shared by every workflow and worker process that spends it. Requesters ask by
- * signal-with-start; the limiter signals the grant when the budget allows (and, to a permit that must wait, an
- * estimate first), round robin across projects and FIFO within one. It never ends: it continues as new, onto
- * the current Worker Deployment Version, also soon after a new one becomes current.
+ * signal-with-start; the limiter signals the grant to the run that asked when the budget allows (and, to an ask
+ * that must wait long, an estimate first), round robin across projects and FIFO within one. It never ends: it
+ * continues as new, onto the current Worker Deployment Version, also soon after a new one becomes current.
  */
 export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void> {
   const ledger = new BudgetLedger(input.budget, input.ledger);
   let changes = 0;
   let signalsInFlight = 0;
+  const estimates: [PermitAsk, number][] = [];
 
-  const tickets: PermitTicket[] = [];
-  setHandler(requestBudgetPermitSignal, (request) => {
-    const problem = invalidRequest(request);
+  setHandler(requestBudgetPermitSignal, (ask) => {
+    const problem = invalidAsk(ask);
     if (problem !== undefined) {
-      log.warn('Permit request ignored', { problem, requesterId: request.requesterId });
+      log.warn('Permit ask ignored', { problem, requesterId: ask.requesterId });
       return;
     }
-    const ticket = ledger.enqueue(request, Date.now());
-    if (ticket) tickets.push(ticket);
+    const estimatedGrantAt = ledger.enqueue(ask, Date.now());
+    if (estimatedGrantAt !== undefined) estimates.push([ask, estimatedGrantAt]);
     changes += 1;
   });
   setHandler(releaseBudgetPermitsSignal, (release) => {
+    ledger.release(release, Date.now());
     changes += 1;
-    if (release.permitId !== undefined) ledger.release(release.permitId, Date.now());
-    if (release.unspent !== undefined) ledger.releaseUnspent(release);
   });
   setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
 
-  /** Signals the run that asked; a closed run (even one replaced under the same workflow id) is gone. */
-  const send = <A>(
-    request: Pick<PermitRequest, 'requesterId' | 'requesterRunId'>,
-    signal: SignalDefinition<[A]>,
-    arg: A,
-    onGone: () => void,
-  ): void => {
+  /** Signals the run that asked; when it has closed (even if replaced under its workflow id), the permit is freed. */
+  const send = <A>(ask: PermitAsk, signal: SignalDefinition<[A]>, arg: A, onGone: () => void): void => {
     signalsInFlight += 1;
-    getExternalWorkflowHandle(request.requesterId, request.requesterRunId)
+    getExternalWorkflowHandle(ask.requesterId, ask.requesterRunId)
       .signal(signal, arg)
       .catch((error: unknown) => {
-        // The requester has ended (cancelled, failed, terminated): nobody will spend this permit.
         log.info('Permit message not delivered: the requester has ended', {
-          requesterId: request.requesterId,
-          requesterRunId: request.requesterRunId,
+          requesterId: ask.requesterId,
+          requesterRunId: ask.requesterRunId,
           error: error instanceof Error ? error.message : String(error),
         });
         onGone();
@@ -90,87 +83,71 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
         signalsInFlight -= 1;
       });
   };
-  const grant = (request: PermitRequest, grantedAt: number): void => {
-    // A requester that asks with a count (an export's pages) may take more from the spare, and hears the spare.
-    const count = request.count === undefined ? 1 : 1 + ledger.grantExtras(request, grantedAt);
-    const batch: Partial<PermitGrant> =
-      request.count === undefined
-        ? {}
-        : { count, spare: ledger.spare(grantedAt), spendBy: grantedAt + ledger.spendWithinMs };
-    send(request, budgetPermitGrantedSignal, { permitId: request.permitId, grantedAt, ...batch }, () =>
-      ledger.forget(request.permitId, grantedAt, count),
-    );
-  };
-  const queued = (ticket: PermitTicket): void => {
-    const request = ledger.requestOf(ticket.permitId);
-    // Granted in the same task already: the grant says it all. A short wait is not worth a message (and the
-    // requester's history four events): the estimate is for operators watching a long one.
-    if (request === undefined || ticket.estimatedGrantAt - Date.now() < QUEUED_NOTICE_MIN_WAIT_MS) return;
-    send(request, budgetPermitQueuedSignal, ticket, () => ledger.cancel(ticket.permitId));
-  };
 
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.budgetLimiter;
+  const continueAsNewDue = () =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength >= eventLimit ||
+    newVersionTargeted();
   for (;;) {
     const now = Date.now();
-    for (let next = ledger.grant(now); next; next = ledger.grant(now)) grant(next, now);
-    for (const ticket of tickets.splice(0)) queued(ticket);
+    for (let next = ledger.grant(now); next; next = ledger.grant(now)) {
+      const { ask, grant } = next;
+      send(ask, budgetPermitGrantedSignal, grant, () =>
+        ledger.release({ permitId: ask.permitId, unused: grant.count }, Date.now()),
+      );
+    }
+    for (const [ask, estimatedGrantAt] of estimates.splice(0)) {
+      // Granted in this task already, or soon: the grant says it all (and costs the requester fewer events).
+      if (!ledger.isWaiting(ask.permitId) || estimatedGrantAt - now < QUEUED_NOTICE_MIN_WAIT_MS) continue;
+      send(ask, budgetPermitQueuedSignal, { permitId: ask.permitId, estimatedGrantAt }, () => {
+        if (ledger.isWaiting(ask.permitId)) ledger.release({ permitId: ask.permitId }, Date.now());
+      });
+    }
     setCurrentDetails(details(ledger, now));
-    if (continueAsNewDue(eventLimit) || newVersionTargeted()) {
+    if (continueAsNewDue()) {
       await condition(() => signalsInFlight === 0 && allHandlersFinished());
       return continueAsNewOnCurrentVersion<typeof docsBudgetLimiter>({ ...input, ledger: ledger.snapshot() });
     }
     const seen = changes;
     const wakeAt = ledger.wakeAt(now);
     // The answers to its own signals lengthen the history too: they may make continue-as-new due.
-    const woken = () => changes !== seen || continueAsNewDue(eventLimit) || newVersionTargeted();
+    const woken = () => changes !== seen || continueAsNewDue();
     const timeoutMs = withVersionCheck(wakeAt === undefined ? undefined : Math.max(1, wakeAt - now));
     if (timeoutMs === undefined) await condition(woken);
     else await condition(woken, timeoutMs);
   }
 }
 
-/** Queued requesters named in the details; the rest are counted. */
-const REQUESTERS_NAMED = 5;
-
 /** The limiter's current details in the UI: its budget and limit, what the window holds, who waits, a pause. */
 function details(ledger: BudgetLedger, now: number): string {
   const view = ledger.view(now);
-  const projects = Object.entries(view.waitingByProject);
   const requesters = ledger.queuedRequesters();
-  const lines = [
+  const more =
+    requesters.length > REQUESTERS_NAMED ? ` and ${requesters.length - REQUESTERS_NAMED} more` : '';
+  const byProject = Object.entries(view.waitingByProject).map(([project, count]) => `${project} ${count}`);
+  return [
     budgetLimiterSummary(workflowInfo().workflowId, view.budget),
     `**Used in the window:** ${view.grantedInWindow} of ${view.budget.requests} · **Granted:** ${view.granted} · **Refused (429):** ${view.refusals} · as of ${clockTime(now)}`,
-  ];
-  if (projects.length === 0) lines.push('**Queued:** none');
-  else {
-    const more =
-      requesters.length > REQUESTERS_NAMED ? ` and ${requesters.length - REQUESTERS_NAMED} more` : '';
-    const byProject = projects.map(([project, count]) => `${project} ${count}`).join(', ');
-    lines.push(
-      `**Queued:** ${ledger.waiting} permits (by project: ${byProject}) · **Requesters:** ${requesters.slice(0, REQUESTERS_NAMED).join(', ')}${more}`,
-    );
-  }
-  if (view.pausedUntil !== null) {
-    lines.push(`**Paused until** ${clockTime(view.pausedUntil)}: the service refused a request (429)`);
-  }
-  return lines.join('\n');
+    byProject.length === 0
+      ? '**Queued:** none'
+      : `**Queued:** ${ledger.waiting} permits (by project: ${byProject.join(', ')}) · **Requesters:** ${requesters.slice(0, REQUESTERS_NAMED).join(', ')}${more}`,
+    ...(view.pausedUntil === null
+      ? []
+      : [`**Paused until** ${clockTime(view.pausedUntil)}: the service refused a request (429)`]),
+  ].join('\n');
 }
 
-function continueAsNewDue(eventLimit: number): boolean {
-  const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historyLength >= eventLimit;
-}
-
-function invalidRequest(request: PermitRequest): string | undefined {
-  const budget = request.budget as Partial<RateBudget> | undefined;
+function invalidAsk({ budget, ...ask }: PermitAsk): string | undefined {
   if (!(Number.isInteger(budget?.requests) && (budget?.requests ?? 0) > 0 && (budget?.windowMs ?? 0) > 0)) {
     return 'budget must have requests > 0 and windowMs > 0';
   }
-  if (!request.permitId || !request.requesterId || !request.projectId) {
-    return 'permitId, requesterId and projectId are required';
+  if (!ask.permitId || !ask.requesterId || !ask.requesterRunId || !ask.projectId) {
+    return 'permitId, requesterId, requesterRunId and projectId are required';
   }
-  if (request.count !== undefined && !(Number.isInteger(request.count) && request.count >= 1)) {
-    return 'count must be a whole number >= 1';
+  const count = ask.count ?? 1;
+  if (!(Number.isInteger(count) && count >= 1 && count <= MAX_PERMITS_PER_ASK)) {
+    return `count must be a whole number from 1 to ${MAX_PERMITS_PER_ASK}`;
   }
   return undefined;
 }

@@ -1,43 +1,28 @@
-import { CancellationScope, condition, sleep, uuid4 } from '@temporalio/workflow';
+import { CancellationScope, condition, uuid4 } from '@temporalio/workflow';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal, type PermitGrant } from '../../contract/budget';
 import type { BudgetPermits } from './permits';
 
-/** How long the return of unspent permits waits for an ask still on its way. */
-const RELEASE_WAIT = '5 seconds';
-/**
- * The least time a batch's permits may be held for the stock to be worth keeping: a round of runs spends them
- * over about a second. A short window's padding (1 s for 10 s) makes every permit its own ask.
- */
-const MIN_HOLD_MS = 1_000;
-
 /**
  * An export's permits. While the limiter's latest grant leaves room for what the export takes next (`aimAt`),
- * one ask in the background ("up to n permits") keeps a stock of about one round of page runs: a run takes its
- * permits at once, and the next round's are asked for while it runs. When the budget binds (no room, or not known
- * yet), each run of one page asks for its own permit: one ask per request, FIFO per project, round robin across
- * projects.
+ * one ask at a time ("up to n permits") keeps a stock of about one round of page runs: a run takes its permits
+ * at once, and the next round's are asked for while it runs. When the budget binds (no room, or not known yet),
+ * each run of one page asks for its own permit: FIFO per project, round robin across projects.
  *
  * A permit not spent by its grant's `spendBy` is dropped: the window's padding covers the delay between a grant
  * and its request only that long. Permits left when the export stops go back to the budget (`release`).
  */
 export class PagePermits {
-  /** Granted and not spent yet, oldest first. */
+  /** Granted and not spent yet, oldest first, one entry per permit. */
   readonly #stock: PermitGrant[] = [];
-  #asking = false;
-  /** The background ask's permit id while it waits: withdrawn if the export stops first. */
-  #askId: string | undefined;
+  /** The stock's ask while it waits: withdrawn if the export stops first. */
+  #asking: { permitId: string; count: number } | undefined;
   #waiting = 0;
-  /** The background ask failed: every run waiting for it fails so. */
+  /** The stock's ask failed (its deadline passed): every run waiting for it fails so. */
   #failure: Error | undefined;
   /** The limiter's latest room for this export; undefined before the first grant and after a 429. */
   #spare: number | undefined;
-  /** One timer for every background ask (a timer per ask would cost two events each). */
-  #deadlineTimer: Promise<void> | undefined;
-  #deadlinePassed = false;
   /** Permits the stock aims to hold: the next round of runs. */
   #aim = 1;
-  /** How long after its grant a batch's permit may be spent (the limiter's padding), from the latest grant. */
-  #holdMs = 0;
 
   constructor(
     private readonly permits: BudgetPermits,
@@ -45,13 +30,9 @@ export class PagePermits {
     private readonly deadlineAt: number,
   ) {}
 
-  /**
-   * Permits this export may count on now: its stock and the room the limiter's latest grant left; 0 before the
-   * first grant, after a 429, or when permits may not be held long enough to be worth keeping.
-   */
+  /** Permits this export may count on now: its stock and the room the limiter's latest grant left. */
   get room(): number {
-    if (this.#spare === undefined || this.#holdMs < MIN_HOLD_MS) return 0;
-    return this.#spare + this.#stock.length;
+    return this.#spare === undefined ? 0 : this.#spare + this.#stock.length;
   }
 
   /** Permits granted and not spent yet: a run takes this many without waiting. */
@@ -74,7 +55,7 @@ export class PagePermits {
       // Permits granted before the pause would land in it: drop them and ask as under a binding budget.
       this.#stock.length = 0;
       this.#spare = undefined;
-      return [await this.#single(refusal)];
+      return [await this.#single(1, refusal)];
     }
     for (;;) {
       this.#dropStale();
@@ -83,17 +64,17 @@ export class PagePermits {
         this.#topUp();
         return taken;
       }
-      if (!this.#open) return [await this.#single()];
+      // The export's first ask also asks for the stock's round: where the budget has room, the runs after the
+      // first page need not wait for another ask.
+      if (this.room < this.#aim) return [await this.#single(this.#spare === undefined ? this.#aim : 1)];
       this.#waiting += 1;
       try {
         this.#topUp();
-        await condition(() => this.#stock.length > 0 || !this.#asking || this.#deadlinePassed);
+        await condition(() => this.#stock.length > 0 || this.#asking === undefined);
       } finally {
         this.#waiting -= 1;
       }
       if (this.#failure !== undefined) throw this.#failure;
-      if (this.#stock.length === 0 && this.#deadlinePassed)
-        throw this.permits.timedOut({ projectId: this.projectId, deadlineAt: this.deadlineAt });
     }
   }
 
@@ -105,103 +86,64 @@ export class PagePermits {
 
   /**
    * The export needs no more permits for now (its pages are done, it continues as new, or it was cancelled or
-   * failed): those in the stock go back to the budget for others, with those of an ask on its way if it is
-   * granted within a few seconds; an ask not granted by then is withdrawn, so that no grant goes to an export
-   * that has ended. Not cancellable: a cancelled export gives its permits back too.
+   * failed): those in the stock go back to the budget for others, and so does an ask on its way, whole (if it
+   * still waits, it is withdrawn: no grant goes to an export that has ended). Not cancellable: a cancelled export
+   * gives its permits back too.
    */
   release(): Promise<void> {
-    return CancellationScope.nonCancellable(async () => {
-      await condition(() => !this.#asking, RELEASE_WAIT);
-      const grants = new Map<number, number>();
-      for (const permit of this.#stock.splice(0)) {
-        grants.set(permit.grantedAt, (grants.get(permit.grantedAt) ?? 0) + 1);
-      }
-      await this.permits.release(this.projectId, {
-        ...(this.#askId === undefined ? {} : { permitId: this.#askId }),
-        unspent: [...grants].map(([grantedAt, count]) => ({ grantedAt, count })),
-      });
-    });
+    const unspent = new Map<string, number>();
+    for (const { permitId } of this.#stock.splice(0)) unspent.set(permitId, (unspent.get(permitId) ?? 0) + 1);
+    if (this.#asking !== undefined) unspent.set(this.#asking.permitId, this.#asking.count);
+    const releases = [...unspent].map(([permitId, count]) => ({ permitId, unused: count }));
+    return CancellationScope.nonCancellable(() => this.permits.release(this.projectId, releases));
   }
 
-  /** The budget has room for the stock's next round. */
-  get #open(): boolean {
-    return this.room >= this.#aim;
-  }
-
-  async #single(refusal?: BudgetRefusal): Promise<PermitGrant> {
-    // The export's first ask also asks for the stock's round: where the budget has room, the runs after the
-    // first page need not wait for another ask.
-    const first = this.#spare === undefined && refusal === undefined && this.#holdMs === 0;
-    const grant = await this.permits.acquire({
-      projectId: this.projectId,
-      deadlineAt: this.deadlineAt,
-      count: first ? this.#aim : 1,
-      ...(refusal === undefined ? {} : { refusal }),
-    });
-    this.#spare = grant.spare;
-    this.#holdMs = (grant.spendBy ?? grant.grantedAt) - grant.grantedAt;
-    const extras = (grant.count ?? 1) - 1;
-    if (extras > 0 && this.#holdMs >= MIN_HOLD_MS) {
-      for (let i = 0; i < extras; i++) this.#stock.push({ ...grant, count: 1 });
-    } else if (extras > 0) {
-      // Too short a hold to keep them: their places in the window are free again at once.
-      await this.permits.release(this.projectId, {
-        unspent: [{ grantedAt: grant.grantedAt, count: extras }],
-      });
-    }
+  /** One permit for a run that waits its turn, with up to `count - 1` more for the stock. */
+  async #single(count: number, refusal?: BudgetRefusal): Promise<PermitGrant> {
+    const [permit, ...extras] = this.#split(await this.#ask(count, refusal));
+    this.#stock.push(...extras);
     // The permit a run waited for is spent by its first request as soon as the run's activity starts: it is
     // not held, so no spendBy (the window's padding covers that delay, as it covers any requester's).
-    const { spendBy: _held, ...permit } = grant;
-    return permit;
+    return { ...(permit as PermitGrant), spendBy: Number.MAX_SAFE_INTEGER };
   }
 
   /**
    * Asks for the next round when the stock runs below half of it (or a run waits), at most MAX_PERMITS_PER_ASK.
-   * One ask at a time, through a regular activity (a local one would hold the workflow task, and every run's
-   * completion behind it, while the ask is sent). It runs outside the asking run's cancellation scope: other runs
-   * wait for its grant.
+   * One ask at a time, outside the asking run's cancellation scope: other runs wait for its grant.
    */
   #topUp(): void {
-    if (this.#asking || this.#failure !== undefined || !this.#open) return;
+    if (this.#asking !== undefined || this.#failure !== undefined || this.room < this.#aim) return;
     if (this.#waiting === 0 && this.#stock.length >= this.#aim / 2) return;
     const count = Math.min(MAX_PERMITS_PER_ASK, Math.max(1, this.#waiting + this.#aim - this.#stock.length));
-    this.#asking = true;
-    const permitId = uuid4();
-    this.#askId = permitId;
-    this.#startDeadlineTimer();
-    void CancellationScope.nonCancellable(() =>
-      this.permits.acquire({
-        projectId: this.projectId,
-        deadlineAt: this.deadlineAt,
-        count,
-        background: true,
-        deadlinePassed: () => this.#deadlinePassed,
-        permitId,
-      }),
-    )
+    const asking = { permitId: uuid4(), count };
+    this.#asking = asking;
+    void CancellationScope.nonCancellable(() => this.#ask(count, undefined, asking.permitId))
       .then(
-        (grant) => {
-          this.#spare = grant.spare;
-          this.#holdMs = (grant.spendBy ?? grant.grantedAt) - grant.grantedAt;
-          for (let i = 0; i < (grant.count ?? 1); i++) this.#stock.push({ ...grant, count: 1 });
-        },
+        (grant) => this.#stock.push(...this.#split(grant)),
         (error: unknown) => {
           this.#failure = error instanceof Error ? error : new Error(String(error));
         },
       )
       .finally(() => {
-        this.#asking = false;
-        this.#askId = undefined;
+        this.#asking = undefined;
       });
   }
 
-  #startDeadlineTimer(): void {
-    if (this.#deadlineTimer !== undefined || !Number.isFinite(this.deadlineAt)) return;
-    this.#deadlineTimer = CancellationScope.nonCancellable(() =>
-      sleep(Math.max(1, this.deadlineAt - Date.now())),
-    ).then(() => {
-      this.#deadlinePassed = true;
+  async #ask(count: number, refusal?: BudgetRefusal, permitId?: string): Promise<PermitGrant> {
+    const grant = await this.permits.acquire({
+      projectId: this.projectId,
+      deadlineAt: this.deadlineAt,
+      count,
+      ...(refusal === undefined ? {} : { refusal }),
+      ...(permitId === undefined ? {} : { permitId }),
     });
+    this.#spare = grant.spare;
+    return grant;
+  }
+
+  /** A grant of n permits as n entries of the stock. */
+  #split(grant: PermitGrant): PermitGrant[] {
+    return Array.from({ length: grant.count }, () => ({ ...grant, count: 1 }));
   }
 
   #dropStale(): void {

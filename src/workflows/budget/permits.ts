@@ -5,10 +5,10 @@ import {
   condition,
   isCancellation,
   log,
-  proxyActivities,
   proxyLocalActivities,
   setHandler,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { createBudgetActivities } from '../../activities/budget';
 import { recordPermitWait } from '../metrics';
@@ -19,22 +19,22 @@ import {
   budgetPermitQueuedSignal,
   type BudgetKind,
   type BudgetRefusal,
+  type PermitAsk,
   type PermitGrant,
+  type PermitRelease,
 } from '../../contract/budget';
 
 type BudgetActivities = ReturnType<typeof createBudgetActivities>;
 
-/** Asking is cheap and safe to repeat (the limiter ignores a repeated permit id): retried until it gets through. */
+/**
+ * Asking costs one marker and is safe to repeat (the limiter ignores a repeated permit id): retried until it gets
+ * through. A release is bounded: a limiter that cannot be reached in about a minute is given up with a warning,
+ * and the permit frees itself (the limiter's hold timeout, or its window), so the workflow never waits on it.
+ */
 const { requestBudgetPermit } = proxyLocalActivities<BudgetActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-
-/**
- * A release is bounded: a limiter that is gone answers at once (nothing to release), and a Temporal that does
- * not answer is given up after about a minute, with a warning. The permit then frees itself (the limiter's hold
- * timeout, or its window), so the workflow never waits on it.
- */
 const { releaseBudgetPermits } = proxyLocalActivities<BudgetActivities>({
   startToCloseTimeout: '10 seconds',
   retry: {
@@ -46,48 +46,20 @@ const { releaseBudgetPermits } = proxyLocalActivities<BudgetActivities>({
 });
 
 /**
- * The same ask as a regular activity: it costs three events instead of one marker, but the workflow task does
- * not stay open while it runs (a local activity holds it, and every page completion waits behind it).
- */
-const { requestBudgetPermit: requestBudgetPermitInBackground } = proxyActivities<BudgetActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-
-/**
  * A permit not granted after this long is asked for again (same permit id: a limiter that has it ignores the
  * repeat). A limiter terminated while the permit waited is then started again, so no wait lasts for ever.
  */
 const REASK_AFTER_MS = 2 * 60_000;
 
-/** What a workflow asks its budget for: one permit, or with `count` a batch (see PermitRequest.count). */
-export interface PermitAsk {
-  projectId: string;
-  /** Order within the project; default now. */
-  requestedAt?: number;
-  /** One at a time per budget (creates and messages: the service sees them in order); release after use. */
-  exclusive?: boolean;
-  /** See PermitRequest.settleMs. */
-  settleMs?: number;
-  /** The previous permit's request was refused with 429: the limiter pauses everyone. */
-  refusal?: BudgetRefusal;
-  /** Give up (non-retryable BudgetWaitTimedOut) when no grant came by then. */
-  deadlineAt: number;
-  /** See PermitRequest.count: up to this many permits, the grant tells how many and the spare. */
-  count?: number;
-  /** Ask through a regular activity: the workflow goes on handling other events while the ask is sent. */
-  background?: boolean;
-  /**
-   * The deadline has passed, by a timer the caller keeps for all its asks: this ask then starts none of its own
-   * (a timer costs two events per ask).
-   */
-  deadlinePassed?: () => boolean;
-  /** The permit's id, for a caller that may withdraw the ask (release it before its grant); default a new one. */
-  permitId?: string;
-}
+/** What a workflow asks for: the rest of the PermitAsk (its id, requester, run; the worker adds the budget). */
+export type AskOptions = Pick<PermitAsk, 'projectId'> &
+  Partial<Pick<PermitAsk, 'permitId' | 'count' | 'exclusive' | 'refusal'>> & {
+    /** Give up (non-retryable BudgetWaitTimedOut) when no grant came by then. */
+    deadlineAt: number;
+  };
 
 /**
- * A workflow's side of a budget: asks the budget's limiter workflow for a permit and waits for the grant signal.
+ * A workflow's side of a budget: asks the budget's limiter workflow for permits and waits for the grant signal.
  * The wait is a workflow condition, not an activity: it can last hours and counts against no attempt limit.
  */
 export class BudgetPermits {
@@ -115,46 +87,32 @@ export class BudgetPermits {
     return estimates.length === 0 ? null : Math.max(...estimates);
   }
 
-  async acquire(ask: PermitAsk): Promise<PermitGrant> {
-    const permitId = ask.permitId ?? uuid4();
+  async acquire({ deadlineAt, ...options }: AskOptions): Promise<PermitGrant> {
+    const { workflowId, runId } = workflowInfo();
+    // `count` always set: a limiter of the previous version then answers with count, spare and spendBy too.
+    const ask: Omit<PermitAsk, 'budget'> = {
+      permitId: uuid4(),
+      count: 1,
+      ...options,
+      requesterId: workflowId,
+      requesterRunId: runId,
+    };
+    const { permitId } = ask;
+    const granted = () => this.#granted.has(permitId);
     const askedAt = Date.now();
+    this.#waits.set(permitId, null);
     try {
-      this.#waits.set(permitId, null);
-      const request = {
-        kind: this.kind,
-        projectId: ask.projectId,
-        permitId,
-        requestedAt: ask.requestedAt ?? Date.now(),
-        ...(ask.exclusive === undefined ? {} : { exclusive: ask.exclusive }),
-        ...(ask.settleMs === undefined ? {} : { settleMs: ask.settleMs }),
-        ...(ask.refusal === undefined ? {} : { refusal: ask.refusal }),
-        ...(ask.count === undefined ? {} : { count: ask.count }),
-      };
-      if (ask.background === true) {
-        // The grant often comes before the ask's own completion: it is all the ask waits for.
-        await Promise.race([
-          requestBudgetPermitInBackground(request),
-          condition(() => this.#granted.has(permitId)),
-        ]);
-      } else {
-        await requestBudgetPermit(request);
-      }
-      const { deadlinePassed } = ask;
-      if (deadlinePassed && !this.#granted.has(permitId)) {
-        // The caller's timer bounds every ask it makes (and its own asks are re-sent by its own pacing).
-        await condition(() => this.#granted.has(permitId) || deadlinePassed());
-      }
-      while (!this.#granted.has(permitId)) {
-        if (deadlinePassed?.() === true || Date.now() >= ask.deadlineAt) throw this.timedOut(ask);
-        const waitMs = Math.min(REASK_AFTER_MS, Math.max(1, ask.deadlineAt - Date.now()));
-        await condition(() => this.#granted.has(permitId), waitMs);
-        if (!this.#granted.has(permitId) && Date.now() < ask.deadlineAt) await requestBudgetPermit(request);
+      for (;;) {
+        await requestBudgetPermit({ kind: this.kind, ask });
+        const waitMs = Math.min(REASK_AFTER_MS, deadlineAt - Date.now());
+        if (granted() || (waitMs > 0 && (await condition(granted, waitMs)))) break;
+        if (Date.now() >= deadlineAt) throw this.timedOut({ projectId: ask.projectId, deadlineAt });
       }
     } catch (error) {
-      // Cancelled while the permit waited: withdrawn, its grant would go to a run that may have ended by then (a
-      // failed signal in the limiter's history), and an exclusive one would hold the budget until its timeout.
+      // Cancelled while the permit waited: withdrawn, so that its grant never goes to a run that may have ended
+      // by then, and an exclusive one does not hold the budget until its timeout.
       if (isCancellation(error)) {
-        await CancellationScope.nonCancellable(() => this.release(ask.projectId, { permitId }));
+        await CancellationScope.nonCancellable(() => this.release(ask.projectId, [{ permitId }]));
       }
       throw error;
     } finally {
@@ -162,44 +120,29 @@ export class BudgetPermits {
       this.#waits.delete(permitId);
       if (hadEstimate) this.onWaitChange();
     }
-    const grant = this.#granted.get(permitId) ?? { permitId, grantedAt: Date.now() };
+    const grant = this.#granted.get(permitId) as PermitGrant;
     this.#granted.delete(permitId);
     recordPermitWait(this.kind, Date.now() - askedAt);
     return grant;
   }
 
   /** The failure of an ask that got no grant before its deadline. */
-  timedOut(ask: Pick<PermitAsk, 'projectId' | 'deadlineAt'>): ApplicationFailure {
+  timedOut({ projectId, deadlineAt }: Pick<AskOptions, 'projectId' | 'deadlineAt'>): ApplicationFailure {
     return ApplicationFailure.create({
       type: BudgetFailureType.waitTimedOut,
       nonRetryable: true,
-      message: `no ${this.kind} budget for project ${ask.projectId} before the deadline ${new Date(ask.deadlineAt).toISOString()}`,
+      message: `no ${this.kind} budget for project ${projectId} before the deadline ${new Date(deadlineAt).toISOString()}`,
     });
   }
 
-  /**
-   * Gives permits back: an exclusive permit whose request is done (`permitId`: the next one may go), or permits
-   * granted and never spent (`unspent`: their places in the window are free again). Bounded: a limiter that is
-   * gone, or that cannot be reached in about a minute, is given up with a warning; the permit frees itself.
-   */
-  async release(
-    projectId: string,
-    release: { permitId?: string; unspent?: { grantedAt: number; count: number }[] },
-  ): Promise<void> {
-    if (release.permitId === undefined && (release.unspent?.length ?? 0) === 0) return;
+  /** Gives permits back (see PermitRelease): bounded, never this workflow's failure. */
+  async release(projectId: string, releases: PermitRelease[]): Promise<void> {
+    if (releases.length === 0) return;
     try {
-      const outcome = await releaseBudgetPermits({
-        kind: this.kind,
-        projectId,
-        releaseId: uuid4(),
-        ...release,
-      });
-      if (outcome === 'limiter-gone') {
-        log.warn('Budget limiter gone: nothing to release', { kind: this.kind, projectId });
-      }
+      await releaseBudgetPermits({ kind: this.kind, projectId, releases });
     } catch (error) {
       if (isCancellation(error)) throw error;
-      log.warn('Permit release given up: the limiter frees it after its hold timeout', {
+      log.warn('Permit release given up: the limiter frees it after its hold timeout or window', {
         kind: this.kind,
         projectId,
         error: error instanceof Error ? error.message : String(error),
@@ -209,7 +152,7 @@ export class BudgetPermits {
 }
 
 /** The refusal to report when an activity failed with the service's 429; undefined for any other failure. */
-export function refusalOf(error: unknown, permit: PermitGrant): BudgetRefusal | undefined {
+export function refusalOf(error: unknown, permit: Pick<PermitGrant, 'grantedAt'>): BudgetRefusal | undefined {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (!(cause instanceof ApplicationFailure)) return undefined;
   if (cause.type !== DocsApiFailureType.rateLimited) return undefined;
