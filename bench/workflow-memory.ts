@@ -350,10 +350,7 @@ export function retainedHeapTable(rows: WorkflowMemoryRow[]): string {
     [
       ...shown.map(([part]) => [part, ...measured.map((row) => kib(row.heap?.parts.get(part) ?? 0))]),
       ['smaller parts', ...measured.map((row) => kib(smaller(row)))],
-      [
-        '**retained per workflow** (median)',
-        ...measured.map((row) => `**${kib(row.heap?.retainedBytes ?? 0)}**`),
-      ],
+      ['retained per workflow, in all (median)', ...measured.map((row) => kib(row.heap?.retainedBytes ?? 0))],
     ],
   );
 }
