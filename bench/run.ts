@@ -71,8 +71,10 @@ import {
 import {
   FULL_MEMORY,
   QUICK_MEMORY,
+  retainedHeapTable,
   workflowMemory,
   workflowMemoryTable,
+  workflowMemoryVerdict,
   type WorkflowMemoryRow,
 } from './workflow-memory';
 import { workerStart, workerStartTable, type WorkerStartResult } from './worker-start';
@@ -188,13 +190,24 @@ async function memorySection(quick: boolean, results: BenchResults): Promise<str
   const rows = await workflowMemory(options);
   results.memory = rows;
   return [
-    `Where the concurrent-jobs benchmark's RSS goes. Each run on a fresh dev server, simulator and worker ` +
-      `process (\`src/worker.ts\` with \`WORKER_WORKFLOW_BUNDLE\` set to a bundle built by this benchmark from ` +
-      `\`bench/memory-workflows/\`): the worker's RSS (median of ${options.rssSamples} sample(s) a second apart) before any ` +
-      `workflow, then with ${options.workflows.toLocaleString('en')} workflows that have each completed a ` +
-      `workflow task and wait (in the worker's sticky cache, default size), divided by their number. ` +
-      `${options.repeats} repeat(s), the variants interleaved: median (min-max).`,
+    `What a cached workflow costs the worker. Each run on a fresh dev server, simulator and worker process ` +
+      `(\`src/worker.ts\` with \`WORKER_WORKFLOW_BUNDLE\` set to a bundle built by this benchmark from ` +
+      `\`bench/memory-workflows/\`, and \`bench/lib/heap-snapshot-preload.cjs\` preloaded into every thread): the ` +
+      `worker's RSS (median of ${Math.max(2, options.rssSamples)} samples a second apart) before any workflow, ` +
+      `then with ${options.workflows.toLocaleString('en')} workflows that have each completed a workflow task and ` +
+      `wait (in the worker's sticky cache, default size), divided by their number. Then the same after a full ` +
+      `GC in every thread (the preload runs V8's \`gc()\`), beside the V8 heaps of the worker's threads: ` +
+      `committed (physical, all threads) and used (the workflow thread, which grows the most, and the others). ` +
+      `The first row is the SDK floor: a workflow that only waits, in a bundle of ` +
+      `only \`@temporalio/workflow\`. \`agentJob\` rows also count the project's budget limiter workflows ` +
+      `(one per project, 20). ${options.repeats} repeat(s), the variants interleaved: median (min-max).`,
     workflowMemoryTable(rows),
+    workflowMemoryVerdict(rows),
+    `Where a cached workflow's heap goes, from a heap snapshot of the workflow thread taken with them cached ` +
+      `(first repeat; bench/lib/cached-workflow-heap.ts): the median workflow's retained size (its ` +
+      `\`ReusableVMWorkflow\`'s dominator subtree), each object counted in the nearest module the sandbox ` +
+      `evaluated again for this workflow, or else under the SDK \`Activator\` field that holds it.`,
+    retainedHeapTable(rows),
   ].join('\n\n');
 }
 

@@ -163,6 +163,22 @@ describe('benchmarks, quick mode', () => {
     assert.equal(tableRows(results.markdown.memory ?? '').length, rows.length);
   });
 
+  test("memory: a heap snapshot attributes each variant's cached workflow, the agent job's own modules included", () => {
+    const rows = results.memory ?? [];
+    for (const row of rows) assert.equal(row.afterGc.length, QUICK_MEMORY.repeats);
+    const floor = rows[0]?.heap;
+    const agentJob = rows.find((row) => row.variant.workflow === 'agentJob')?.heap;
+    assert.ok(floor && agentJob, 'both the floor and agentJob were found in the workflow thread snapshot');
+    assert.equal(agentJob.workflowType, 'agentJob');
+    const agentJobModules = 'modules: src/workflows/agent-job/';
+    assert.ok((agentJob.parts.get(agentJobModules) ?? 0) > 0, JSON.stringify([...agentJob.parts]));
+    assert.equal(floor.parts.get(agentJobModules), undefined);
+    assert.ok(agentJob.retainedBytes > floor.retainedBytes);
+    const parts = [...agentJob.parts.values()].reduce((sum, bytes) => sum + bytes, 0);
+    assert.ok(Math.abs(parts - agentJob.retainedBytes) < agentJob.retainedBytes * 0.1, 'the parts add up');
+    assert.match(results.markdown.memory ?? '', /\| retained per workflow, in all \(median\) \|/);
+  });
+
   test('polling: both pollers see every job done, near the computed schedule', () => {
     const rows = results.polling ?? [];
     assert.deepEqual(
