@@ -13,6 +13,7 @@ import {
 import type { AgentJobAnswer, createAgentJobActivities } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
 import {
+  AgentJobActivityFailureType,
   AgentJobFailureType,
   KNOWN_JOB_STATUSES,
   pollProgressOf,
@@ -322,6 +323,19 @@ function pollFailure(state: RunState, jobId: string, error: unknown): Error {
 function pollProgressIn(error: unknown): ReturnType<typeof pollProgressOf> | undefined {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof ApplicationFailure) return pollProgressOf(cause);
+    // Timed out between attempts: the last attempt's heartbeat has the reads and the last service error.
+    if (
+      cause instanceof TimeoutFailure &&
+      cause.lastHeartbeatDetails != null &&
+      !(cause.cause instanceof Error)
+    ) {
+      const { polls, lastError } = cause.lastHeartbeatDetails as { polls?: unknown; lastError?: unknown };
+      return pollProgressOf({
+        type: AgentJobActivityFailureType.stillRunning,
+        message: '',
+        details: [{ polls, lastError }],
+      });
+    }
   }
   return undefined;
 }
