@@ -124,6 +124,34 @@ describe('agentJob: follow-ups by signal', () => {
     );
   });
 
+  test('a 409 on a follow-up of an active job: one read, then the next follow-up is sent', async () => {
+    const { projectId, handle, jobId } = await startLongJob('conflict', {
+      polling: { initialInterval: '1s', backoffCoefficient: 4, maxInterval: '16s', deadline: '2m' },
+    });
+    await readsAtService(projectId, 2);
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 409, times: 1 });
+    await sendFollowUp(h.client, handle.workflowId, { prompt: 'Refused', messageId: 'refused' });
+    await sendFollowUp(h.client, handle.workflowId, { prompt: 'Taken', messageId: 'taken' });
+    const state = await stateWhen(handle.workflowId, 'both settled', (s) =>
+      s.followUps.every((f) => f.status !== 'pending'),
+    );
+    assert.deepEqual(
+      state.followUps.map((f) => [f.messageId, f.status]),
+      [
+        ['refused', 'rejected'],
+        ['taken', 'delivered'],
+      ],
+    );
+    const [refused, taken] = requestsOf(h.sim, { projectId, route: 'sendMessage' });
+    assert.ok(refused && taken);
+    const between = requestsOf(h.sim, { projectId, route: 'getJob' }).filter(
+      (r) => timeOf(r) > timeOf(refused) && timeOf(r) < timeOf(taken),
+    );
+    assert.equal(between.length, 1, 'the job was read once between them');
+    h.sim.completeJob(jobId, 'completed');
+    await handle.result();
+  });
+
   test('a follow-up to a job that completed at the service continues it, and it is polled to its end', async () => {
     const { projectId, handle, jobId } = await startLongJob('after-completion', {
       polling: { initialInterval: '1s', backoffCoefficient: 4, maxInterval: '16s', deadline: '2m' },

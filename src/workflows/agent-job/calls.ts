@@ -249,41 +249,19 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
 }
 
 /**
- * Starts the poll activity; it returns when the job is terminal or its status is no longer `status`, and ends the
- * run (state.pollFailure) when the job is unknown, the read is refused, or the deadline passed.
+ * Starts the poll activity; it returns when the job is terminal or its status is no longer the one shown, and
+ * ends the run (state.pollFailure) when the job is unknown, the read is refused, or the deadline passed.
  */
 export function startPoll(state: RunState): void {
-  const jobId = state.jobId as string;
   const sentBefore = state.messagesSent;
-  const { initialIntervalMs, maxIntervalMs, backoffCoefficient } = state.polling;
   state.pollStartedAt = Date.now();
-  state.poll = pollAgentJob
-    .executeWithOptions(
-      {
-        scheduleToCloseTimeout: Math.max(1000, state.deadlineAt - Date.now()),
-        retry: { maximumInterval: Math.max(120_000, maxIntervalMs) },
-        summary: `Poll job ${jobId} until it ends`,
-      },
-      [
-        {
-          projectId: state.projectId,
-          jobId,
-          polling: { initialIntervalMs, maxIntervalMs, backoffCoefficient },
-          status: isRead(state) ? statusOf(state) : null,
-        },
-      ],
-    )
+  state.poll = poll(state, isRead(state) ? statusOf(state) : null)
     .then(
-      ({ job, polls }) => {
-        state.polls += polls;
-        if (state.messagesSent === sentBefore) state.pollAfterMessage = false;
-        state.readBeforeNextMessage = false;
-        state.lastError = null;
-        applyJob(state, job);
+      (polled) => {
+        if (polled && state.messagesSent === sentBefore) state.pollAfterMessage = false;
       },
       (error: unknown) => {
-        if (isCancellation(error)) return;
-        state.pollFailure = pollFailure(state, jobId, error);
+        state.pollFailure = error instanceof Error ? error : new Error(String(error));
       },
     )
     .finally(() => {
@@ -291,6 +269,47 @@ export function startPoll(state: RunState): void {
       refreshVisibility(state);
     });
   refreshVisibility(state);
+}
+
+/**
+ * A follow-up was refused with 409: the job is read once (the same activity, returning its first read) before
+ * the next is sent, which the job's state may refuse without a request.
+ */
+export async function readBeforeNextMessage(state: RunState): Promise<void> {
+  await poll(state, null);
+  state.readBeforeNextMessage = false;
+}
+
+/** One poll activity to its end; false when the workflow's cancellation cancelled it. */
+async function poll(state: RunState, status: string | null): Promise<boolean> {
+  const jobId = state.jobId as string;
+  const { initialIntervalMs, maxIntervalMs, backoffCoefficient } = state.polling;
+  try {
+    const { job, polls } = await pollAgentJob.executeWithOptions(
+      {
+        scheduleToCloseTimeout: Math.max(1000, state.deadlineAt - Date.now()),
+        retry: { maximumInterval: Math.max(120_000, maxIntervalMs) },
+        summary: status === null ? `Read job ${jobId}` : `Poll job ${jobId} until it ends`,
+      },
+      [
+        {
+          projectId: state.projectId,
+          jobId,
+          polling: { initialIntervalMs, maxIntervalMs, backoffCoefficient },
+          status,
+        },
+      ],
+    );
+    state.polls += polls;
+    state.lastError = null;
+    applyJob(state, job);
+    return true;
+  } catch (error) {
+    if (isCancellation(error)) return false;
+    throw pollFailure(state, jobId, error);
+  } finally {
+    refreshVisibility(state);
+  }
 }
 
 function pollFailure(state: RunState, jobId: string, error: unknown): Error {

@@ -15,7 +15,14 @@ import { InputValidationError } from '../../contract/input-error';
 import { agentJobWorkflowIdIssue } from '../../contract/names';
 import { BudgetPermits } from '../budget/permits';
 import { invalidInputOf } from '../input-check';
-import { attemptCreate, deliverNextFollowUp, jobFailed, startPoll, timedOut } from './calls';
+import {
+  attemptCreate,
+  deliverNextFollowUp,
+  jobFailed,
+  readBeforeNextMessage,
+  startPoll,
+  timedOut,
+} from './calls';
 import { registerHandlers } from './follow-ups';
 import {
   continueAsNewAfter,
@@ -113,7 +120,10 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       state.followUps.rejectAll(`not sent: job ${state.jobId} is ${statusOf(state)}`);
       refreshVisibility(state);
       continue;
-    } else if (pending && !state.readBeforeNextMessage && isRead(state) && now >= state.resendAt) {
+    } else if (pending && state.readBeforeNextMessage) {
+      await readBeforeNextMessage(state);
+      continue;
+    } else if (pending && isRead(state) && now >= state.resendAt) {
       await deliverNextFollowUp(state);
       continue;
     }
