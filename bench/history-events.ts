@@ -2,7 +2,7 @@ import { startAgentJob, type AgentJobHandle } from '../src/client/agent-job';
 import { DEFAULT_POLLING } from '../src/contract/agent-job';
 import { getStateQuery } from '../src/contract/messages';
 import { agentJobWorkflowId } from '../src/contract/names';
-import { resolvePolling } from '../src/contract/poll-schedule';
+import { resolvePolling } from '../src/workflows/agent-job/state';
 import { startProcessStack, type ProcessStack } from '../dev/stack';
 import { workflowBundlePath } from '../dev/workflow-bundle';
 import { historyChain } from './lib/history';

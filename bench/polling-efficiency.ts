@@ -7,7 +7,7 @@ import {
 } from '../src/contract/agent-job';
 import { parseDuration, type DurationInput } from '../src/contract/duration';
 import { agentJobWorkflowId } from '../src/contract/names';
-import { resolvePolling } from '../src/contract/poll-schedule';
+import { resolvePolling } from '../src/workflows/agent-job/state';
 import { historyChain } from './lib/history';
 import { pollSchedule } from './lib/poll-schedule';
 import { markdownTable } from './lib/report';
@@ -20,7 +20,7 @@ import { median } from './lib/stats';
  * workflows on the dev server against simulator jobs finishing 1 min to 6 h after their create. Time is
  * compressed by a scale (see SHORT_SCALE): every duration (job lengths, intervals, deadline) is divided by it, measured lags and
  * job-hours are multiplied back. The same schedule is also computed at full scale by the workflow's own pure
- * functions (contract/poll-schedule.ts, jitter included), so each measured figure has its model beside it.
+ * functions (activities/agent-job.ts pollDelayMs, jitter included), so each measured figure has its model beside it.
  */
 export interface PollingJob {
   /** Job length at full scale, in minutes. */

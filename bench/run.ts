@@ -226,7 +226,7 @@ async function pollingSection(quick: boolean, results: BenchResults): Promise<st
       `after about 1 s. Longer jobs run at 1/${LONG_SCALE} (2 min becomes 2.4 s; 6 h, 7.2 min), where only their ` +
       `first four ramp intervals are stretched to about 1 s. Polls: the simulator's get-job requests for the ` +
       `job; lag: job done to the poll that saw it; in brackets, the same figure computed at full scale by the ` +
-      `workflow's own schedule functions (contract/poll-schedule.ts, jitter included). Events per job-hour: the workflow's ` +
+      `workflow's own schedule functions (activities/agent-job.ts pollDelayMs, jitter included). Events per job-hour: the workflow's ` +
       `whole history (create, polls, result) over the job's length.`,
     pollingTable(rows),
   ].join('\n\n');

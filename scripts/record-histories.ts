@@ -4,7 +4,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentJob, getAgentJobState } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
 import { createVisitorsSchedule } from '../src/client/schedule';
-import { agentJobCreateRecordId, visitorsScheduleId } from '../src/contract/names';
+import { agentJobCreateRecordId } from '../src/client/agent-job-record';
+import { visitorsScheduleId } from '../src/contract/names';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../src/contract/budget';
 import { followUpSignal, sendFollowUpUpdate } from '../src/contract/messages';
@@ -80,7 +81,7 @@ async function recordLongJob(client: Parameters<typeof startAgentJob>[0], sim: S
   await waitFor('the refusal', async () => (await state()).followUps.length === 3);
   sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 503, times: 1 });
   await handle.signal(followUpSignal, { prompt: 'Link the changelog', messageId: 'changelog' });
-  // Polls back off to 3 s, and each follow-up starts them again at 1 s: about 70 s.
+  // Polls back off to 3 s: about 70 s.
   await waitFor('25 polls', () => readsOf(sim, projectId) >= 25, 300_000);
   const { jobId } = await state();
   sim.completeJob(jobId ?? '', 'completed');

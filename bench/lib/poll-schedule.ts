@@ -1,11 +1,12 @@
-import { pollDelayMs, pollJitterKey, type PollingSettings } from '../../src/contract/poll-schedule';
+import { pollDelayMs } from '../../src/activities/agent-job';
+import type { PollingSettings } from '../../src/workflows/agent-job/state';
 
-/** Poll times (ms after the create) until the first one at or after `doneAtMs`: the workflow's schedule. */
+/** Poll times (ms after the create) until the first one at or after `doneAtMs`: the poll activity's schedule. */
 export function pollSchedule(settings: PollingSettings, workflowId: string, doneAtMs: number): number[] {
   const times: number[] = [];
   let at = 0;
-  for (let step = 0; at < doneAtMs; step += 1) {
-    at += pollDelayMs(settings, step, pollJitterKey(workflowId, times.length + 1));
+  for (let reads = 0; at < doneAtMs; reads += 1) {
+    at += pollDelayMs(settings, reads, `${workflowId}#${reads + 1}`);
     times.push(at);
   }
   return times;

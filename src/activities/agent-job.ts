@@ -1,16 +1,25 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import type { AgentJob, AgentJobCreateRecord, AlreadyCreatedBy } from '../contract/agent-job';
+import { ApplicationFailureCategory } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
+import type {
+  AgentJob,
+  AgentJobCreateRecord,
+  AlreadyCreatedBy,
+  FollowUpRecord,
+  SentFollowUps,
+} from '../contract/agent-job';
 import {
   AgentJobActivityFailureType,
   AgentJobFailureType,
+  POLL_JITTER_RATIO,
   STATUS_UNREAD,
+  TERMINAL_JOB_STATUSES,
 } from '../contract/agent-job-constants';
 import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
 import type { ReleasePermit } from './budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
-import { pollUntilTerminal, type PollUntilTerminalInput, type PolledJob } from './poll-agent-job';
 
 export interface AgentJobActivityDeps extends FailureMappingOptions {
   docsApi: DocsApiClient;
@@ -23,8 +32,13 @@ export interface AgentJobActivityDeps extends FailureMappingOptions {
 export interface CreateRecords {
   read(workflowId: string): Promise<AgentJobCreateRecord | undefined>;
   write(record: AgentJobCreateRecord): Promise<void>;
-  /** The created job's status and PR as its runs ended, when they did. */
-  jobEnd(record: AgentJobCreateRecord): Promise<{ status: string; prLink: string | null } | undefined>;
+  /** The follow-ups the latest earlier run of the job's workflow id sent and settled (none: undefined). */
+  earlierFollowUps(workflowId: string, exceptRunId: string): Promise<EarlierFollowUps | undefined>;
+}
+
+export interface EarlierFollowUps {
+  followUps: FollowUpRecord[];
+  sentFollowUps: SentFollowUps;
 }
 
 /** A call made on an exclusive permit of the project's agent budget: the activity gives it back itself. */
@@ -37,14 +51,31 @@ const RELEASE_TIMEOUT_MS = 10_000;
 
 /**
  * The job as answered, with the fields dropped for their unexpected type (only when there were some).
- * `alreadyCreatedBy`: the create was not sent, its workflow id had created this job before (status STATUS_UNREAD).
- * `unrecorded`: the job's create record could not be written.
+ * `alreadyCreatedBy`: the create was not sent, its workflow id had created this job before (status STATUS_UNREAD);
+ * `earlier`: what that id's runs sent, never to be sent again. `unrecorded`: the create record could not be written.
  */
 export type AgentJobAnswer = AgentJob & {
   responseWarnings?: string[];
   alreadyCreatedBy?: AlreadyCreatedBy;
+  earlier?: EarlierFollowUps;
   unrecorded?: true;
 };
+
+export interface PollInput {
+  projectId: string;
+  jobId: string;
+  polling: { initialIntervalMs: number; maxIntervalMs: number; backoffCoefficient: number };
+  /** The status the workflow shows: a read of another one returns, so that it shows it; null returns the first read. */
+  status: string | null;
+}
+
+/** Carried from attempt to attempt in the heartbeat details, and in the still-running failure's details. */
+interface PollProgress {
+  /** Reads the service answered (errors are not polls). */
+  polls: number;
+  /** The last error a read got, kept until the deadline failure or describe() shows it. */
+  lastError?: string;
+}
 
 /** A create to record: its job, or no `jobId` when the service may have created one without saying which. */
 export interface CreateToRecord {
@@ -126,6 +157,23 @@ export function createAgentJobActivities({
       });
     }
   }
+  /** Nothing is sent while the earlier runs' follow-ups cannot be read: one could be sent twice (safeToRetry). */
+  async function readEarlierFollowUps(
+    workflowId: string,
+    runId: string,
+  ): Promise<{ earlier?: EarlierFollowUps }> {
+    try {
+      const earlier = await createRecords?.earlierFollowUps(workflowId, runId);
+      return earlier === undefined ? {} : { earlier };
+    } catch (error) {
+      const details: DocsApiFailureDetails = { operation: 'createJob', safeToRetry: true };
+      throw ApplicationFailure.create({
+        type: AgentJobActivityFailureType.createRecordUnreadable,
+        message: `The earlier runs' follow-ups could not be read (${messageOf(error)}): nothing was sent`,
+        details: [details],
+      });
+    }
+  }
   /** Writes the record of this run's create; false when it could not (the workflow then writes it: recordCreate). */
   async function writeRecord(create: CreateToRecord): Promise<boolean> {
     const run = Context.current().info.workflowExecution;
@@ -150,7 +198,10 @@ export function createAgentJobActivities({
       released(input, async () => {
         const run = createRecords && Context.current().info.workflowExecution;
         const earlier = run && (await readRecord(run.workflowId));
-        if (earlier !== undefined) return answerFromRecord(earlier, input, createRecords);
+        if (run && earlier !== undefined) {
+          const answer = answerFromRecord(earlier, input);
+          return { ...answer, ...(await readEarlierFollowUps(run.workflowId, run.runId)) };
+        }
         let job: AgentJobAnswer;
         try {
           job = await answer((options) =>
@@ -173,9 +224,67 @@ export function createAgentJobActivities({
       if (createRecords && run) await createRecords.write(recordOf(run, create));
     },
 
-    /** One read per attempt; its retries are the polling (see poll-agent-job.ts). */
-    async pollAgentJob(input: PollUntilTerminalInput): Promise<PolledJob> {
-      return pollUntilTerminal(docsApi, mapping, input);
+    /**
+     * Temporal's infrequent-polling pattern: one read per attempt. A terminal status, or another status than
+     * `input.status`, returns the job; a job still running fails the attempt with a benign, retryable failure whose
+     * nextRetryDelay is the next interval (initialInterval × coefficient^reads, capped, shortened by a jitter of
+     * up to POLL_JITTER_RATIO hashed from the workflow id and read number): the wait is the server's retry timer,
+     * no workflow task, no history event. A transient error waits for its Retry-After, or the same interval.
+     */
+    async pollAgentJob(input: PollInput): Promise<{ job: AgentJob; polls: number }> {
+      const context = Context.current();
+      const progress = progressOf(context.info.heartbeatDetails);
+      const delayAfter = (reads: number) =>
+        pollDelayMs(
+          input.polling,
+          reads,
+          `${context.info.workflowExecution?.workflowId ?? input.jobId}#${reads + 1}`,
+        );
+      const stillRunning = (status: string, carried: PollProgress, delayMs: number) =>
+        ApplicationFailure.create({
+          type: AgentJobActivityFailureType.stillRunning,
+          message: `job ${input.jobId} is ${status} (poll ${carried.polls})`,
+          category: ApplicationFailureCategory.BENIGN,
+          nextRetryDelay: delayMs,
+          details: [{ status, ...carried }],
+        });
+      // The workflow knows the status from an answer just now: the first read comes one interval later.
+      if (input.status !== null && context.info.attempt === 1) {
+        throw stillRunning(input.status, progress, delayAfter(0));
+      }
+      let job: AgentJob;
+      try {
+        job = await docsApi.getJob(input.projectId, input.jobId, {
+          signal: context.cancellationSignal,
+          onWarning: (warning) => {
+            context.log.warn('The service answered a field of an unexpected type: dropped', {
+              jobId: input.jobId,
+              warning,
+            });
+          },
+        });
+      } catch (error) {
+        const failure = toApplicationFailure(error, mapping);
+        if (!(failure instanceof ApplicationFailure) || failure.nonRetryable) throw failure;
+        context.heartbeat({ ...progress, lastError: failure.message } satisfies PollProgress);
+        // Without Retry-After, the poll interval, not the retry policy's own backoff.
+        throw ApplicationFailure.create({
+          message: failure.message,
+          ...(failure.type == null ? {} : { type: failure.type }),
+          details: [failure.details?.[0], { polls: progress.polls }],
+          nextRetryDelay:
+            failure.nextRetryDelay == null
+              ? delayAfter(Math.max(1, progress.polls))
+              : msToNumber(failure.nextRetryDelay),
+        });
+      }
+      const polls = progress.polls + 1;
+      if ((TERMINAL_JOB_STATUSES as readonly string[]).includes(job.status) || job.status !== input.status) {
+        return { job, polls };
+      }
+      const carried: PollProgress = { ...progress, polls };
+      context.heartbeat(carried);
+      throw stillRunning(job.status, carried, delayAfter(polls));
     },
 
     sendAgentJobMessage: (input: AgentJobRef & { prompt: string } & PermitHeld): Promise<AgentJobAnswer> =>
@@ -184,6 +293,25 @@ export function createAgentJobActivities({
           docsApi.sendMessage(input.projectId, input.jobId, { prompt: input.prompt }, options),
         ),
       ),
+  };
+}
+
+/** The wait after `reads` reads: initialInterval × coefficient^reads, capped, minus a hashed jitter. */
+export function pollDelayMs(polling: PollInput['polling'], reads: number, jitterKey: string): number {
+  const base = Math.min(
+    polling.maxIntervalMs,
+    polling.initialIntervalMs * polling.backoffCoefficient ** reads,
+  );
+  let hash = 0x811c9dc5; // FNV-1a, 32 bit
+  for (let i = 0; i < jitterKey.length; i++) hash = Math.imul(hash ^ jitterKey.charCodeAt(i), 0x01000193);
+  return Math.max(1, Math.round(base * (1 - (POLL_JITTER_RATIO * (hash >>> 0)) / 0x1_0000_0000)));
+}
+
+function progressOf(details: unknown): PollProgress {
+  const { polls, lastError } = (details ?? {}) as Partial<PollProgress>;
+  return {
+    polls: typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0,
+    ...(typeof lastError === 'string' ? { lastError } : {}),
   };
 }
 
@@ -219,49 +347,27 @@ function createOutcomeOf(failure: unknown): { mayExist: boolean; jobId?: string 
 
 /**
  * A create this workflow id sent before: the same project and prompt are answered with its job (nothing is sent),
- * anything else refused as AgentJobKeyInUse.
+ * anything else refused as AgentJobKeyInUse, naming the earlier job.
  */
-async function answerFromRecord(
+function answerFromRecord(
   earlier: AgentJobCreateRecord,
   input: { projectId: string; prompt: string },
-  records: CreateRecords | undefined,
-): Promise<AgentJobAnswer> {
-  const same = earlier.projectId === input.projectId && earlier.promptSha256 === sha256(input.prompt);
-  if (earlier.jobId !== undefined && same) {
-    const alreadyCreatedBy = { runId: earlier.runId, recordedAt: earlier.recordedAt };
-    return { id: earlier.jobId, status: STATUS_UNREAD, prLink: null, alreadyCreatedBy };
+): AgentJobAnswer {
+  const { workflowId, runId, recordedAt, jobId, projectId } = earlier;
+  if (jobId !== undefined && projectId === input.projectId && earlier.promptSha256 === sha256(input.prompt)) {
+    return { id: jobId, status: STATUS_UNREAD, prLink: null, alreadyCreatedBy: { runId, recordedAt } };
   }
-  throw keyInUseRefusal(earlier, earlier.jobId === undefined ? undefined : await records?.jobEnd(earlier));
-}
-
-/** The refusal of a second create under one workflow id, naming the earlier job and what to do instead. */
-function keyInUseRefusal(
-  earlier: AgentJobCreateRecord,
-  end: { status: string; prLink: string | null } | undefined,
-): ApplicationFailure {
-  const by = `run ${earlier.runId} of workflow ${earlier.workflowId} (${earlier.recordedAt})`;
-  const pr = end?.prLink == null ? 'no pull request' : `pull request ${end.prLink}`;
-  const ended = end === undefined ? 'its runs ended without its final status' : `status ${end.status}, ${pr}`;
-  const message =
-    earlier.jobId === undefined
-      ? `This workflow id sent a create whose outcome is unknown (${by}): a job may exist at the service for ` +
-        `project ${earlier.projectId}. One workflow id is one job: nothing was sent. Look at the project's jobs ` +
-        'at the service before starting under a new workflow id (a new --key).'
-      : `This workflow id created job ${earlier.jobId} of project ${earlier.projectId} for another prompt or ` +
-        `project (${by}); ${ended}. One workflow id is one job: nothing was sent. Start the new prompt under a ` +
-        'new workflow id (a new --key).';
-  return ApplicationFailure.create({
+  const by = `run ${runId} of workflow ${workflowId} (${recordedAt})`;
+  throw ApplicationFailure.create({
     type: AgentJobFailureType.keyInUse,
-    message,
+    message:
+      jobId === undefined
+        ? `This workflow id sent a create whose outcome is unknown (${by}): a job may exist at the service for ` +
+          `project ${projectId}. One workflow id is one job: nothing was sent. Look at the project's jobs at the ` +
+          'service before starting under a new workflow id (a new --key).'
+        : `This workflow id created job ${jobId} of project ${projectId} for another prompt or project (${by}). ` +
+          'One workflow id is one job: nothing was sent. Start the new prompt under a new workflow id (a new --key).',
     nonRetryable: true,
-    details: [
-      {
-        workflowId: earlier.workflowId,
-        jobId: earlier.jobId ?? null,
-        ...(end === undefined ? {} : end),
-        createdByRunId: earlier.runId,
-        recordedAt: earlier.recordedAt,
-      },
-    ],
+    details: [{ workflowId, jobId: jobId ?? null, createdByRunId: runId, recordedAt }],
   });
 }

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { readCreateRecord, readCreatedJobEnd, writeCreateRecord } from '../client/agent-job-record';
+import { earlierFollowUpsOf } from '../client/agent-job';
+import { readCreateRecord, writeCreateRecord } from '../client/agent-job-record';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
 import { createInputCheckActivities } from './input-check';
@@ -26,9 +27,9 @@ export function createActivities(deps: ActivityDeps) {
 
 export type Activities = ReturnType<typeof createActivities>;
 
-/** Create records as Temporal workflows (see contract/names.ts agentJobCreateRecordId), through the activity's client. */
+/** Create records as Temporal workflows (client/agent-job-record.ts), through the activity's client. */
 const temporalCreateRecords: CreateRecords = {
   read: (workflowId) => readCreateRecord(Context.current().client, workflowId),
   write: (record) => writeCreateRecord(Context.current().client, record, Context.current().info.taskQueue),
-  jobEnd: (record) => readCreatedJobEnd(Context.current().client, record),
+  earlierFollowUps: (workflowId, runId) => earlierFollowUpsOf(Context.current().client, workflowId, runId),
 };

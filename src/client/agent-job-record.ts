@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
@@ -5,9 +6,17 @@ import {
   type Client,
 } from '@temporalio/client';
 import type { AgentJobCreateRecord } from '../contract/agent-job';
-import { WorkflowType, agentJobCreateRecordId } from '../contract/names';
-import type { AgentJobCreateRecordWorkflow, AgentJobWorkflow } from '../contract/workflow-types';
-import { agentJobFailureOf } from './agent-job-failures';
+import { CREATE_RECORD_ID_PREFIX, WorkflowType } from '../contract/names';
+import type { AgentJobCreateRecordWorkflow } from '../contract/workflow-types';
+
+/**
+ * The id of the record of the job that the agentJob workflow `workflowId` created: the same shape for every id.
+ * Written by the create activity as soon as the service answered, it outlives the job's runs: a run terminated
+ * mid-create, reset to before its create, or started again under the same id finds the job there.
+ */
+export function agentJobCreateRecordId(workflowId: string): string {
+  return CREATE_RECORD_ID_PREFIX + createHash('sha256').update(workflowId).digest('hex');
+}
 
 /**
  * The create that the agentJob workflow `workflowId` sent, from its create record; undefined when it never sent
@@ -47,37 +56,5 @@ export async function writeCreateRecord(
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
-}
-
-/** How long the create activity waits for the earlier runs' end when it names their job in a refusal. */
-const EARLIER_RESULT_WAIT_MS = 5000;
-
-/**
- * The job's status and PR as the runs that created it ended (following continue-as-new from the creating run),
- * or undefined when they did not end with the job's data (terminated, cancelled, or not closed in 5 s).
- */
-export async function readCreatedJobEnd(
-  client: Client,
-  record: AgentJobCreateRecord,
-): Promise<{ status: string; prLink: string | null } | undefined> {
-  const handle = client.workflow.getHandle<AgentJobWorkflow>(record.workflowId, record.runId);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), EARLIER_RESULT_WAIT_MS);
-  });
-  const ended = handle.result().then(
-    (result) => ({ status: result.status, prLink: result.prLink }),
-    (error: unknown) => {
-      const failure = agentJobFailureOf(error);
-      return failure?.status === undefined
-        ? undefined
-        : { status: failure.status, prLink: failure.prLink ?? null };
-    },
-  );
-  try {
-    return await Promise.race([ended, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -7,12 +7,16 @@ import {
   type WorkflowExecutionInfo,
   type WorkflowUpdateHandle,
 } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
+import { tsToDate } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import {
   FOLLOW_UP_LIMITS,
   FOLLOW_UP_REFUSING_STATUSES,
   agentJobInputSchema,
   followUpRequestSchema,
+  pollProgressOf,
   type AgentJob,
   type AgentJobInput,
   type AgentJobResult,
@@ -21,6 +25,7 @@ import {
   type FollowUpRequest,
   type FollowUpStatus,
   type PollingOptions,
+  type SentFollowUps,
 } from '../contract/agent-job';
 import { FollowUpNotAcceptedError } from '../contract/errors';
 import { SentFollowUpLedger } from '../contract/follow-up-checks';
@@ -114,8 +119,30 @@ export async function awaitAgentJob(client: Client, workflowId: string): Promise
   return client.workflow.getHandle<AgentJobWorkflow>(workflowId).result();
 }
 
+/**
+ * The workflow's getState, with the running poll activity's progress from describe() (the Temporal UI shows the
+ * same pending activity): the live status and reads from its last attempt, the last service error it got, and
+ * its next read as nextPollAt.
+ */
 export async function getAgentJobState(client: Client, workflowId: string): Promise<AgentJobState> {
-  return client.workflow.getHandle(workflowId).query(getStateQuery);
+  const handle = client.workflow.getHandle(workflowId);
+  const [state, description] = await Promise.all([handle.query(getStateQuery), handle.describe()]);
+  const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'pollAgentJob');
+  if (!poll || state.pollingSince === null) return state;
+  const failure = await decodeOptionalFailureToOptionalError(
+    client.options.loadedDataConverter,
+    poll.lastFailure,
+  );
+  const progress = failure instanceof ApplicationFailure ? pollProgressOf(failure) : undefined;
+  const next = poll.nextAttemptScheduleTime ? tsToDate(poll.nextAttemptScheduleTime).toISOString() : null;
+  const lastError = progress?.lastError;
+  return {
+    ...state,
+    ...(progress?.status === undefined ? {} : { status: progress.status }),
+    polls: state.polls + (progress?.polls ?? 0),
+    nextPollAt: next,
+    ...(lastError === undefined ? {} : { lastError: `reading the job: ${lastError}` }),
+  };
 }
 
 /** Queues a follow-up (signal): delivered in order, once per messageId. Returns once the workflow has it. */
@@ -294,14 +321,31 @@ export async function followUpAnyState(
   };
 }
 
+/**
+ * What the latest earlier run of this workflow id that followed the job sent and settled, for a run started again
+ * under the id (the create activity, answering from the create record); undefined when there is none.
+ */
+export async function earlierFollowUpsOf(
+  client: Client,
+  workflowId: string,
+  exceptRunId: string,
+): Promise<{ followUps: FollowUpRecord[]; sentFollowUps: SentFollowUps } | undefined> {
+  const run = await latestRunWithJob(client, workflowId, exceptRunId);
+  if (run === undefined) return undefined;
+  const { sent, followUps } = await earlierRunsOf(client, workflowId, run.runId);
+  return { followUps, sentFollowUps: sent.toJSON() };
+}
+
 /** The latest run of the workflow id that followed a service job (it set AgentJobId), from visibility. */
 async function latestRunWithJob(
   client: Client,
   workflowId: string,
+  exceptRunId?: string,
 ): Promise<WorkflowExecutionInfo | undefined> {
   let latest: WorkflowExecutionInfo | undefined;
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
   for await (const run of client.workflow.list({ query })) {
+    if (run.runId === exceptRunId) continue;
     if (latest === undefined || run.startTime > latest.startTime) latest = run;
   }
   return latest;

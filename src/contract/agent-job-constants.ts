@@ -102,6 +102,30 @@ export const AgentJobActivityFailureType = {
   createRecordUnreadable: 'CreateRecordUnreadable',
 } as const;
 
+/**
+ * What the poll activity's last attempt tells (its ApplicationFailure: still running, or a service error): the
+ * live status, the reads so far and the last service error. The still-running failure carries them in
+ * details[0], a service error's failure in details[1] (details[0] is the HTTP client's).
+ */
+export function pollProgressOf(failure: {
+  type?: string | null | undefined;
+  message: string;
+  details?: unknown[] | null | undefined;
+}): {
+  status?: string;
+  polls: number;
+  lastError?: string;
+} {
+  const stillRunning = failure.type === AgentJobActivityFailureType.stillRunning;
+  const raw = (failure.details?.[stillRunning ? 0 : 1] ?? {}) as Record<string, unknown>;
+  const lastError = stillRunning ? raw.lastError : failure.message;
+  return {
+    ...(typeof raw.status === 'string' ? { status: raw.status } : {}),
+    polls: typeof raw.polls === 'number' ? raw.polls : 0,
+    ...(typeof lastError === 'string' ? { lastError } : {}),
+  };
+}
+
 /** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */
 export const FollowUpFailureType = {
   /** Refused by the workflow before anything was sent: bad input, duplicate messageId, job failed or archived. */

@@ -84,10 +84,14 @@ export interface AgentJobState extends Pick<AgentJob, 'model' | 'source'> {
   jobId: string | null;
   status: string;
   prLink: string | null;
+  /**
+   * Reads the service answered. From the workflow (getState), those of finished poll activities; the typed
+   * client's getAgentJobState adds the running one's, and its next read as `nextPollAt` (ISO 8601), from
+   * describe()'s pending activity. The workflow's own nextPollAt is null.
+   */
   polls: number;
-  /** ISO 8601 time of the next poll, or null when not waiting for one (also while a poll activity runs). */
   nextPollAt: string | null;
-  /** ISO 8601 time the running poll activity started (its retries are the polls), or null when none runs. */
+  /** ISO 8601 time the running poll activity started, or null when none runs. */
   pollingSince: string | null;
   pendingFollowUps: number;
   /**
@@ -195,32 +199,20 @@ export const agentJobContinuationSchema = z
     /** Absolute deadline, epoch milliseconds: it does not restart with a new run. */
     deadlineAt: nonNegativeInt,
     polls: nonNegativeInt,
-    /** Polls since the interval last reset (it grows with each). */
-    backoffStep: nonNegativeInt,
-    /** Epoch milliseconds of the next poll, or null when none is planned. */
-    nextPollAt: nonNegativeInt.nullable(),
-    /** The job as last seen; null before the service answered. */
     job: agentJobSchema.nullable(),
-    /** A follow-up was accepted since the last poll: the job must be read again before it can count as finished. */
+    /** A message went out since the last read: the job is read again before it counts as finished. */
     pollAfterMessage: z.boolean(),
     followUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords),
     pendingFollowUps: z.array(pendingFollowUpSchema).max(FOLLOW_UP_LIMITS.maxPending),
-    /** Absent from a continuation of older code: its delivered and outcome_unknown records stand for it. */
-    sentFollowUps: sentFollowUpsSchema.optional(),
-    /** Settled follow-ups dropped from `followUps` to keep state bounded. */
+    sentFollowUps: sentFollowUpsSchema,
     omittedFollowUps: nonNegativeInt,
     /** Follow-ups received without a messageId so far (their default ids are numbered). */
     unnamedFollowUps: nonNegativeInt,
     lastError: z.string().nullable(),
-    /** A create or follow-up the service could not take yet (429, 503, refused connection) is sent again at
-     * `resendAt` (epoch ms, 0 = now); `resendAttempt` grows the backoff when no Retry-After was given. */
+    /** When a create or follow-up the service could not take yet is sent again (epoch ms), and its attempts. */
     resendAt: nonNegativeInt,
     resendAttempt: nonNegativeInt,
-    /** A follow-up was refused with 409: the job is read before the next one is sent. */
-    readBeforeNextMessage: z.boolean().optional(),
-    /** Follow-up signals not queued so far (see AgentJobState.notAcceptedFollowUps). */
-    notAcceptedFollowUps: nonNegativeInt.optional(),
-    /** Runs before this one. */
+    notAcceptedFollowUps: nonNegativeInt,
     continuedRuns: nonNegativeInt,
     alreadyCreatedBy: alreadyCreatedBySchema.optional(),
   })

@@ -72,8 +72,15 @@ export class SentFollowUpLedger {
   readonly #status = new Map<string, SentStatus>();
 
   constructor(carried?: SentFollowUps) {
+    this.add(carried);
+  }
+
+  /** Takes in another run's ledger of the same job: a delivered id stays delivered. */
+  add(carried: SentFollowUps | undefined): void {
+    for (const key of carried?.outcomeUnknown ?? []) {
+      if (!this.#status.has(key)) this.#status.set(key, 'outcome_unknown');
+    }
     for (const key of carried?.delivered ?? []) this.#status.set(key, 'delivered');
-    for (const key of carried?.outcomeUnknown ?? []) this.#status.set(key, 'outcome_unknown');
   }
 
   get size(): number {

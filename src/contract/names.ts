@@ -40,33 +40,16 @@ export function agentJobWorkflowId(projectId: string, key: string): string {
 }
 
 /**
- * Starts the id of every create record: reserved, so an agentJob refuses to run under such an id (no job's
- * workflow id can then be another job's record id).
+ * A create record's id: this prefix and the SHA-256 of the job's workflow id (client/agent-job-record.ts), so it
+ * never depends on the workflow id's shape or length. An agentJob refuses to run under such an id.
  */
 export const CREATE_RECORD_ID_PREFIX = `${WorkflowType.agentJobCreateRecord}:`;
 
-/** Temporal's default limit on a workflow id (`limit.maxIDLength`): a job's record id must fit in it too. */
-export const MAX_WORKFLOW_ID_BYTES = 1000;
-
-/**
- * The record of the job that the agentJob workflow `agentJobWorkflowId` created, whatever the id's shape:
- * `agentJobCreateRecord:<workflow id>`. Injective, never the job's own id, never an id of another workflow type.
- * Written by the create activity as soon as the service answered, it outlives the runs of the job's workflow:
- * a run terminated mid-create, reset to before its create, or started again under the same id finds the job
- * there and never creates a second.
- */
-export function agentJobCreateRecordId(agentJobWorkflowId: string): string {
-  return CREATE_RECORD_ID_PREFIX + agentJobWorkflowId;
-}
-
 /** Why an agentJob may not run under this workflow id, or undefined when it may. */
 export function agentJobWorkflowIdIssue(workflowId: string): string | undefined {
-  if (workflowId.startsWith(CREATE_RECORD_ID_PREFIX))
-    return `must not start with "${CREATE_RECORD_ID_PREFIX}" (reserved for the records of creates)`;
-  const max = MAX_WORKFLOW_ID_BYTES - CREATE_RECORD_ID_PREFIX.length;
-  if (new TextEncoder().encode(workflowId).length > max)
-    return `must be at most ${max} bytes in UTF-8 (its create record's id adds "${CREATE_RECORD_ID_PREFIX}")`;
-  return undefined;
+  return /^agentJobCreateRecord:[0-9a-f]{64}$/.test(workflowId)
+    ? `must not be "${CREATE_RECORD_ID_PREFIX}" and 64 hex digits (the id of a create record)`
+    : undefined;
 }
 
 /**

@@ -1,5 +1,4 @@
-import { agentJob } from './agent-job/workflow';
-import { agentJobCreateRecord } from './agent-job/create-record';
+import { agentJob, agentJobCreateRecord } from './agent-job/workflow';
 import { docsBudgetLimiter } from './budget/limiter';
 import { visitorsExport } from './visitors-export/workflow';
 import { visitorsNightly } from './visitors-nightly/workflow';

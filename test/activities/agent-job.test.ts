@@ -5,8 +5,12 @@ import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from
 import { msToNumber } from '@temporalio/common/lib/time';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
-import { createAgentJobActivities, type AgentJobAnswer } from '../../src/activities/agent-job';
-import type { PolledJob, PollUntilTerminalInput } from '../../src/activities/poll-agent-job';
+import {
+  createAgentJobActivities,
+  pollDelayMs,
+  type AgentJobAnswer,
+  type PollInput,
+} from '../../src/activities/agent-job';
 import {
   AgentJobActivityFailureType,
   AgentJobFailureType,
@@ -15,7 +19,6 @@ import {
 } from '../../src/contract/agent-job';
 import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
-import { pollDelayMs, pollJitterKey } from '../../src/contract/poll-schedule';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 
 let sim: Simulator;
@@ -66,7 +69,11 @@ function withRecords() {
         if (!records.has(record.workflowId)) records.set(record.workflowId, record);
         return Promise.resolve();
       },
-      jobEnd: () => Promise.resolve({ status: 'completed', prLink: 'https://git.example/pr/1' }),
+      earlierFollowUps: () =>
+        Promise.resolve({
+          followUps: [],
+          sentFollowUps: { delivered: ['00000000000000a1'], outcomeUnknown: [] },
+        }),
     },
   });
   return { records, activities: withRecordsActivities, fail };
@@ -137,6 +144,7 @@ describe('agent job activities', () => {
       prompt: 'Add a FAQ',
     });
     assert.deepEqual([same.id, same.alreadyCreatedBy?.runId], [created.id, 'r1']);
+    assert.deepEqual(same.earlier?.sentFollowUps.delivered, ['00000000000000a1'], "the earlier runs' ledger");
     const other = await failureOf(
       env('r3').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Other' }),
     );
@@ -144,9 +152,7 @@ describe('agent job activities', () => {
     assert.equal(other.nonRetryable, true);
     assert.match(
       other.message,
-      new RegExp(
-        `created job ${created.id} of project p1 for another prompt or project .*status completed, pull request https://git.example/pr/1`,
-      ),
+      new RegExp(`created job ${created.id} of project p1 for another prompt or project`),
     );
     assert.equal(sim.stats().jobsCreated, 1, 'one create in all');
 
@@ -261,20 +267,19 @@ describe('agent job activities', () => {
 
 const WORKFLOW_ID = 'agent-job/p1/k';
 const POLLING = { initialIntervalMs: 1000, maxIntervalMs: 8000, backoffCoefficient: 2 };
-const SETTINGS = { ...POLLING, deadlineMs: 0 };
+type PollResult = { job: AgentJob; polls: number };
 
 /**
- * An attempt of pollAgentJob, as the server runs it after `readsBefore` answered reads (heartbeat details), which
- * dropped `warningsBefore`; `logged` holds what the attempt logged at warn and above.
+ * An attempt (by default the second: the first of a known status reads nothing) of pollAgentJob, as the server
+ * runs it after `progress` (heartbeat details of the last attempt).
  */
-function attempt(readsBefore: number, warningsBefore: string[] = []) {
-  const details =
-    warningsBefore.length > 0 ? { polls: readsBefore, warnings: warningsBefore } : { polls: readsBefore };
+function attempt(progress?: { polls: number; lastError?: string }, number = 2) {
   const logged: LogEntry[] = [];
   const env = new MockActivityEnvironment(
     {
       workflowExecution: { workflowId: WORKFLOW_ID, runId: 'r' },
-      ...(readsBefore > 0 ? { heartbeatDetails: details } : {}),
+      attempt: number,
+      ...(progress ? { heartbeatDetails: progress } : {}),
     },
     { logger: new DefaultLogger('WARN', (entry) => logged.push(entry)) },
   );
@@ -283,92 +288,90 @@ function attempt(readsBefore: number, warningsBefore: string[] = []) {
   return {
     heartbeats,
     logged,
-    run: (input: PollUntilTerminalInput): Promise<PolledJob> => env.run(activities.pollAgentJob, input),
+    run: (input: PollInput): Promise<PollResult> => env.run(activities.pollAgentJob, input),
   };
 }
 
-async function pollInputForNewJob(
-  overrides: Partial<PollUntilTerminalInput> = {},
-): Promise<PollUntilTerminalInput> {
+async function pollInputForNewJob(overrides: Partial<PollInput> = {}): Promise<PollInput> {
   const job: AgentJob = await new MockActivityEnvironment().run(activities.createAgentJob, {
     projectId: 'p1',
     prompt: 'x',
   });
-  const base = { projectId: 'p1', jobId: job.id, polling: POLLING, firstPoll: 1, firstStep: 0 };
-  return { ...base, knownStatus: 'active', ...overrides };
+  return { projectId: 'p1', jobId: job.id, polling: POLLING, status: 'active', ...overrides };
 }
 
 const delayOf = (failure: ApplicationFailure): number => msToNumber(failure.nextRetryDelay ?? 0);
 
 describe('pollAgentJob: one read per attempt, the retries are the waits', () => {
+  test('the first attempt for a status just answered reads nothing: the first read is one interval later', async () => {
+    const input = await pollInputForNewJob();
+    const readsBefore = sim.requests().filter((r) => r.route === 'getJob').length;
+    const waited = await failureOf(attempt(undefined, 1).run(input));
+    assert.equal(waited.type, AgentJobActivityFailureType.stillRunning);
+    assert.equal(delayOf(waited), pollDelayMs(POLLING, 0, `${WORKFLOW_ID}#1`));
+    assert.equal(sim.requests().filter((r) => r.route === 'getJob').length, readsBefore);
+    const unread = await attempt(undefined, 1).run({ ...input, status: null });
+    assert.deepEqual(
+      [unread.job.status, unread.polls],
+      ['active', 1],
+      'a status not read yet is read at once',
+    );
+  });
+
   test('a running job fails benign and retryable, after the next interval of the schedule', async () => {
-    const input = await pollInputForNewJob({ firstPoll: 4, firstStep: 1 });
-    const first = attempt(0);
+    const input = await pollInputForNewJob();
+    const first = attempt();
     const failure = await failureOf(first.run(input));
     assert.equal(failure.type, AgentJobActivityFailureType.stillRunning);
     assert.equal(failure.category, ApplicationFailureCategory.BENIGN);
     assert.equal(failure.nonRetryable, false);
-    assert.equal(delayOf(failure), pollDelayMs(SETTINGS, 2, pollJitterKey(WORKFLOW_ID, 5)));
+    assert.equal(delayOf(failure), pollDelayMs(POLLING, 1, `${WORKFLOW_ID}#2`));
+    assert.ok(delayOf(failure) > 1800 && delayOf(failure) <= 2000, 'initialInterval × 2, minus at most 10 %');
     assert.deepEqual(first.heartbeats, [{ polls: 1 }], 'the read is carried to the next attempt');
+    assert.deepEqual(failure.details[0], { status: 'active', polls: 1 });
 
-    const third = attempt(2);
+    const third = attempt({ polls: 2, lastError: 'HTTP 502' });
     const later = await failureOf(third.run(input));
-    assert.equal(delayOf(later), pollDelayMs(SETTINGS, 4, pollJitterKey(WORKFLOW_ID, 7)));
+    assert.equal(delayOf(later), pollDelayMs(POLLING, 3, `${WORKFLOW_ID}#4`));
     assert.ok(delayOf(later) <= 8000, 'capped at maxInterval');
-    assert.deepEqual(third.heartbeats, [{ polls: 3 }]);
+    assert.deepEqual(
+      third.heartbeats,
+      [{ polls: 3, lastError: 'HTTP 502' }],
+      'the last service error is kept',
+    );
   });
 
-  test('a terminal status, or one the workflow has not seen, returns the job with the reads so far', async () => {
-    const input = await pollInputForNewJob({ knownStatus: 'creating' });
-    const changed = await attempt(0).run(input);
+  test('the jitter is deterministic per workflow and read, and differs between workflows', () => {
+    const key = 'agent-job/p/a#7';
+    assert.equal(pollDelayMs(POLLING, 6, key), pollDelayMs(POLLING, 6, key));
+    const delays = new Set(
+      ['a', 'b', 'c', 'd', 'e'].map((k) => pollDelayMs(POLLING, 6, `agent-job/p/${k}#7`)),
+    );
+    assert.ok(delays.size > 1, 'workflows started together drift apart');
+  });
+
+  test('a terminal status, or another status than the one shown, returns the job with the reads so far', async () => {
+    const input = await pollInputForNewJob({ status: null });
+    const changed = await attempt().run(input);
     assert.deepEqual([changed.job.status, changed.polls], ['active', 1]);
     sim.completeJob(input.jobId, 'completed');
-    const done = await attempt(5).run({ ...input, knownStatus: 'active' });
+    const done = await attempt({ polls: 5 }).run({ ...input, status: 'active' });
     assert.deepEqual([done.job.status, done.polls], ['completed', 6]);
   });
 
-  test('fields of an unexpected type: logged at each read, carried to the next attempt, returned once each', async () => {
+  test('fields of an unexpected type: logged at each read and dropped', async () => {
     const input = await pollInputForNewJob();
-    sim.faults.add({ route: 'getJob', kind: 'drift', drift: 'odd-optional-types', times: 2 });
-    const dropped = [
-      'response field model: unexpected type object, dropped',
-      'response field source: unexpected type string, dropped',
-      'response field createdAt: unexpected type number, dropped',
-    ];
-    const first = attempt(0);
-    assert.equal(
-      (await failureOf(first.run(input))).type,
-      AgentJobActivityFailureType.stillRunning,
-      'the odd answer counts',
-    );
-    assert.deepEqual(first.heartbeats, [{ polls: 1, warnings: dropped }]);
-    assert.deepEqual(
-      first.logged.map((e): unknown[] => [e.level, e.message, e.meta?.jobId, e.meta?.poll, e.meta?.warnings]),
-      [
-        [
-          'WARN',
-          'The service answered fields of an unexpected type: they were dropped',
-          input.jobId,
-          1,
-          dropped,
-        ],
-      ],
-    );
+    sim.faults.add({ route: 'getJob', kind: 'drift', drift: 'odd-optional-types', times: 1 });
+    const first = attempt();
+    assert.equal((await failureOf(first.run(input))).type, AgentJobActivityFailureType.stillRunning);
+    assert.equal(first.logged.length, 3, 'one warning per dropped field');
     assert.ok(!inspect(first.logged, { depth: 10 }).includes(sim.apiKey), 'the key leaked into the log');
-
     sim.completeJob(input.jobId, 'completed');
-    const second = attempt(1, dropped);
-    const done = await second.run(input);
-    assert.deepEqual([done.job.status, done.polls, done.responseWarnings], ['completed', 2, dropped]);
-    assert.equal(done.job.model, undefined);
-    assert.equal(second.logged.length, 1, 'each read logs what it dropped');
-
-    const plain = await attempt(0).run(input);
-    assert.equal(plain.responseWarnings, undefined, 'only when there were some');
-    assert.equal(plain.job.model, 'sim-agent-1');
+    const done = await attempt({ polls: 1 }).run(input);
+    assert.equal(done.job.model, 'sim-agent-1');
   });
 
-  test('transient errors wait for Retry-After, else the poll interval, and are not counted as reads', async () => {
+  test('transient errors wait for Retry-After, else the poll interval; not reads; kept as the last error', async () => {
     const input = await pollInputForNewJob();
     sim.faults.add({
       route: 'getJob',
@@ -377,16 +380,17 @@ describe('pollAgentJob: one read per attempt, the retries are the waits', () => 
       retryAfter: { seconds: 7 },
       times: 1,
     });
-    const limited = attempt(0);
+    const limited = attempt();
     const rateLimited = await failureOf(limited.run(input));
-    assert.deepEqual([delayOf(rateLimited), rateLimited.nonRetryable, limited.heartbeats], [7000, false, []]);
+    assert.deepEqual([delayOf(rateLimited), rateLimited.nonRetryable], [7000, false]);
+    assert.deepEqual(limited.heartbeats, [{ polls: 0, lastError: rateLimited.message }]);
 
     sim.faults.add({ route: 'getJob', projectId: 'p1', kind: 'status', status: 502, times: 1 });
-    const serverError = await failureOf(attempt(0).run(input));
+    const serverError = await failureOf(attempt({ polls: 1 }).run(input));
     assert.notEqual(serverError.type, AgentJobActivityFailureType.stillRunning);
-    assert.equal(delayOf(serverError), pollDelayMs(SETTINGS, 1, pollJitterKey(WORKFLOW_ID, 2)));
+    assert.equal(delayOf(serverError), pollDelayMs(POLLING, 1, `${WORKFLOW_ID}#2`));
 
-    const notFound = await failureOf(attempt(0).run({ ...input, jobId: 'job_unknown' }));
+    const notFound = await failureOf(attempt().run({ ...input, jobId: 'job_unknown' }));
     assert.equal(notFound.nonRetryable, true);
   });
 });

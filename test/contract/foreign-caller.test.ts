@@ -397,6 +397,18 @@ describe('the contract, from a foreign caller', { concurrency: true }, () => {
       assert.equal(typeof again.alreadyCreatedBy?.runId, 'string');
       assert.notEqual(again.alreadyCreatedBy?.runId, '');
       assert.equal(createsOf(project).length, 1, `${workflowId}: one createJob in all`);
+      // The follow-up the first run delivered is not sent again by the run started again; a new one is.
+      const messages = requestsOf(stack.sim, { projectId: project, route: 'sendMessage' }).map(
+        (r) => r.prompt,
+      );
+      assert.deepEqual(messages, ['Add examples', 'And the errors'], `${workflowId}: each message once`);
+      assert.deepEqual(
+        again.followUps.map((f) => [f.messageId, f.status]),
+        [
+          ['examples', 'delivered'],
+          ['errors', 'delivered'],
+        ],
+      );
     }
   });
 

@@ -106,12 +106,20 @@ async def start_job(
 
 
 async def run_job(
-    client: Client, args: argparse.Namespace, workflow_id: str, project: str, prompt: str
+    client: Client,
+    args: argparse.Namespace,
+    workflow_id: str,
+    project: str,
+    prompt: str,
+    follow_ups: Optional[list[dict[str, str]]] = None,
 ) -> dict[str, Any]:
-    """Starts agentJob under the caller's id and waits for its result; the run id and the times around it."""
+    """Starts agentJob under the caller's id (then signals `follow_ups`) and waits for its result; the run id and
+    the times around it."""
     run: dict[str, Any] = {"workflowId": workflow_id, "startedAt": now_ms()}
     try:
         handle = await start_job(client, args, workflow_id, project, prompt)
+        for follow_up in follow_ups or []:
+            await handle.signal("followUp", follow_up)
     except Exception as error:  # noqa: BLE001
         return {**run, "ok": False, "error": describe_error(error), "endedAt": now_ms()}
     observed = await result_of(handle)
@@ -186,11 +194,17 @@ async def follow_ups(client: Client, args: argparse.Namespace) -> dict[str, Any]
 
 
 async def reuse(client: Client, args: argparse.Namespace, project: str, workflow_id: str) -> dict[str, Any]:
-    """One id, three runs: a job; another prompt under the same id; the first prompt again."""
-    runs: dict[str, Any] = {"first": await run_job(client, args, workflow_id, project, "Document the search API")}
+    """One id, three runs: a job with a follow-up; another prompt under the same id; the first prompt again, with
+    the same follow-up (sent before: not again) and a new one."""
+    examples = {"prompt": "Add examples", "messageId": "examples"}
+    first = await run_job(client, args, workflow_id, project, "Document the search API", [examples])
+    runs: dict[str, Any] = {"first": first}
     if runs["first"]["ok"]:
         runs["otherPrompt"] = await run_job(client, args, workflow_id, project, "Rewrite the whole site in French")
-        runs["samePrompt"] = await run_job(client, args, workflow_id, project, "Document the search API")
+        more = {"prompt": "And the errors", "messageId": "errors"}
+        runs["samePrompt"] = await run_job(
+            client, args, workflow_id, project, "Document the search API", [examples, more]
+        )
     else:
         runs["otherPrompt"] = runs["samePrompt"] = {"workflowId": workflow_id, **SKIPPED}
     return {"project": project, "workflowId": workflow_id, **runs}

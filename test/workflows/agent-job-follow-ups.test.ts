@@ -20,6 +20,7 @@ import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages'
 import { AgentJobIdKey } from '../../src/contract/names';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
 import {
+  activitiesScheduled,
   eventTypes,
   eventually,
   continuedAsNewInput,
@@ -91,11 +92,11 @@ describe('agentJob: follow-ups by signal', () => {
     assert.equal(result.status, 'completed');
   });
 
-  test('a follow-up ends the wait between polls early, and polling restarts from initialInterval', async () => {
+  test('a follow-up is sent at once while the one poll activity keeps running; the end is read after it', async () => {
     const { projectId, handle, jobId } = await startLongJob('early', {
       polling: { initialInterval: '1s', backoffCoefficient: 4, maxInterval: '16s', deadline: '2m' },
     });
-    // After two polls (1 s, then 4 s) the poll activity waits 16 s before its next attempt.
+    // After two reads the poll activity waits 16 s before its next attempt.
     await readsAtService(projectId, 2);
     const signalledAt = Date.now();
     await sendFollowUp(h.client, handle.workflowId, { prompt: 'Hurry up', messageId: 'hurry' });
@@ -108,11 +109,45 @@ describe('agentJob: follow-ups by signal', () => {
       timeOf(message) - signalledAt < 2500,
       `sent ${timeOf(message) - signalledAt} ms after the signal`,
     );
-    const nextRead = await eventually(
-      () => requestsOf(h.sim, { projectId, route: 'getJob' }).find((r) => timeOf(r) > timeOf(message)),
-      'a poll after the message',
+    assert.equal(
+      await activitiesScheduled(handle, 'pollAgentJob'),
+      1,
+      'the poll was neither cancelled nor restarted',
     );
-    assert.ok(timeOf(nextRead) - timeOf(message) < 2500, 'the interval restarted from 1 s, not 16 s');
+    h.sim.completeJob(jobId, 'completed');
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    const reads = requestsOf(h.sim, { projectId, route: 'getJob' });
+    assert.ok(
+      timeOf(reads.at(-1) ?? message) > timeOf(message),
+      'the terminal status was read after the message',
+    );
+  });
+
+  test('a 409 on a follow-up of an active job: one read, then the next follow-up is sent', async () => {
+    const { projectId, handle, jobId } = await startLongJob('conflict', {
+      polling: { initialInterval: '1s', backoffCoefficient: 4, maxInterval: '16s', deadline: '2m' },
+    });
+    await readsAtService(projectId, 2);
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'status', status: 409, times: 1 });
+    await sendFollowUp(h.client, handle.workflowId, { prompt: 'Refused', messageId: 'refused' });
+    await sendFollowUp(h.client, handle.workflowId, { prompt: 'Taken', messageId: 'taken' });
+    const state = await stateWhen(handle.workflowId, 'both settled', (s) =>
+      s.followUps.every((f) => f.status !== 'pending'),
+    );
+    assert.deepEqual(
+      state.followUps.map((f) => [f.messageId, f.status]),
+      [
+        ['refused', 'rejected'],
+        ['taken', 'delivered'],
+      ],
+    );
+    const [refused, taken] = requestsOf(h.sim, { projectId, route: 'sendMessage' });
+    assert.ok(refused && taken);
+    const between = requestsOf(h.sim, { projectId, route: 'getJob' }).filter(
+      (r) => timeOf(r) > timeOf(refused) && timeOf(r) < timeOf(taken),
+    );
+    assert.equal(between.length, 1, 'the job was read once between them');
     h.sim.completeJob(jobId, 'completed');
     await handle.result();
   });
@@ -134,7 +169,7 @@ describe('agentJob: follow-ups by signal', () => {
       'a poll after the message',
       (s) => s.status === 'active',
     );
-    assert.ok(reopened.nextPollAt !== null || reopened.pollingSince !== null, 'polling goes on');
+    assert.ok(reopened.pollingSince !== null, 'polling goes on');
     h.sim.completeJob(jobId, 'completed');
 
     const result = await handle.result();

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { awaitAgentJob, followUpAnyState, getAgentJobState, sendFollowUp } from '../../src/client/agent-job';
-import { readCreateRecord } from '../../src/client/agent-job-record';
+import { agentJobCreateRecordId, readCreateRecord } from '../../src/client/agent-job-record';
 import { AgentJobResetRefusedError, resetAgentJob, resetPointsOf } from '../../src/client/agent-job-reset';
 import {
   AgentJobFailureType,
@@ -15,7 +15,7 @@ import {
   type AgentJobResult,
 } from '../../src/contract/agent-job';
 import { followUpSignal } from '../../src/contract/messages';
-import { AgentJobIdKey, CREATE_RECORD_ID_PREFIX, DEFAULT_TASK_QUEUE } from '../../src/contract/names';
+import { AgentJobIdKey, DEFAULT_TASK_QUEUE } from '../../src/contract/names';
 import {
   continuedAsNewInput,
   eventually,
@@ -280,8 +280,8 @@ describe('agentJob under operators: callers hear the truth, the history stays bo
     const projectId = projectWithJobs(h.sim, 'op-queue-full', 600_000);
     const handle = await startJob(h.client, { projectId, prompt: 'Busy job' }, 'full');
     await eventually(async () => (await getAgentJobState(h.client, handle.workflowId)).jobId, 'the job');
-    // The first follow-up stays at the service for the whole test: the queue stays full however slow the CLI starts.
-    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'latency', latencyMs: 240_000 });
+    // The first follow-up is refused with Retry-After 4 min: the queue stays full however slow the CLI starts.
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'rateLimit', retryAfter: { seconds: 240 } });
     await Promise.all(
       Array.from({ length: FOLLOW_UP_LIMITS.maxPending }, (_, i) =>
         handle.signal(followUpSignal, { prompt: prompt(`q${i}`), messageId: `q${i}` }),
@@ -408,13 +408,13 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     const projectId = projectWithJobs(h.sim, 'ids-reserved', 1000);
     const failure = await workflowFailure(
       h.client.workflow.execute('agentJob', {
-        workflowId: `${CREATE_RECORD_ID_PREFIX}${projectId}`,
+        workflowId: agentJobCreateRecordId(projectId),
         taskQueue: DEFAULT_TASK_QUEUE,
         args: [{ projectId, prompt: 'Under a reserved id' }],
       }),
     );
     assert.equal(failure.type, AgentJobFailureType.invalidInput);
-    assert.match(failure.message, /workflowId: must not start with "agentJobCreateRecord:"/);
+    assert.match(failure.message, /workflowId: must not be "agentJobCreateRecord:" and 64 hex digits/);
     assert.equal(requestsOf(h.sim, { projectId }).length, 0);
 
     // The refused run holds the id of the record of a job `<projectId>`: that job still gets its record.
@@ -444,7 +444,7 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     );
     assert.match(
       other.stdout,
-      /status completed, pull request https:\/\/\S+\. .*new workflow id \(a new --key\)/,
+      /One workflow id is one job: nothing was sent\. .*new workflow id \(a new --key\)/,
     );
     assert.equal(requestsOf(h.sim, { projectId }).length, requestsBefore, 'nothing reached the service');
 
@@ -495,5 +495,39 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     assert.deepEqual([next.jobId, next.startedNewRun], [jobId, true]);
     await eventually(() => sent(projectId, 'm2') === 1, 'the new follow-up to the same job');
     assert.equal(creates(projectId), 1);
+  });
+});
+
+describe('agentJob under operators: failing reads are visible', () => {
+  test('reads failing with 500, non-JSON and a job without id: job status shows the error and next poll', async () => {
+    const faults = [
+      { kind: 'status', status: 500 },
+      { kind: 'malformed', malformed: 'not-json' },
+      { kind: 'drift', drift: 'missing-id' },
+    ] as const;
+    await Promise.all(
+      faults.map(async (fault) => {
+        const projectId = projectWithJobs(h.sim, `poll-failing-${fault.kind}`, 600_000);
+        h.sim.faults.add({ route: 'getJob', projectId, times: 1000, ...fault });
+        const handle = await startJob(h.client, {
+          projectId,
+          prompt: `Unreadable: ${fault.kind}`,
+          polling: { ...TEST_POLLING, deadline: '25s' },
+        });
+        const failing = await eventually(async () => {
+          const state = await getAgentJobState(h.client, handle.workflowId);
+          return state.lastError !== null && state.nextPollAt !== null ? state : undefined;
+        }, `the ${fault.kind} error in the state`);
+        assert.match(failing.lastError ?? '', /^reading the job: getJob: /);
+        assert.ok(Date.parse(failing.nextPollAt ?? '') > Date.now() - 2000, failing.nextPollAt ?? '');
+        const status = await cli('job', 'status', '--workflow-id', handle.workflowId);
+        assert.match(status.stdout, /next poll: \d{4}-\d\d-\d\dT/, status.stdout);
+        assert.match(status.stdout, /last error: reading the job: getJob: /);
+
+        const failure = await workflowFailure(handle.result());
+        assert.equal(failure.type, AgentJobFailureType.timedOut);
+        assert.match(failure.message, /last service error: getJob: /, 'the deadline failure names the error');
+      }),
+    );
   });
 });

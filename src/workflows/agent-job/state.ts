@@ -1,3 +1,5 @@
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type {
   AgentJob,
   AgentJobContinuation,
@@ -7,54 +9,72 @@ import type {
   AlreadyCreatedBy,
 } from '../../contract/agent-job';
 import {
+  DEFAULT_POLLING,
   FOLLOW_UP_REFUSING_STATUSES,
-  KNOWN_JOB_STATUSES,
   STATUS_NOT_CREATED,
   STATUS_UNREAD,
   TERMINAL_JOB_STATUSES,
 } from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
 import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
-import type { BudgetPermits } from '../budget/permits';
-import { resolvePolling, type PollingSettings } from '../../contract/poll-schedule';
-import { FollowUpQueue, type FollowUpQueueSnapshot } from './follow-ups';
+import { parseDuration, type DurationInput } from '../../contract/duration';
+import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey } from '../../contract/names';
+import { clockTime, type BudgetPermits } from '../budget/permits';
+import { FollowUpQueue } from './follow-ups';
 
-/** Everything one run of the workflow knows. What crosses continue-as-new is `toContinuation`. */
+/** Polling options in milliseconds. */
+export interface PollingSettings {
+  initialIntervalMs: number;
+  maxIntervalMs: number;
+  backoffCoefficient: number;
+  deadlineMs: number;
+}
+
+export function resolvePolling(polling: AgentJobInput['polling']): PollingSettings {
+  // Input was validated: only the fallback literal can be parsed here when the value is absent.
+  const ms = (value: DurationInput | undefined, fallback: string) => parseDuration(value ?? fallback) ?? 0;
+  return {
+    initialIntervalMs: ms(polling?.initialInterval, DEFAULT_POLLING.initialInterval),
+    maxIntervalMs: ms(polling?.maxInterval, DEFAULT_POLLING.maxInterval),
+    backoffCoefficient: polling?.backoffCoefficient ?? DEFAULT_POLLING.backoffCoefficient,
+    deadlineMs: ms(polling?.deadline, DEFAULT_POLLING.deadline),
+  };
+}
+
+/** Everything one run knows. What crosses continue-as-new is `toContinuation`. */
 export interface RunState {
   readonly input: AgentJobInput;
   readonly projectId: string;
   readonly polling: PollingSettings;
-  readonly continueAsNewAfterEvents: number;
   readonly deadlineAt: number;
   readonly continuedRuns: number;
   readonly followUps: FollowUpQueue;
   jobId: string | null;
   job: AgentJob | null;
   polls: number;
-  backoffStep: number;
-  nextPollAt: number | null;
-  /** When the running poll activity started (it owns the waits between polls); null when none runs. */
-  pollingSince: number | null;
-  /** A follow-up was refused with 409: the job is read once before the next one is sent. */
-  readBeforeNextMessage: boolean;
-  /** Follow-ups not accepted into the queue in this run (invalid, queue full, job ending): also a metric. */
-  notAccepted: number;
+  /** The running poll activity (its retries are the waits between reads), null when none runs. */
+  poll: Promise<void> | null;
+  pollStartedAt: number;
+  /** How the poll activity ended the job's workflow (not found, refused, deadline): thrown by the loop. */
+  pollFailure: Error | null;
+  /** A message went out since the running poll started: its terminal answer may predate it, read once more. */
   pollAfterMessage: boolean;
+  /** A follow-up was refused with 409: the job is read before the next one is sent. */
+  readBeforeNextMessage: boolean;
+  /** Messages sent in this run: a poll started before the latest one does not clear pollAfterMessage. */
+  messagesSent: number;
+  notAccepted: number;
   lastError: string | null;
-  /** Re-send bookkeeping for the create (before the job exists) or the follow-up at the head of the queue. */
+  /** When the create (before the job exists) or the head follow-up may be sent again, and how often it was. */
   resendAttempt: number;
   resendAt: number;
-  /** Bumped by every follow-up that arrives: it ends the wait between polls early. */
+  /** Bumped by every follow-up that arrives: it ends the loop's wait. */
   arrivals: number;
   /** Set when the run ends in failure or cancellation: new follow-ups are not accepted. */
   closingReason: string | null;
-  /** The project's create-and-message budget (absent in runs recorded before budgets). */
   budget: BudgetPermits | null;
-  /** A create or message waits for a permit. */
   queuedForBudget: boolean;
-  /** The last create or message was refused with 429: reported with the next permit request. */
   budgetRefusal: BudgetRefusal | undefined;
-  /** This run created nothing: an earlier run of its workflow id created the job, with the same prompt. */
   alreadyCreatedBy: AlreadyCreatedBy | undefined;
 }
 
@@ -65,19 +85,21 @@ export function initialState(input: AgentJobInput, now: number): RunState {
     input,
     projectId: input.projectId,
     polling,
-    continueAsNewAfterEvents: input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.agentJob,
     deadlineAt: carried?.deadlineAt ?? now + polling.deadlineMs,
     continuedRuns: carried?.continuedRuns ?? 0,
-    followUps: new FollowUpQueue(carried ?? earlierRuns(input)),
+    followUps: new FollowUpQueue(
+      carried ?? { followUps: input.earlierFollowUps ?? [], sentFollowUps: input.sentFollowUps },
+    ),
     jobId: input.jobId ?? null,
     job: carried?.job ?? null,
     polls: carried?.polls ?? 0,
-    backoffStep: carried?.backoffStep ?? 0,
-    nextPollAt: carried?.nextPollAt ?? null,
-    pollingSince: null,
-    readBeforeNextMessage: carried?.readBeforeNextMessage ?? false,
-    notAccepted: carried?.notAcceptedFollowUps ?? 0,
+    poll: null,
+    pollStartedAt: 0,
+    pollFailure: null,
     pollAfterMessage: carried?.pollAfterMessage ?? false,
+    readBeforeNextMessage: false,
+    messagesSent: 0,
+    notAccepted: carried?.notAcceptedFollowUps ?? 0,
     lastError: carried?.lastError ?? null,
     resendAttempt: carried?.resendAttempt ?? 0,
     resendAt: carried?.resendAt ?? 0,
@@ -90,7 +112,9 @@ export function initialState(input: AgentJobInput, now: number): RunState {
   };
 }
 
-export { STATUS_UNREAD };
+export function continueAsNewAfter(state: RunState): number {
+  return state.input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.agentJob;
+}
 
 export function statusOf(state: RunState): string {
   return state.job?.status ?? STATUS_NOT_CREATED;
@@ -100,23 +124,30 @@ export function isTerminal(status: string): boolean {
   return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
 }
 
-export function isKnownStatus(status: string): boolean {
-  return (KNOWN_JOB_STATUSES as readonly string[]).includes(status);
-}
-
 export function refusesFollowUps(status: string): boolean {
   return (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(status);
 }
 
-/** The job must still be read: it is not terminal, or a follow-up was accepted since the last read. */
+/** The job's status was read (not only its id known: attached, or named by a create answer or record). */
+export function isRead(state: RunState): boolean {
+  return state.job !== null && state.job.status !== STATUS_UNREAD;
+}
+
+/** The job must still be read: it is not terminal, or a message went out since the last read. */
 export function needsPolling(state: RunState): boolean {
   return state.job !== null && (!isTerminal(state.job.status) || state.pollAfterMessage);
 }
 
 export function isFinished(state: RunState): boolean {
-  return state.job !== null && !needsPolling(state) && state.followUps.pendingCount === 0;
+  return (
+    state.job !== null && !needsPolling(state) && state.poll === null && state.followUps.pendingCount === 0
+  );
 }
 
+/**
+ * The workflow's view. The poll activity's reads in progress (live status, reads, last service error, next
+ * attempt) are in its pending activity: the client's getAgentJobState adds them from describe().
+ */
 export function toAgentJobState(state: RunState): AgentJobState {
   const job = state.job;
   return {
@@ -127,8 +158,8 @@ export function toAgentJobState(state: RunState): AgentJobState {
     ...(job?.model === undefined ? {} : { model: job.model }),
     ...(job?.source === undefined ? {} : { source: job.source }),
     polls: state.polls,
-    nextPollAt: needsPolling(state) && state.nextPollAt !== null ? iso(state.nextPollAt) : null,
-    pollingSince: state.pollingSince === null ? null : iso(state.pollingSince),
+    nextPollAt: null,
+    pollingSince: state.poll === null ? null : iso(state.pollStartedAt),
     pendingFollowUps: state.followUps.pendingCount,
     notAcceptedFollowUps: state.notAccepted,
     followUps: state.followUps.records(),
@@ -147,7 +178,6 @@ export function toAgentJobState(state: RunState): AgentJobState {
   };
 }
 
-/** The contract's result; only called once the job exists. */
 export function toResult(state: RunState, job: AgentJob): AgentJobResult {
   const { id, ...fields } = job;
   return {
@@ -163,30 +193,52 @@ export function toContinuation(state: RunState): AgentJobContinuation {
   return {
     deadlineAt: state.deadlineAt,
     polls: state.polls,
-    backoffStep: state.backoffStep,
-    nextPollAt: state.nextPollAt,
     job: state.job,
+    // A poll cut short by continue-as-new may have missed the last message's effect.
     pollAfterMessage: state.pollAfterMessage,
     ...state.followUps.snapshot(),
     lastError: state.lastError,
     resendAt: state.resendAt,
     resendAttempt: state.resendAttempt,
-    readBeforeNextMessage: state.readBeforeNextMessage,
     notAcceptedFollowUps: state.notAccepted,
     continuedRuns: state.continuedRuns + 1,
     ...(state.alreadyCreatedBy === undefined ? {} : { alreadyCreatedBy: state.alreadyCreatedBy }),
   };
 }
 
-/** A new run for a job that earlier runs followed up: what they sent (none is sent twice) and settled. */
-function earlierRuns(input: AgentJobInput): FollowUpQueueSnapshot {
-  return {
-    followUps: input.earlierFollowUps ?? [],
-    pendingFollowUps: [],
-    omittedFollowUps: 0,
-    unnamedFollowUps: 0,
-    sentFollowUps: input.sentFollowUps,
-  };
+/**
+ * Keeps what operators see current: DocsProjectId, AgentJobId and AgentJobStatus (upserted only when they change:
+ * each upsert is a history event) and the current details (no event).
+ */
+export function refreshVisibility(state: RunState): void {
+  const current = workflowInfo().typedSearchAttributes;
+  const wanted: SearchAttributeUpdatePair[] = [
+    { key: DocsProjectIdKey, value: state.projectId },
+    ...(state.jobId === null ? [] : [{ key: AgentJobIdKey, value: state.jobId }]),
+    { key: AgentJobStatusKey, value: statusOf(state) },
+  ];
+  const changed = wanted.filter((pair) => current.get(pair.key) !== pair.value);
+  if (changed.length > 0) upsertSearchAttributes(changed);
+  const counts = state.followUps.countByStatus();
+  const until = state.budget?.waitingUntil;
+  setCurrentDetails(
+    [
+      `**Status:** ${statusOf(state)} · **Job:** ${state.jobId ?? 'not created yet'} · **Project:** ${state.projectId}`,
+      `**Polls:** ${state.polls} · **Deadline:** ${iso(state.deadlineAt)}` +
+        (state.poll === null
+          ? ''
+          : ' · reading in the pending activity pollAgentJob (its last failure, next attempt)'),
+      `**Follow-ups:** ${counts.pending} pending, ${counts.delivered} delivered, ${counts.rejected} rejected, ${counts.outcome_unknown} outcome unknown`,
+      state.queuedForBudget
+        ? `**Queued for budget** (the project's creates and messages, in order)${until == null ? '' : ` until about ${clockTime(until)}`}`
+        : '',
+      state.job?.prLink ? `**Pull request:** ${state.job.prLink}` : '',
+      state.lastError ? `**Last error:** ${state.lastError}` : '',
+      state.continuedRuns > 0 ? `**Run:** ${state.continuedRuns + 1} (continued as new)` : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
 }
 
 export function iso(epochMs: number): string {

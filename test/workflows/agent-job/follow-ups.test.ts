@@ -162,20 +162,27 @@ describe('FollowUpQueue', () => {
     assert.ok(sentFollowUpsSchema.safeParse(queue.sent()).success);
   });
 
-  test('a continuation of older code (no ledger) takes its delivered and outcome_unknown records as the ledger', () => {
-    const queue = new FollowUpQueue({
-      followUps: [
-        { messageId: 'a', prompt: 'x', status: 'delivered' },
-        { messageId: 'b', prompt: 'x', status: 'rejected', error: 'HTTP 422' },
-        { messageId: 'c', prompt: 'x', status: 'outcome_unknown', error: 'HTTP 502' },
-      ],
-      pendingFollowUps: [],
-      omittedFollowUps: 0,
-      unnamedFollowUps: 0,
+  test("an earlier run's ledger, learned later: its ids are not sent again, also one already queued", () => {
+    const queue = new FollowUpQueue();
+    const failed: string[] = [];
+    queue.enqueue('a', 'sent by the earlier run', {
+      delivered: () => assert.fail('not delivered'),
+      failed: (status, reason) => failed.push(`${status}: ${reason}`),
     });
+    queue.enqueue('new', 'a new one');
+    queue.addEarlier({
+      followUps: [{ messageId: 'a', prompt: 'sent by the earlier run', status: 'delivered' }],
+      sentFollowUps: { delivered: [messageIdKey('a')], outcomeUnknown: [] },
+    });
+    assert.deepEqual(queue.head(), { messageId: 'new', prompt: 'a new one' });
+    assert.equal(queue.statusOf('a'), 'delivered');
+    assert.deepEqual(failed, ['not_sent: already sent by an earlier run of this workflow id (delivered)']);
     assert.deepEqual(
-      ['a', 'b', 'c'].map((id) => queue.statusOf(id)),
-      ['delivered', undefined, 'outcome_unknown'],
+      queue.records().map((r) => [r.messageId, r.status]),
+      [
+        ['a', 'delivered'],
+        ['new', 'pending'],
+      ],
     );
   });
 

@@ -5,7 +5,6 @@ import {
   STATUS_NOT_CREATED,
   type AgentJob,
 } from '../../../src/contract/agent-job';
-import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../../src/contract/continue-as-new';
 import {
   initialState,
   isFinished,
@@ -25,7 +24,6 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     const state = initialState(INPUT, NOW);
     assert.equal(statusOf(state), STATUS_NOT_CREATED);
     assert.equal(state.deadlineAt, NOW + 86_400_000);
-    assert.equal(state.continueAsNewAfterEvents, CONTINUE_AS_NEW_AFTER_EVENTS.agentJob);
     assert.equal(needsPolling(state), false);
     assert.equal(isFinished(state), false);
     assert.deepEqual(toAgentJobState(state), {
@@ -52,10 +50,15 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     const state = initialState(INPUT, NOW);
     state.jobId = ACTIVE.id;
     state.job = ACTIVE;
-    state.nextPollAt = NOW + 5000;
     assert.equal(needsPolling(state), true);
-    assert.equal(toAgentJobState(state).nextPollAt, '2026-11-24T12:00:05.000Z');
+    state.poll = Promise.resolve();
+    state.pollStartedAt = NOW + 5000;
+    assert.equal(toAgentJobState(state).pollingSince, '2026-11-24T12:00:05.000Z');
+    assert.equal(toAgentJobState(state).nextPollAt, null, "the poll activity's next read is in describe()");
     assert.equal(toAgentJobState(state).model, 'm-1');
+    state.job = { ...ACTIVE, status: 'completed' };
+    assert.equal(isFinished(state), false, 'the poll activity still runs');
+    state.poll = null;
 
     state.job = { ...ACTIVE, status: 'completed', prLink: 'https://git.example/pr/1' };
     state.pollAfterMessage = true;
@@ -65,7 +68,6 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     assert.equal(isFinished(state), false, 'a follow-up still waits');
     state.followUps.deliverHead(state.job);
     assert.equal(isFinished(state), true);
-    assert.equal(toAgentJobState(state).nextPollAt, null, 'no poll planned for a finished job');
     assert.deepEqual(toResult(state, state.job), {
       jobId: 'job_1',
       status: 'completed',
@@ -81,8 +83,6 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     first.jobId = ACTIVE.id;
     first.job = ACTIVE;
     first.polls = 12;
-    first.backoffStep = 4;
-    first.nextPollAt = NOW + 40_000;
     first.lastError = 'getJob: HTTP 503';
     first.followUps.enqueue('m0', 'Sent one');
     first.followUps.sendingHead();
@@ -97,7 +97,6 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     assert.equal(next.deadlineAt, NOW + 3_600_000, 'the deadline does not restart');
     assert.equal(next.continuedRuns, 1);
     assert.equal(next.polls, 12);
-    assert.equal(next.backoffStep, 4);
     assert.equal(next.jobId, 'job_1');
     assert.deepEqual(next.job, ACTIVE);
     assert.equal(next.lastError, 'getJob: HTTP 503');
