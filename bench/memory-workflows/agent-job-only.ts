@@ -1,5 +1,4 @@
 // The workflows an agent job runs, without the exports': what the sandbox evaluates for each cached agentJob
 // when the worker's bundle holds nothing else.
-export { agentJob } from '../../src/workflows/agent-job/workflow';
-export { agentJobCreateRecord } from '../../src/workflows/agent-job/create-record';
+export { agentJob, agentJobCreateRecord } from '../../src/workflows/agent-job/workflow';
 export { docsBudgetLimiter } from '../../src/workflows/budget/limiter';

@@ -8,7 +8,6 @@ import {
   isCancellation,
   log,
   proxyActivities,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentJobAnswer, createAgentJobActivities } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
