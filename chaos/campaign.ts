@@ -144,11 +144,6 @@ export async function runCampaign(
       `${since()}: ${sent.length} follow-ups sent, ${records.length} operator actions; waiting for every workflow to close`,
     );
 
-    if (process.env.DEBUG_RECORDS)
-      await fs.writeFile(
-        process.env.DEBUG_RECORDS,
-        JSON.stringify({ startedAt, kills: supervisor.killTimes, records }, null, 1),
-      );
     const verdict = emptyVerdict();
     await verifyJobs(client, sim, { jobs, sent, killTimes: supervisor.killTimes }, deadline, verdict);
     await verifyExports(client, exports, deadline, verdict);

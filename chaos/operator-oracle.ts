@@ -258,7 +258,7 @@ function excuseOf(
   const last = runs.at(-1);
   const waiting = last?.status === 'RUNNING' ? waitingReason(last.state) : undefined;
   if (waiting !== undefined && last !== undefined && pendingIn.includes(last)) {
-    return `its job still waits: ${waiting.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T')}`;
+    return `its job still waits: ${waiting}`;
   }
   return undefined;
 }
@@ -281,13 +281,16 @@ function recordOf(run: RunView, messageId: string): FollowUpRecord | undefined {
   return run.state?.followUps.filter((r) => r.messageId === messageId).at(-1);
 }
 
-/** Why a running job waits, from its state; undefined when the state gives none (or cannot be read). */
+/**
+ * Why a running job waits, from its state (times left out, so that reasons tally); undefined when the state
+ * gives none (or cannot be read).
+ */
 function waitingReason(state: AgentJobState | undefined): string | undefined {
   if (!state) return undefined;
-  if (state.lastError) return state.lastError;
+  if (state.lastError) return state.lastError.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').slice(0, 120);
   if (state.queuedForBudget) return 'queued for the budget';
-  if (state.nextPollAt) return `next poll at ${state.nextPollAt}`;
-  if (state.pollingSince) return `polling since ${state.pollingSince}`;
+  if (state.nextPollAt) return 'a poll is scheduled';
+  if (state.pollingSince) return 'polling';
   return undefined;
 }
 

@@ -42,10 +42,17 @@ export function latestRunSection(report: CampaignReport, command: string, headin
         `${secrets.files}, ${secrets.logBytes}, ${secrets.cliOutputs}, ${secrets.errorMessages}`,
       ],
       ['API key found', secrets.leaks.length === 0 ? 'nowhere' : secrets.leaks.join('; ')],
-      ['violations', verdict.violations.length === 0 ? 'none' : verdict.violations.join('; ')],
+      ['violations', violationsText(verdict.violations)],
     ]),
     '',
   ].join('\n');
+}
+
+/** Every violation, or with more than 5 the first 5 (the run prints them all). */
+function violationsText(violations: string[]): string {
+  if (violations.length === 0) return 'none';
+  const shown = violations.slice(0, 5).join('; ').replaceAll('|', '\\|');
+  return violations.length > 5 ? `${violations.length}, the first 5: ${shown}` : shown;
 }
 
 function workloadRows({ options, verdict, ...report }: CampaignReport): [string, string | number][] {
