@@ -105,6 +105,9 @@ export async function verifyOperators(
         tally.resets,
         `${attempt.to === undefined ? 'default' : attempt.asked} point asked via ${attempt.via}: ${attempt.done ? 'reset' : 'refused'}`,
       );
+      if (attempt.refusal !== undefined) {
+        count(tally.resets, `refused because ${attempt.refusal.split(';')[0]?.replace(/\d+/g, 'N')}`);
+      }
       if (attempt.asked === 'not offered' && attempt.done) {
         tally.counts.resetsMadeToPointsNotOffered += 1;
         violations.push(

@@ -103,7 +103,7 @@ export const OPERATORS_CAMPAIGN: CampaignOptions = {
   ...OPERATOR_STAGE,
   workerKillsAt: [],
   serverRestartsAt: [],
-  deadlineSeconds: 900,
+  deadlineSeconds: 1500,
   operators: {
     seed: 1,
     jobs: 200,
@@ -113,8 +113,8 @@ export const OPERATORS_CAMPAIGN: CampaignOptions = {
     actionsPerJob: [3, 8],
     workerKills: 3,
     serverRestarts: 2,
-    actionTimeoutSeconds: 120,
-    settleSeconds: 600,
+    actionTimeoutSeconds: 45,
+    settleSeconds: 420,
     cliResetShare: 0.1,
   },
 };
