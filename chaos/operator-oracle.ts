@@ -360,7 +360,7 @@ function fates(runs: RunView[], messageId: string): string {
   return runs
     .map(
       (r) =>
-        `${r.runId.slice(0, 8)} ${r.status}${r.failureType ? ` ${r.failureType}` : ''}: ${recordOf(r, messageId)?.status ?? 'no record'}`,
+        `${r.runId.slice(0, 8)} ${r.status}${r.failureType ? ` ${r.failureType}` : ''}: ${r.state === undefined ? 'state unreadable' : (recordOf(r, messageId)?.status ?? 'no record')}`,
     )
     .join('; ');
 }
