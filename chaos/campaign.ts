@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -9,11 +8,15 @@ import { startSimulator, type Simulator, type SimulatorStats } from '../dev/simu
 import { freePort } from '../dev/ports';
 import { startTemporal } from '../dev/temporal';
 import type { RateBudget } from '../src/contract/budget';
-import { campaignFaults } from './fault-mix';
+import { campaignFaults, operatorFaults } from './fault-mix';
 import { ForeignSpender } from './foreign-spender';
+import { verifyOperators, type OperatorTally } from './operator-oracle';
+import { planOperators } from './operator-plan';
+import { operatorJobs, runOperators } from './operators';
 import type { CampaignOptions } from './options';
 import { sleep } from './retrying';
 import { scanForKey, type SecretScan } from './secrets';
+import { starter } from './starter-cli';
 import { emptyVerdict, verifyExports, verifyJobs, type Verdict } from './verify';
 import { WorkerSupervisor } from './worker-supervisor';
 import { planExports, planJobs, runExports, runJobs } from './workload';
@@ -27,11 +30,16 @@ export interface CampaignReport {
   workerKills: number;
   unexpectedWorkerExits: number;
   serverRestarts: number;
+  /** Seconds after the first start of each worker kill and server restart. */
+  workerKillsAt: number[];
+  serverRestartsAt: number[];
   service: SimulatorStats;
   verdict: Verdict;
   secrets: SecretScan;
   /** With small budgets: the 429s the worker met and what the foreign spender took. */
   budgets?: BudgetFigures;
+  /** The operator campaign's tally (options.operators). */
+  operators?: OperatorTally;
 }
 
 export interface BudgetFigures {
@@ -47,8 +55,6 @@ export interface BudgetFigures {
   foreignRefused: Record<'analytics' | 'agent', number>;
 }
 
-const STARTER = path.resolve(__dirname, '../src/starter.ts');
-
 /**
  * One fault campaign on real parts: a dev server on SQLite (restarted mid-run), the production worker entry point
  * as a child process (killed with SIGKILL mid-run), and the simulator injecting faults into every route.
@@ -60,6 +66,7 @@ export async function runCampaign(
   const run = crypto.randomBytes(3).toString('hex');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), `chaos-${run}-`));
   const exportDir = path.join(dir, 'exports');
+  await fs.mkdir(exportDir);
   const dbFilename = path.join(dir, 'temporal.db');
   const port = await freePort();
   const sim = await startSimulator({
@@ -88,7 +95,10 @@ export async function runCampaign(
     await supervisor.start();
     const jobs = planJobs(options, run, sim);
     const exports = planExports(options, run, sim);
-    for (const rule of campaignFaults(options.hangs, { rateLimits: !options.budgets })) sim.faults.add(rule);
+    const plan = options.operators && planOperators(options.operators);
+    const operated = plan ? operatorJobs(plan, run, sim) : [];
+    const faults = plan ? operatorFaults() : campaignFaults(options.hangs, { rateLimits: !options.budgets });
+    for (const rule of faults) sim.faults.add(rule);
     if (options.budgets && options.foreignShare) {
       const projects = [...new Set(jobs.map((job) => job.projectId))];
       spender = new ForeignSpender(sim, options.budgets, options.foreignShare, projects);
@@ -97,10 +107,13 @@ export async function runCampaign(
 
     const startedAt = Date.now();
     const deadline = startedAt + options.deadlineSeconds * 1000;
+    const since = () => `t+${((Date.now() - startedAt) / 1000).toFixed(0)}s`;
     const at = (seconds: number) => sleep(Math.max(0, startedAt + seconds * 1000 - Date.now()));
+    const workerKillsAt = plan?.workerKillsAt ?? options.workerKillsAt;
+    const serverRestartsAt = plan?.serverRestartsAt ?? options.serverRestartsAt;
     const events = [
-      ...options.workerKillsAt.map((seconds) => ({ seconds, kind: 'kill' as const })),
-      { seconds: options.serverRestartAt, kind: 'restart' as const },
+      ...workerKillsAt.map((seconds) => ({ seconds, kind: 'kill' as const })),
+      ...serverRestartsAt.map((seconds) => ({ seconds, kind: 'restart' as const })),
     ].sort((a, b) => a.seconds - b.seconds);
     const disruptions = (async () => {
       for (const event of events) {
@@ -117,16 +130,34 @@ export async function runCampaign(
       }
     })();
     log(`${jobs.length} jobs, ${exports.length} exports`);
-    const [sent] = await Promise.all([
+    if (plan)
+      log(
+        `operators: seed ${plan.seed}, plan ${plan.digest}, ${operated.length} jobs, ${plan.actions.length} actions`,
+      );
+    const [sent, , , records] = await Promise.all([
       runJobs(client, jobs, deadline),
       runExports(client, exports, deadline),
       disruptions,
+      plan ? runOperators(client, () => server.address, plan, operated, startedAt, deadline) : [],
     ]);
-    log(`${sent.length} follow-ups sent; waiting for every workflow to close`);
+    log(
+      `${since()}: ${sent.length} follow-ups sent, ${records.length} operator actions; waiting for every workflow to close`,
+    );
 
     const verdict = emptyVerdict();
     await verifyJobs(client, sim, { jobs, sent, killTimes: supervisor.killTimes }, deadline, verdict);
     await verifyExports(client, exports, deadline, verdict);
+    const operators =
+      plan &&
+      (await verifyOperators(
+        client,
+        sim,
+        { plan, jobs: operated, records, startedAt, killTimes: supervisor.killTimes },
+        deadline,
+        verdict.violations,
+        log,
+      ));
+    log(`${since()}: verified`);
     const wallSeconds = (Date.now() - startedAt) / 1000;
     spender?.stop();
     const budgets = spender && budgetFigures(sim, startedAt, spender);
@@ -139,13 +170,16 @@ export async function runCampaign(
         `${budgets.maxRefusalsIn60s} x 429 in one minute (at most ${options.max429PerMinute} allowed)`,
       );
     }
-    const cliOutputs = await Promise.all([
-      starter(server.address, ['job', 'list', '--project', jobs[0]?.projectId ?? 'none']),
-      ...jobs
-        .filter((job) => job.outcome === 'failed')
-        .slice(0, 3)
-        .map((job) => starter(server.address, ['job', 'status', '--workflow-id', job.workflowId])),
-    ]);
+    const failedJobs = [
+      ...jobs.filter((job) => job.outcome === 'failed'),
+      ...operated.filter((job) => job.planned.outcome === 'failed'),
+    ];
+    const cliOutputs = await Promise.all(
+      [
+        ['job', 'list', '--project', jobs[0]?.projectId ?? operated[0]?.projectId ?? 'none'],
+        ...failedJobs.slice(0, 3).map((job) => ['job', 'status', '--workflow-id', job.workflowId]),
+      ].map((args) => starter(server.address, args).then(({ stdout, stderr }) => stdout + stderr)),
+    );
     const secrets = await scanForKey(
       sim.apiKey,
       {
@@ -156,6 +190,7 @@ export async function runCampaign(
         errorMessages: [
           ...verdict.failureMessages,
           ...sent.flatMap((s) => (s.updateOutcome ? [s.updateOutcome] : [])),
+          ...records.flatMap((r) => (r.detail ? [r.detail] : [])),
         ],
       },
       deadline,
@@ -172,10 +207,13 @@ export async function runCampaign(
       workerKills: supervisor.killTimes.length,
       unexpectedWorkerExits: supervisor.unexpectedExits,
       serverRestarts,
+      workerKillsAt,
+      serverRestartsAt,
       service: sim.stats(),
       verdict,
       secrets,
       ...(budgets ? { budgets } : {}),
+      ...(operators ? { operators } : {}),
     };
   } finally {
     spender?.stop();
@@ -185,17 +223,6 @@ export async function runCampaign(
     await sim.close();
     await fs.rm(dir, { recursive: true, force: true });
   }
-}
-
-function starter(address: string, args: string[]): Promise<string> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', STARTER, ...args],
-      { env: { PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: address } },
-      (_error, stdout, stderr) => resolve(stdout + stderr),
-    );
-  });
 }
 
 /** A budget as DOCS_API_*_RATE_LIMIT spells it, e.g. 20/10000ms. */

@@ -31,3 +31,24 @@ export function campaignFaults(hangs: number, { rateLimits = true } = {}): Fault
     { route: 'getJob', kind: 'hang', times: hangs, probability: 0.05 },
   ];
 }
+
+/**
+ * The operator campaign's faults: answers that leave no doubt whether the service acted (503 and 429 before it
+ * acted), so that a follow-up accepted and never sent stands out in the request log, plus a few creates and
+ * messages answered 502 after the service acted (outcome unknown to the worker, processed in the log): the
+ * cases that a reset or a resend could turn into a second job or a second message.
+ */
+export function operatorFaults(): FaultRule[] {
+  return [
+    { route: 'createJob', kind: 'status', status: 502, afterProcessing: true, times: 1 },
+    { route: '*', kind: 'status', status: 503, probability: 0.1 },
+    { route: 'sendMessage', kind: 'rateLimit', retryAfter: { seconds: 1 }, probability: 0.03 },
+    ...WRITES.map((route): FaultRule => ({
+      route,
+      kind: 'status',
+      status: 502,
+      afterProcessing: true,
+      probability: 0.03,
+    })),
+  ];
+}

@@ -1,8 +1,9 @@
 import type { RateBudget } from '../src/contract/budget';
+import type { OperatorOptions } from './operator-plan';
 
 /** The size and timing of one fault campaign. */
 export interface CampaignOptions {
-  name: 'full' | 'quick' | 'exhausted';
+  name: 'full' | 'quick' | 'exhausted' | 'operators' | 'operators-quick';
   /** Projects the jobs are spread over (the service allows 100 creates and 100 messages per project-hour). */
   jobProjects: number;
   jobsPerProject: number;
@@ -14,7 +15,7 @@ export interface CampaignOptions {
   /** Seconds after the first start at which the worker is killed with SIGKILL. */
   workerKillsAt: number[];
   /** Seconds after the first start at which the Temporal dev server is restarted on its database. */
-  serverRestartAt: number;
+  serverRestartsAt: number[];
   /** Requests that hang (until the client's 30 s timeout): a handful, each costs half a minute. */
   hangs: number;
   /** Every workflow must be closed this long after the first start. */
@@ -28,6 +29,11 @@ export interface CampaignOptions {
   foreignShare?: number;
   /** Budget refusals (429) the worker may meet in any 60 s; more is a violation. */
   max429PerMinute?: number;
+  /**
+   * The operator campaign (chaos/operator-plan.ts): jobs driven by a seeded sequence of operator actions, judged
+   * by chaos/operator-oracle.ts. Its worker kills and server restarts are drawn from the seed.
+   */
+  operators?: OperatorOptions;
 }
 
 export const FULL_CAMPAIGN: CampaignOptions = {
@@ -38,7 +44,7 @@ export const FULL_CAMPAIGN: CampaignOptions = {
   exports: 20,
   maxExportRows: 6_000,
   workerKillsAt: [12, 35, 70],
-  serverRestartAt: 50,
+  serverRestartsAt: [50],
   hangs: 6,
   deadlineSeconds: 600,
 };
@@ -51,7 +57,7 @@ export const QUICK_CAMPAIGN: CampaignOptions = {
   exports: 3,
   maxExportRows: 1_500,
   workerKillsAt: [8, 24],
-  serverRestartAt: 16,
+  serverRestartsAt: [16],
   hangs: 1,
   deadlineSeconds: 240,
 };
@@ -70,7 +76,7 @@ export const EXHAUSTED_CAMPAIGN: CampaignOptions = {
   exports: 10,
   maxExportRows: 6_000,
   workerKillsAt: [20, 70],
-  serverRestartAt: 45,
+  serverRestartsAt: [45],
   hangs: 1,
   deadlineSeconds: 600,
   budgets: {
@@ -81,4 +87,64 @@ export const EXHAUSTED_CAMPAIGN: CampaignOptions = {
   max429PerMinute: 10,
 };
 
-export const CAMPAIGNS = { full: FULL_CAMPAIGN, quick: QUICK_CAMPAIGN, exhausted: EXHAUSTED_CAMPAIGN };
+/** No jobs of the fault workload and no exports: the operator plan is the whole workload. */
+const OPERATOR_STAGE = {
+  jobProjects: 0,
+  jobsPerProject: 0,
+  followUpsPerJob: 0,
+  exports: 0,
+  maxExportRows: 0,
+  hangs: 0,
+} as const;
+
+/** 200 jobs over 25 projects, 3 worker kills and 2 server restarts at seeded moments. */
+export const OPERATORS_CAMPAIGN: CampaignOptions = {
+  name: 'operators',
+  ...OPERATOR_STAGE,
+  workerKillsAt: [],
+  serverRestartsAt: [],
+  deadlineSeconds: 1500,
+  operators: {
+    seed: 1,
+    jobs: 200,
+    projects: 25,
+    startSeconds: 40,
+    actionSeconds: 60,
+    actionsPerJob: [3, 8],
+    workerKills: 3,
+    serverRestarts: 2,
+    actionTimeoutSeconds: 45,
+    settleSeconds: 420,
+    cliResetShare: 0.1,
+  },
+};
+
+/** The test suite's version: 20 jobs, one worker kill and one server restart, about two minutes on a busy machine. */
+export const OPERATORS_QUICK_CAMPAIGN: CampaignOptions = {
+  name: 'operators-quick',
+  ...OPERATOR_STAGE,
+  workerKillsAt: [],
+  serverRestartsAt: [],
+  deadlineSeconds: 300,
+  operators: {
+    seed: 1,
+    jobs: 20,
+    projects: 20,
+    startSeconds: 6,
+    actionSeconds: 16,
+    actionsPerJob: [3, 6],
+    workerKills: 1,
+    serverRestarts: 1,
+    actionTimeoutSeconds: 20,
+    settleSeconds: 100,
+    cliResetShare: 0.2,
+  },
+};
+
+export const CAMPAIGNS = {
+  full: FULL_CAMPAIGN,
+  quick: QUICK_CAMPAIGN,
+  exhausted: EXHAUSTED_CAMPAIGN,
+  operators: OPERATORS_CAMPAIGN,
+  'operators-quick': OPERATORS_QUICK_CAMPAIGN,
+};

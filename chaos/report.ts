@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { temporalCliVersion } from '../dev/temporal';
 import type { CampaignReport } from './campaign';
+import type { OperatorTally } from './operator-oracle';
 
 const table = (rows: [string, string | number][]) =>
   ['| | |', '|---|---|', ...rows.map(([name, value]) => `| ${name} | ${value} |`)].join('\n');
@@ -22,23 +23,16 @@ export function latestRunSection(report: CampaignReport, command: string, headin
       `${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${temporalCliVersion()}.`,
     '',
     table([
-      ['agent jobs', `${report.jobs} over ${options.jobProjects} projects`],
-      ['follow-ups sent', `${report.followUpsSent} (signals and updates alternately)`],
-      ['exports', `${report.exports} (${verdict.exportRows} rows in all)`],
-      ['worker SIGKILLs', `${report.workerKills} at t+${options.workerKillsAt.join(', t+')} s`],
-      ['Temporal server restarts', `${report.serverRestarts} at t+${options.serverRestartAt} s`],
+      ...(report.operators
+        ? operatorRows(report.operators, options.operators?.projects)
+        : workloadRows(report)),
+      ['worker SIGKILLs', `${report.workerKills} at t+${report.workerKillsAt.join(', t+')} s`],
+      ['Temporal server restarts', `${report.serverRestarts} at t+${report.serverRestartsAt.join(', t+')} s`],
       ['worker exits nobody asked for', report.unexpectedWorkerExits],
       ['requests to the service', tally(service.requests)],
       ['answers by status', tally(service.responsesByStatus)],
       ['wall time until every workflow closed', `${report.wallSeconds.toFixed(1)} s`],
-      ['jobs by ending', tally(verdict.jobs)],
-      [
-        'jobs created at the service',
-        `${verdict.createsAtService} (${report.jobs} jobs, ${verdict.createsOutcomeUnknown} creates reported outcome unknown)`,
-      ],
-      ['follow-ups by status', tally(verdict.followUps)],
-      ...budgetRows(report),
-      ['exports whole (rows and sha256 checked)', `${verdict.exportsWhole} of ${report.exports}`],
+      ...(report.operators ? operatorOracleRows(report.operators) : verdictRows(report)),
       [
         'histories scanned for the API key',
         `${secrets.histories} (${(secrets.historyBytes / 1024).toFixed(0)} KiB)`,
@@ -48,10 +42,67 @@ export function latestRunSection(report: CampaignReport, command: string, headin
         `${secrets.files}, ${secrets.logBytes}, ${secrets.cliOutputs}, ${secrets.errorMessages}`,
       ],
       ['API key found', secrets.leaks.length === 0 ? 'nowhere' : secrets.leaks.join('; ')],
-      ['violations', verdict.violations.length === 0 ? 'none' : verdict.violations.join('; ')],
+      ['violations', violationsText(verdict.violations)],
     ]),
     '',
   ].join('\n');
+}
+
+/** Every violation, or with more than 5 the first 5 (the run prints them all). */
+function violationsText(violations: string[]): string {
+  if (violations.length === 0) return 'none';
+  const shown = violations.slice(0, 5).join('; ').replaceAll('|', '\\|');
+  return violations.length > 5 ? `${violations.length}, the first 5: ${shown}` : shown;
+}
+
+function workloadRows({ options, verdict, ...report }: CampaignReport): [string, string | number][] {
+  return [
+    ['agent jobs', `${report.jobs} over ${options.jobProjects} projects`],
+    ['follow-ups sent', `${report.followUpsSent} (signals and updates alternately)`],
+    ['exports', `${report.exports} (${verdict.exportRows} rows in all)`],
+  ];
+}
+
+function verdictRows(report: CampaignReport): [string, string | number][] {
+  const { verdict } = report;
+  return [
+    ['jobs by ending', tally(verdict.jobs)],
+    [
+      'jobs created at the service',
+      `${verdict.createsAtService} (${report.jobs} jobs, ${verdict.createsOutcomeUnknown} creates reported outcome unknown)`,
+    ],
+    ['follow-ups by status', tally(verdict.followUps)],
+    ...budgetRows(report),
+    ['exports whole (rows and sha256 checked)', `${verdict.exportsWhole} of ${report.exports}`],
+  ];
+}
+
+function operatorRows(operators: OperatorTally, projects: number | undefined): [string, string | number][] {
+  return [
+    ['seed, plan digest', `${operators.seed}, ${operators.digest}`],
+    ['agent jobs', `${operators.jobs} over ${projects ?? '?'} projects`],
+    ['operator actions', tally(operators.actions)],
+  ];
+}
+
+function operatorOracleRows(operators: OperatorTally): [string, string | number][] {
+  const { counts } = operators;
+  return [
+    ['answers the operator got', tally(operators.answers)],
+    ['resets', tally(operators.resets)],
+    ['jobs by ending (last run)', tally(operators.endings)],
+    ['follow-ups (by messageId)', tally(operators.followUps)],
+    [
+      'updates accepted, answered without a FollowUp type (not counted)',
+      operators.untypedUpdateAnswers.join('; ') || 'none',
+    ],
+    ['jobs created twice', counts.jobsCreatedTwice],
+    ['messageIds sent twice', counts.messageIdsSentTwice],
+    ['accepted follow-ups never sent (no excuse)', counts.acceptedNeverSent],
+    ['jobs neither ended nor visibly waiting', counts.neitherEndedNorWaiting],
+    ['resets made to points not offered', counts.resetsMadeToPointsNotOffered],
+    ['messageIds refused every time, yet sent', counts.refusedYetSent],
+  ];
 }
 
 function budgetRows({ options, budgets }: CampaignReport): [string, string | number][] {

@@ -1,4 +1,5 @@
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { AgentJobResetRefusedError } from '../src/client/agent-job-reset';
 import { FollowUpNotAcceptedError } from '../src/contract/errors';
 import { InputValidationError } from '../src/contract/validation';
 
@@ -9,6 +10,7 @@ function isFinal(error: unknown): boolean {
     error instanceof WorkflowUpdateFailedError ||
     error instanceof WorkflowNotFoundError ||
     error instanceof FollowUpNotAcceptedError ||
+    error instanceof AgentJobResetRefusedError ||
     error instanceof InputValidationError
   );
 }
