@@ -6,8 +6,7 @@ import { createHash } from 'node:crypto';
 import type { PageSummary, VisitorsPage } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
 import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
-import type { ChunkWriter, ExportStaging } from '../exports/staging';
-import type { StagedPageRows } from '../exports/staged-objects';
+import type { ChunkWriter, ExportStaging, StagedPageRows } from '../exports/staging';
 import { exportFailures } from './export-failures';
 import { toApplicationFailure } from './failures';
 

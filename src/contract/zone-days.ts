@@ -50,7 +50,7 @@ export function dayStart(day: string, timeZone: string): { instant: number; text
 /** An instant as an ISO 8601 date-time with the offset `timeZone` has then (`2026-11-20T08:00:00-08:00`). */
 export function instantText(instant: number, timeZone: string): string {
   const offsetMs = offsetAt(instant, timeZone);
-  return `${isoDate(instant + offsetMs)}T${isoTime(instant + offsetMs)}${formatOffset(offsetMs)}`;
+  return `${new Date(instant + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)}`;
 }
 
 /**
@@ -68,16 +68,8 @@ function startOfDay(dayAsUtc: number, timeZone: string): { text: string; offsetM
   return { text: instantText(instant, timeZone), offsetMs: offsetAt(instant, timeZone) };
 }
 
-interface WallClock {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
-
-function wallClock(instant: number, timeZone: string): WallClock {
+/** The wall-clock time of an instant in `timeZone`, whole seconds, read as if it were UTC (ms). */
+function wallAsUtc(instant: number, timeZone: string): number {
   const parts = new Intl.DateTimeFormat('en-CA', {
     timeZone,
     hourCycle: 'h23',
@@ -90,35 +82,21 @@ function wallClock(instant: number, timeZone: string): WallClock {
   }).formatToParts(instant);
   const get = (type: Intl.DateTimeFormatPartTypes): number =>
     Number(parts.find((p) => p.type === type)?.value);
-  return {
-    year: get('year'),
-    month: get('month'),
-    day: get('day'),
-    hour: get('hour'),
-    minute: get('minute'),
-    second: get('second'),
-  };
+  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
 }
 
 /** The zone's offset from UTC at an instant, in ms (whole seconds). */
 function offsetAt(instant: number, timeZone: string): number {
-  const w = wallClock(instant, timeZone);
-  const wallAsUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return wallAsUtc - Math.floor(instant / 1000) * 1000;
+  return wallAsUtc(instant, timeZone) - Math.floor(instant / 1000) * 1000;
 }
 
 /** The local calendar day of an instant, as that day's UTC midnight. */
 function localDayStart(instant: number, timeZone: string): number {
-  const w = wallClock(instant, timeZone);
-  return Date.UTC(w.year, w.month - 1, w.day);
+  return Math.floor(wallAsUtc(instant, timeZone) / DAY_MS) * DAY_MS;
 }
 
 function isoDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
-}
-
-function isoTime(ms: number): string {
-  return new Date(ms).toISOString().slice(11, 19);
 }
 
 function formatOffset(offsetMs: number): string {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { VisitorRow } from '../contract/visitors-export';
 
 /** An object written in pieces, visible at its key only whole, by `commit` (rename, or multipart completion). */
@@ -25,9 +24,6 @@ export interface ExportDestination {
   prepareStaging(folder: string): Promise<void>;
   /** Writes one object whole under `folder/name`; StagingMissingError when the folder is not prepared. */
   stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void>;
-  /** StagingMissingError when the object is not there. */
-  readStaged(key: string): Promise<Readable>;
-  listStaged(folder: string): Promise<Set<string>>;
   removeStaging(folder: string): Promise<void>;
   /** Removes the staging folders untouched for `olderThanMs`; returns their names. */
   pruneStaleStaging(olderThanMs: number, now?: number): Promise<string[]>;
@@ -35,7 +31,7 @@ export interface ExportDestination {
   /** Writes a small final object whole; returns its bytes. */
   writeFinal(key: string, content: string): Promise<number>;
   removeFinal(key: string): Promise<void>;
-  /** Keys of final objects under `prefix`, sorted: never a staged object or a file being written. */
+  /** Keys of the objects under `prefix`, sorted: never a file being written, nor a staged object outside staging. */
   listFinal(prefix: string): Promise<string[]>;
   /** A small final object's text, or undefined when there is none. */
   readFinal(key: string): Promise<string | undefined>;

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
@@ -19,7 +18,6 @@ import {
   type ExportDestination,
   type FinalObjectWriter,
 } from './destination';
-import { InvariantError } from '../contract/errors';
 import { isStagingKey, STAGING_FOLDER } from './layout';
 import { isNoSuchKey, isNotFound, refusedDestination } from './s3-errors';
 import { openMultipartWriter } from './s3-multipart';
@@ -108,28 +106,6 @@ export class S3Destination implements ExportDestination {
     );
   }
 
-  async readStaged(key: string): Promise<Readable> {
-    try {
-      const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }),
-      );
-      if (!(answer.Body instanceof Readable))
-        throw new InvariantError(`GetObject ${this.location(key)}: no body stream`);
-      return answer.Body;
-    } catch (error) {
-      if (isNotFound(error)) throw new StagingMissingError(`staged page ${this.location(key)} not found`);
-      throw this.refused(error, 'GetObject');
-    }
-  }
-
-  async listStaged(folder: string): Promise<Set<string>> {
-    const names = new Set<string>();
-    const prefix = `${this.key(folder)}/`;
-    for await (const { Key } of this.objects(prefix)) names.add(Key.slice(prefix.length));
-    names.delete(PREPARED_MARKER);
-    return names;
-  }
-
   async removeStaging(folder: string): Promise<void> {
     // The marker first: a page still in flight then fails rather than staging into a folder being removed.
     await this.removeFinal(`${folder}/${PREPARED_MARKER}`);
@@ -143,26 +119,16 @@ export class S3Destination implements ExportDestination {
 
   /** Staging folders whose marker (rewritten by every run of the export) is older than the limit, or gone. */
   async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
-    const removed: string[] = [];
     const root = `${this.key(STAGING_FOLDER)}/`;
-    const folders: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.list({ Prefix: root, Delimiter: '/', ContinuationToken: token });
-      for (const common of page.CommonPrefixes ?? []) {
-        if (common.Prefix) folders.push(common.Prefix.slice(root.length, -1));
-      }
-      token = page.NextContinuationToken;
-    } while (token);
-    for (const name of folders) {
-      const folder = `${STAGING_FOLDER}/${name}`;
-      const touched = await this.lastTouched(folder);
-      if (touched !== undefined && now - touched > olderThanMs) {
-        await this.removeStaging(folder);
-        removed.push(name);
-      }
+    const touched = new Map<string, number>();
+    for await (const { Key, LastModified } of this.objects(root)) {
+      const [name = '', rest] = Key.slice(root.length).split('/', 2);
+      const marked = rest === PREPARED_MARKER ? (LastModified?.getTime() ?? now) : 0;
+      touched.set(name, Math.max(touched.get(name) ?? 0, marked));
     }
-    return removed;
+    const stale = [...touched].filter(([, at]) => now - at > olderThanMs).map(([name]) => name);
+    for (const name of stale) await this.removeStaging(`${STAGING_FOLDER}/${name}`);
+    return stale;
   }
 
   openFinal(key: string): Promise<FinalObjectWriter> {
@@ -195,7 +161,7 @@ export class S3Destination implements ExportDestination {
     const keys: string[] = [];
     for await (const { Key } of this.objects(this.key(prefix))) {
       const key = Key.slice(root);
-      if (!isStagingKey(key)) keys.push(key);
+      if (!isStagingKey(key) || isStagingKey(prefix)) keys.push(key);
     }
     return keys.sort();
   }
@@ -251,36 +217,20 @@ export class S3Destination implements ExportDestination {
     }
   }
 
-  /** When the folder's marker was written; 0 with no marker: a removal cut short (nothing stages there). */
-  private async lastTouched(folder: string): Promise<number | undefined> {
-    try {
-      const head = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.where.bucket, Key: this.key(`${folder}/${PREPARED_MARKER}`) }),
-      );
-      return head.LastModified?.getTime();
-    } catch (error) {
-      if (!isNotFound(error)) throw this.refused(error, 'HeadObject');
-      return 0;
-    }
-  }
-
-  private async *objects(prefix: string): AsyncGenerator<{ Key: string }> {
+  private async *objects(prefix: string): AsyncGenerator<{ Key: string; LastModified?: Date | undefined }> {
     let token: string | undefined;
     do {
-      const page = await this.list({ Prefix: prefix, ContinuationToken: token });
-      for (const object of page.Contents ?? []) {
-        if (object.Key !== undefined) yield { Key: object.Key };
+      let page;
+      try {
+        const input = { Bucket: this.where.bucket, Prefix: prefix, ContinuationToken: token };
+        page = await this.client.send(new ListObjectsV2Command(input));
+      } catch (error) {
+        throw this.refused(error, 'ListObjectsV2');
       }
+      for (const { Key, LastModified } of page.Contents ?? [])
+        if (Key !== undefined) yield { Key, LastModified };
       token = page.NextContinuationToken;
     } while (token);
-  }
-
-  private async list(input: { Prefix: string; Delimiter?: string; ContinuationToken: string | undefined }) {
-    try {
-      return await this.client.send(new ListObjectsV2Command({ Bucket: this.where.bucket, ...input }));
-    } catch (error) {
-      throw this.refused(error, 'ListObjectsV2');
-    }
   }
 
   /** A refusal another attempt cannot fix becomes DestinationUnavailableError; anything else is left as is. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import type { ExportCompression, ExportFormat, VisitorRow } from '../../src/contract/visitors-export';
 import { addDays } from '../../src/contract/zone-days';
-import { hashedOutput } from '../../src/exports/export-file-writer';
+import { hashedOutput } from '../../src/exports/destination';
 import { openExportFile } from '../../src/exports/formats';
 import { compressionFor, exportFileName, exportFolderKey } from '../../src/exports/layout';
 import { LocalDestination } from '../../src/exports/local-destination';

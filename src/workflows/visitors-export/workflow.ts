@@ -68,7 +68,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
 
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.visitorsExport;
-  state.deadlineAt ??= Date.now() + deadlineMs(input);
+  state.deadlineAt ??= Date.now() + (parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0);
   const budget: BudgetPermits = new BudgetPermits('analytics', () =>
     progress.update({ waitingForBudgetUntil: budget.waitingUntil }),
   );
@@ -211,10 +211,6 @@ async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportIn
   const refusal = await invalidInputOf('visitorsExport', raw);
   if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
   return raw;
-}
-
-function deadlineMs(input: VisitorsExportInput): number {
-  return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;
 }
 
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {

@@ -19,10 +19,9 @@ import {
   mergeCovered,
   type NightlyDay,
   type NightlyExport,
-  type NightlyRunMemo,
   type VisitorsNightlyResult,
 } from '../../contract/nightly';
-import type { VisitorsNightlyInput } from '../../contract/nightly-schema';
+import type { NightlyRunMemo, VisitorsNightlyInput } from '../../contract/nightly-schema';
 import type { VisitorsExportInput, VisitorsExportResult } from '../../contract/visitors-export';
 import { invalidInputOf } from '../input-check';
 import { recordNightlyRun } from '../metrics';
@@ -42,7 +41,7 @@ type Outcome = { result: VisitorsExportResult; found: boolean } | { error: strin
 export async function visitorsNightly(input: VisitorsNightlyInput): Promise<VisitorsNightlyResult> {
   const refusal = await invalidInputOf('visitorsNightly', input);
   if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
-  const { projectId } = input;
+  const { projectId, maxCatchUpDays: _cap, timeZone: _zone, ...exportOptions } = input;
   const progress = { pagesDone: 0, rowsDone: 0, inFlight: 0, done: false };
   setHandler(getProgressQuery, () => ({ ...progress }));
   const scheduleId = scheduleIdOfRun();
@@ -63,7 +62,7 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
     const day = exportLabel(item);
     const workflowId = visitorsExportWorkflowId(projectId, item.dateFrom, item.dateTo, item.timeZone);
     const { from: _from, to: _to, ...range } = item;
-    const outcome = await exportOnce(workflowId, { ...exportOptions(input), ...range }, item);
+    const outcome = await exportOnce(workflowId, { projectId, ...exportOptions, ...range }, item);
     if ('error' in outcome) {
       days.push({ day, status: 'failed', workflowId, error: outcome.error });
       log.warn('A nightly export failed: the later ones go on, the next run makes it again', {
@@ -146,23 +145,13 @@ async function exportOnce(
       );
       return { result, found: false };
     } catch (error) {
-      if (error instanceof ChildWorkflowFailure) return { error: messageOf(error.cause ?? error) };
+      if (error instanceof ChildWorkflowFailure) return { error: (error.cause ?? error).message };
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
     const found = await awaitDayExport(workflowId, item);
     if ('result' in found) return { result: found.result, found: true };
     if (attempt >= 2) return found;
   }
-}
-
-/** The export options a nightly run passes to each export. */
-function exportOptions(input: VisitorsNightlyInput): Omit<VisitorsExportInput, 'dateFrom' | 'dateTo'> {
-  const { maxCatchUpDays: _cap, timeZone: _zone, ...options } = input;
-  return options;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function sum(results: VisitorsExportResult[], value: (result: VisitorsExportResult) => number): number {
