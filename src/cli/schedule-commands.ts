@@ -9,7 +9,7 @@ import {
   type VisitorsScheduleChanges,
 } from '../client/schedule';
 import { describeVisitorsNightly } from '../client/schedule-nightly';
-import { defined } from '../client/schedule-input';
+import { defined } from '../client/schedule';
 import type { CommandContext } from './command-context';
 import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';

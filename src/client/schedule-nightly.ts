@@ -3,8 +3,7 @@ import { coveredOfMemo, DEFAULT_MAX_CATCH_UP_DAYS, exportLabel, type FailedDay }
 import { nightlyRunMemoSchema, type NightlyRunMemo } from '../contract/nightly-schema';
 import { dueExports } from '../exports/manifest-days';
 import { dayBefore } from '../contract/zone-days';
-import { describeVisitorsSchedule } from './schedule';
-import { scheduleInput, zoneOf } from './schedule-input';
+import { describeVisitorsSchedule, scheduleInput, zoneOf } from './schedule';
 
 /** A schedule, the zone whose days its runs export, what its latest run found and what the next runs export. */
 export interface VisitorsNightlyState {

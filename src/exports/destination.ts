@@ -42,11 +42,6 @@ export class StagingMissingError extends Error {
   override readonly name = 'StagingMissingError';
 }
 
-/** Part of a removal was refused: another attempt retries. */
-export class StagingCleanupError extends Error {
-  override readonly name = 'StagingCleanupError';
-}
-
 /** The destination cannot take the export and another attempt cannot fix it; never names a credential. */
 export class DestinationUnavailableError extends Error {
   override readonly name = 'DestinationUnavailableError';

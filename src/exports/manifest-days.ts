@@ -1,11 +1,65 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseApiDate } from '../contract/api-dates';
 import { PARTIAL_SUFFIX } from '../contract/names';
 import type { Covered, NightlyExport } from '../contract/nightly';
+import type { VisitorsExportManifest } from '../contract/visitors-export';
 import { EXPORT_LAYOUTS } from '../contract/visitors-export-constants';
 import { addDays, dayStart, instantText } from '../contract/zone-days';
 import type { ExportDestination } from './destination';
-import { exportFolderKey, MANIFEST_FILE, projectFolderKey, rangesFolderKey, singleDay } from './layout';
+import {
+  exportFileNames,
+  exportFolderKey,
+  MANIFEST_FILE,
+  projectFolderKey,
+  rangesFolderKey,
+  singleDay,
+  TOTALS_FILE,
+} from './layout';
+
+/**
+ * Makes way for the export file `keep` before it replaces an earlier run's: removes the manifest first, so that
+ * from here until finishExportFolder writes the new one no manifest names a file that is replaced or gone, then
+ * the file of another format (or compression).
+ */
+export async function clearExportFolder(
+  destination: ExportDestination,
+  folder: string,
+  keep: string,
+): Promise<void> {
+  await destination.removeFinal(`${folder}/${MANIFEST_FILE}`);
+  for (const name of exportFileNames()) {
+    if (name !== keep) await destination.removeFinal(`${folder}/${name}`);
+  }
+}
+
+/**
+ * Completes an export folder whose export file is in place (after clearExportFolder): writes totals.json and,
+ * last, manifest.json (each whole), which lists every file with its sha256: a reader that finds the manifest
+ * finds the whole export.
+ */
+export async function finishExportFolder(
+  destination: ExportDestination,
+  folder: string,
+  manifest: VisitorsExportManifest,
+): Promise<string[]> {
+  const totals = `${JSON.stringify(manifest.totals, null, 2)}\n`;
+  await destination.writeFinal(`${folder}/${TOTALS_FILE}`, totals);
+  const complete: VisitorsExportManifest = {
+    ...manifest,
+    files: [
+      ...manifest.files,
+      {
+        name: TOTALS_FILE,
+        rows: 1,
+        bytes: Buffer.byteLength(totals),
+        sha256: createHash('sha256').update(totals).digest('hex'),
+      },
+    ],
+  };
+  await destination.writeFinal(`${folder}/${MANIFEST_FILE}`, `${JSON.stringify(complete, null, 2)}\n`);
+  return [manifest.file, TOTALS_FILE, MANIFEST_FILE].map((name) => destination.location(`${folder}/${name}`));
+}
 
 /** What telling a whole export takes from a `manifest.json` (VisitorsExportManifest); other fields are not read. */
 const manifestSchema = z.object({

@@ -13,7 +13,6 @@ import {
 } from '@aws-sdk/client-s3';
 import {
   DestinationUnavailableError,
-  StagingCleanupError,
   StagingMissingError,
   type ExportDestination,
   type FinalObjectWriter,
@@ -207,7 +206,7 @@ export class S3Destination implements ExportDestination {
       );
       const failed = answer.Errors ?? [];
       if (failed.length > 0) {
-        throw new StagingCleanupError(
+        throw new Error(
           `DeleteObjects left ${failed.length} object(s) under ${this.root} (${failed[0]?.Code ?? '?'})`,
         );
       }

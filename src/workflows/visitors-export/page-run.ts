@@ -1,11 +1,14 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancelledFailure,
   isCancellation,
+  proxyActivities,
   sleep,
   TimeoutFailure,
 } from '@temporalio/workflow';
+import type { createVisitorsExportActivities } from '../../activities/visitors-export';
 import type {
   PageRequest,
   PageRunProgress,
@@ -17,8 +20,18 @@ import type { BudgetRefusal, PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import type { PagePermits } from '../budget/page-permits';
 import { refusalOf } from '../budget/permits';
-import { fetchVisitorsPages } from './activity-proxies';
 import { pageFailed } from './failures';
+
+/**
+ * A run of pages: one attempt (the workflow retries its pages with permits of their own). A dead worker is noticed
+ * after 15 s; a cancelled run is awaited, to say how many permits it spent.
+ */
+const { fetchVisitorsPages } = proxyActivities<ReturnType<typeof createVisitorsExportActivities>>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
 
 /** Failures other than 429 a page survives (5xx, network, a worker lost mid-request). */
 const MAX_PAGE_FAILURES = 20;
