@@ -28,8 +28,8 @@ export interface ExportDestination {
   /** Removes the staging folders untouched for `olderThanMs`; returns their names. */
   pruneStaleStaging(olderThanMs: number, now?: number): Promise<string[]>;
   openFinal(key: string): Promise<FinalObjectWriter>;
-  /** Writes a small final object whole; returns its bytes. */
-  writeFinal(key: string, content: string): Promise<number>;
+  /** Writes a small final object whole. */
+  writeFinal(key: string, content: string): Promise<void>;
   removeFinal(key: string): Promise<void>;
   /** Keys of the objects under `prefix`, sorted: never a file being written, nor a staged object outside staging. */
   listFinal(prefix: string): Promise<string[]>;

@@ -94,9 +94,8 @@ export class LocalDestination implements ExportDestination {
     };
   }
 
-  async writeFinal(key: string, content: string): Promise<number> {
+  async writeFinal(key: string, content: string): Promise<void> {
     await this.#writing(key, () => writeFileAtomic(this.location(key), content));
-    return Buffer.byteLength(content);
   }
 
   async removeFinal(key: string): Promise<void> {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
   DeleteObjectCommand,
-  DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
@@ -108,12 +107,10 @@ export class S3Destination implements ExportDestination {
   async removeStaging(folder: string): Promise<void> {
     // The marker first: a page still in flight then fails rather than staging into a folder being removed.
     await this.removeFinal(`${folder}/${PREPARED_MARKER}`);
+    const root = this.key('').length;
     const keys: string[] = [];
-    for await (const { Key } of this.objects(`${this.key(folder)}/`)) {
-      keys.push(Key);
-      if (keys.length === 1000) await this.deleteKeys(keys.splice(0));
-    }
-    if (keys.length > 0) await this.deleteKeys(keys);
+    for await (const { Key } of this.objects(`${this.key(folder)}/`)) keys.push(Key.slice(root));
+    await Promise.all(keys.map((key) => this.removeFinal(key)));
   }
 
   /** Staging folders whose marker (rewritten by every run of the export) is older than the limit, or gone. */
@@ -142,9 +139,8 @@ export class S3Destination implements ExportDestination {
     return Promise.resolve(writer);
   }
 
-  async writeFinal(key: string, content: string): Promise<number> {
-    await this.put(key, content);
-    return Buffer.byteLength(content);
+  writeFinal(key: string, content: string): Promise<void> {
+    return this.put(key, content);
   }
 
   async removeFinal(key: string): Promise<void> {
@@ -192,27 +188,6 @@ export class S3Destination implements ExportDestination {
       );
     } catch (error) {
       throw this.refused(error, 'PutObject');
-    }
-  }
-
-  private async deleteKeys(keys: string[]): Promise<void> {
-    try {
-      const answer = await this.client.send(
-        new DeleteObjectsCommand({
-          Bucket: this.where.bucket,
-          Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
-          ChecksumAlgorithm: CHECKSUM,
-        }),
-      );
-      const failed = answer.Errors ?? [];
-      if (failed.length > 0) {
-        throw new Error(
-          `DeleteObjects left ${failed.length} object(s) under ${this.root} (${failed[0]?.Code ?? '?'})`,
-        );
-      }
-    } catch (error) {
-      if (isNotFound(error)) return;
-      throw this.refused(error, 'DeleteObjects');
     }
   }
 
