@@ -20,10 +20,9 @@ const DAY_MS = 86_400_000;
  * is not at offset +00:00: the first instant of each day as a date-time with the zone's offset.
  */
 export function zoneDays(dateFrom: string, dateTo: string, timeZone: string): ScheduledDay {
-  const from = startOfDay(Date.parse(`${dateFrom}T00:00:00Z`), timeZone);
-  const to = startOfDay(Date.parse(`${dateTo}T00:00:00Z`), timeZone);
-  if (from.offsetMs === 0 && to.offsetMs === 0) return { dateFrom, dateTo };
-  return { dateFrom, dateTo, requestRange: { dateFrom: from.text, dateTo: to.text } };
+  const [from, to] = [dayStart(dateFrom, timeZone).text, dayStart(dateTo, timeZone).text];
+  if (from.endsWith('+00:00') && to.endsWith('+00:00')) return { dateFrom, dateTo };
+  return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
 }
 
 /** The calendar day (`YYYY-MM-DD`) of an instant in `timeZone`. */
@@ -43,8 +42,8 @@ export function addDays(day: string, days: number): string {
 
 /** The first instant of a day (`YYYY-MM-DD`) of `timeZone`: ms since the epoch, and as a date-time with its offset. */
 export function dayStart(day: string, timeZone: string): { instant: number; text: string } {
-  const start = startOfDay(Date.parse(`${day}T00:00:00Z`), timeZone);
-  return { instant: Date.parse(start.text), text: start.text };
+  const text = instantText(startOfDay(Date.parse(`${day}T00:00:00Z`), timeZone), timeZone);
+  return { instant: Date.parse(text), text };
 }
 
 /** An instant as an ISO 8601 date-time with the offset `timeZone` has then (`2026-11-20T08:00:00-08:00`). */
@@ -54,18 +53,17 @@ export function instantText(instant: number, timeZone: string): string {
 }
 
 /**
- * The first instant of a local calendar day (given as its UTC midnight) in `timeZone`, as an ISO 8601 date-time
- * with that instant's offset. Usually 00:00; where a DST gap swallows midnight, the instant the clocks jump.
+ * The first instant of a local calendar day (given as its UTC midnight) in `timeZone`. Usually 00:00; where a DST
+ * gap swallows midnight, the instant the clocks jump.
  */
-function startOfDay(dayAsUtc: number, timeZone: string): { text: string; offsetMs: number } {
+function startOfDay(dayAsUtc: number, timeZone: string): number {
   // Midnight under the offsets in force around it; the earliest that really is on that day wins.
   const offsets = [offsetAt(dayAsUtc - DAY_MS / 2, timeZone), offsetAt(dayAsUtc + DAY_MS / 2, timeZone)];
   const candidates = offsets
     .map((offset) => dayAsUtc - offset)
     .filter((instant) => localDayStart(instant, timeZone) === dayAsUtc)
     .sort((a, b) => a - b);
-  const instant = candidates[0] ?? Math.max(...offsets.map((offset) => dayAsUtc - offset));
-  return { text: instantText(instant, timeZone), offsetMs: offsetAt(instant, timeZone) };
+  return candidates[0] ?? Math.max(...offsets.map((offset) => dayAsUtc - offset));
 }
 
 /** The wall-clock time of an instant in `timeZone`, whole seconds, read as if it were UTC (ms). */

@@ -16,10 +16,12 @@ import {
   type ExportDestination,
   type FinalObjectWriter,
 } from './destination';
+import { ConfigError } from '../contract/errors';
 import { isStagingKey, STAGING_FOLDER } from './layout';
+import { LocalDestination } from './local-destination';
 import { isNoSuchKey, isNotFound, refusedDestination } from './s3-errors';
 import { openMultipartWriter } from './s3-multipart';
-import { s3Uri, type S3Location } from './s3-uri';
+import { isS3Uri, parseS3Uri, s3Uri, S3_URI_RULE, type S3Location } from './s3-uri';
 
 export interface S3DestinationOptions {
   /** EXPORT_S3_FORCE_PATH_STYLE: `http://host/bucket/key` addressing (MinIO, most self-hosted servers). */
@@ -29,6 +31,14 @@ export interface S3DestinationOptions {
    * identity, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL): tests and benchmarks name their server here.
    */
   clientConfig?: S3ClientConfig;
+}
+
+/** EXPORT_DIR as a destination: `s3://bucket[/prefix]` is object storage, anything else a local directory. */
+export function openExportDestination(exportDir: string, s3: S3DestinationOptions = {}): ExportDestination {
+  if (!isS3Uri(exportDir)) return new LocalDestination(exportDir);
+  const where = parseS3Uri(exportDir);
+  if (!where) throw new ConfigError(`EXPORT_DIR ${S3_URI_RULE} (got "${exportDir.slice(0, 80)}")`);
+  return new S3Destination(where, s3);
 }
 
 /** Every put carries a checksum the server verifies before it stores the object. */
