@@ -138,15 +138,11 @@ export class S3Destination implements ExportDestination {
   }
 
   openFinal(key: string): Promise<FinalObjectWriter> {
-    const writer = openMultipartWriter({
-      client: this.client,
-      bucket: this.where.bucket,
-      key: this.key(key),
-      contentType: contentTypeOf(key),
-      checksumAlgorithm: CHECKSUM,
-      refused: (error) => this.refused(error, 'multipart upload'),
-    });
-    return Promise.resolve(writer);
+    const params = { Bucket: this.where.bucket, Key: this.key(key), ContentType: contentTypeOf(key) };
+    const refused = (error: unknown) => this.refused(error, 'multipart upload');
+    return Promise.resolve(
+      openMultipartWriter(this.client, { ...params, ChecksumAlgorithm: CHECKSUM }, refused),
+    );
   }
 
   writeFinal(key: string, content: string): Promise<void> {

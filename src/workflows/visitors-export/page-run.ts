@@ -92,7 +92,8 @@ export async function fetchPageRun(
     const stop = result.stopped;
     if (stop?.type === DocsApiFailureType.malformedResponse) failures.malformed += 1;
     if (stop?.rateLimited === true) {
-      refusal = { grantedAt: stop.grantedAt, ...retryAfter(stop.retryAfterMs) };
+      const { retryAfterMs } = stop;
+      refusal = { grantedAt: stop.grantedAt, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
     } else if (stop?.retryAfterMs !== undefined) {
       await sleep(stop.retryAfterMs);
     }
@@ -119,10 +120,6 @@ async function afterFailure(
   }
   const retryAfterMs = docsApiDetailsOf(failure?.details)?.retryAfterMs;
   await sleep(retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures.any - 1)));
-}
-
-function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
-  return ms === undefined ? {} : { retryAfterMs: ms };
 }
 
 /** What a cancelled run reported it spent (PageRunCancelled); undefined when it could not say (not started). */
