@@ -4,20 +4,15 @@ export interface DateRange {
   dateTo: string;
 }
 
-/**
- * Days of a zone: their local dates, and the range to send when the zone is not UTC at both ends (the service
- * reads a bare date as midnight UTC, so such days are sent as date-times with the zone's offsets).
- */
-export interface ScheduledDay extends DateRange {
-  /** The same day as date-times with the zone's offsets (23 or 25 hours long on DST days). */
-  requestRange?: DateRange;
-}
+/** Days of a zone, and `requestRange`, the same days as date-times with its offsets (see zoneDays). */
+export type ScheduledDay = DateRange & { requestRange?: DateRange };
 
 const DAY_MS = 86_400_000;
 
 /**
  * The calendar days [dateFrom, dateTo) of `timeZone` (both `YYYY-MM-DD`), with the range to send when either end
- * is not at offset +00:00: the first instant of each day as a date-time with the zone's offset.
+ * is not at offset +00:00 (the service reads a bare date as midnight UTC): the first instant of each day as a
+ * date-time with the zone's offset (a DST day is 23 or 25 hours long).
  */
 export function zoneDays(dateFrom: string, dateTo: string, timeZone: string): ScheduledDay {
   const [from, to] = [dayStart(dateFrom, timeZone).text, dayStart(dateTo, timeZone).text];
