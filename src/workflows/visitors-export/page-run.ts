@@ -122,7 +122,7 @@ async function afterFailure(
   await sleep(retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures.any - 1)));
 }
 
-/** What a cancelled run reported it spent (PageRunCancelled); undefined when it could not say (not started). */
+/** What a cancelled run reported it spent (its details' permitsUsed); undefined when it could not say (not started). */
 function permitsUsedBefore(error: unknown): number | undefined {
   const cancelled = error instanceof ActivityFailure ? error.cause : undefined;
   if (!(cancelled instanceof CancelledFailure)) return undefined;
