@@ -10,8 +10,7 @@ import {
 } from '../src/activities/visitors-export';
 import { DocsApiClient } from '../src/docs-api/client';
 import { ExportStaging } from '../src/exports/staging';
-import { openExportDestination } from '../src/exports/open-destination';
-import type { S3DestinationOptions } from '../src/exports/s3-destination';
+import { openExportDestination, type S3DestinationOptions } from '../src/exports/s3-destination';
 import type { ExportCompression, ExportFormat } from '../src/contract/visitors-export';
 import { memoryOf } from './lib/process-stats';
 import { mergeRequestFor, stageRows, type StagedAs } from './lib/staged-export';

@@ -24,8 +24,7 @@ import type {
   VisitorsExportActivityDeps,
 } from '../src/activities/visitors-export';
 import { DocsApiClient } from '../src/docs-api/client';
-import { openExportDestination } from '../src/exports/open-destination';
-import type { S3DestinationOptions } from '../src/exports/s3-destination';
+import { openExportDestination, type S3DestinationOptions } from '../src/exports/s3-destination';
 import { ExportStaging } from '../src/exports/staging';
 import { mergeRequestFor, stageRows } from './lib/staged-export';
 import { median } from './lib/stats';

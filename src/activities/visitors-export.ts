@@ -7,11 +7,10 @@ import {
   type VisitorTotals,
 } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
-import { clearExportFolder, finishExportFolder } from '../exports/export-files';
+import { clearExportFolder, finishExportFolder } from '../exports/manifest-days';
 import { compressionFor, exportFileName, exportFolderKey, layoutFor } from '../exports/layout';
 import { mergeStagedPages } from '../exports/merge';
-import { openExportDestination } from '../exports/open-destination';
-import type { S3DestinationOptions } from '../exports/s3-destination';
+import { openExportDestination, type S3DestinationOptions } from '../exports/s3-destination';
 import { ExportStaging } from '../exports/staging';
 import { exportFailures } from './export-failures';
 import { whileHeartbeating } from './heartbeat';
@@ -154,9 +153,8 @@ export function createVisitorsExportActivities({
       workflowId: request.workflowId,
       runId: request.runId,
     };
-    const files = await finishExportFolder(destination, folder, manifest);
     return {
-      files: [files.exportFile, files.totalsFile, files.manifestFile],
+      files: await finishExportFolder(destination, folder, manifest),
       rows: merged.rows,
       bytes: merged.bytes,
       sha256: merged.sha256,

@@ -6,8 +6,7 @@ import { createHash } from 'node:crypto';
 import type { PageSummary, VisitorsPage } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
 import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
-import type { ChunkWriter, ExportStaging } from '../exports/staging';
-import type { StagedPageRows } from '../exports/staged-objects';
+import type { ChunkWriter, ExportStaging, StagedPageRows } from '../exports/staging';
 import { exportFailures } from './export-failures';
 import { toApplicationFailure } from './failures';
 
@@ -60,10 +59,7 @@ export interface PageRunResult {
   pastEnd?: PageSummary;
 }
 
-/** Details of a run's CancelledFailure (permits spent) and of its heartbeats (pages staged so far). */
-export interface PageRunCancelled {
-  permitsUsed: number;
-}
+/** Details of a run's heartbeats: the pages staged so far (a cancelled run's details: `{ permitsUsed }`). */
 export interface PageRunProgress {
   pages: PageSummary[];
 }
@@ -95,8 +91,7 @@ export function createVisitorsPagesActivities(
       } catch (error) {
         if (!signal.aborted) throw error;
       }
-      const details: PageRunCancelled = { permitsUsed: run.permitsUsed };
-      throw new CancelledFailure('page run cancelled', [details]);
+      throw new CancelledFailure('page run cancelled', [{ permitsUsed: run.permitsUsed }]);
     },
   };
 }

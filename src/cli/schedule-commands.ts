@@ -9,7 +9,7 @@ import {
   type VisitorsScheduleChanges,
 } from '../client/schedule';
 import { describeVisitorsNightly } from '../client/schedule-nightly';
-import { defined } from '../client/schedule-input';
+import { defined } from '../client/schedule';
 import type { CommandContext } from './command-context';
 import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
 import { print } from './output';
@@ -73,6 +73,8 @@ function scheduleFlagsOf(
     pageSize: intFlag(flags['page-size'], 'page-size'),
     concurrency: intFlag(flags.concurrency, 'concurrency'),
     maxCatchUpDays: intFlag(flags['max-catch-up-days'], 'max-catch-up-days'),
+    // Update only: the schedule keeps its task queue unless named (not the caller's TEMPORAL_TASK_QUEUE).
+    taskQueue: stringFlag(flags['task-queue']),
   });
   return { json: flags.json === true, changes: { projectId: stringFlag(flags.project) ?? '', ...changes } };
 }
@@ -91,9 +93,7 @@ export async function scheduleCreate(argv: string[], ctx: CommandContext): Promi
 
 export async function scheduleUpdate(argv: string[], ctx: CommandContext): Promise<number> {
   const { changes, json } = scheduleFlagsOf(argv, scheduleUpdateSpec);
-  // The schedule keeps its task queue unless --task-queue names another (not the caller's TEMPORAL_TASK_QUEUE).
-  const taskQueue = stringFlag(parseFlags(argv, scheduleUpdateSpec)['task-queue']);
-  await updateVisitorsSchedule(await ctx.client(), { ...changes, ...defined({ taskQueue }) });
+  await updateVisitorsSchedule(await ctx.client(), changes);
   print(json, { updated: changes.projectId }, 'updated');
   return ExitCode.ok;
 }

@@ -1,4 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
+import { defined } from '../client/schedule';
 import { startVisitorsExport, visitorsExportStartOptions } from '../client/visitors-export';
 import { watchExportProgress } from './export-progress';
 import {
@@ -14,15 +15,11 @@ import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec }
 import type { CommandContext } from './command-context';
 import { print } from './output';
 import { describeResult, exportFailure } from './visitors-export-status-commands';
-import { ExitCode, UsageError } from './usage-error';
+import { ExitCode } from './usage-error';
 
+/** --format, checked by its rule (the contract's enum) before the command runs. */
 export function formatFlag(value: string | boolean | undefined): ExportFormat | undefined {
-  const format = stringFlag(value);
-  if (format === undefined) return undefined;
-  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
-    throw new UsageError(`--format: must be one of ${EXPORT_FORMATS.join(', ')}`);
-  }
-  return format as ExportFormat;
+  return stringFlag(value) as ExportFormat | undefined;
 }
 
 const { dateFrom, pageSize, concurrency, format, timeZone } = visitorsExportInputSchema.shape;
@@ -86,10 +83,7 @@ export async function exportRun(argv: string[], ctx: CommandContext): Promise<nu
     projectId: stringFlag(flags.project) ?? '',
     dateFrom: stringFlag(flags.from) ?? '',
     dateTo: stringFlag(flags.to) ?? '',
-    ...(timeZone === undefined ? {} : { timeZone }),
-    ...(pageSize === undefined ? {} : { pageSize }),
-    ...(concurrency === undefined ? {} : { concurrency }),
-    ...(format === undefined ? {} : { format }),
+    ...defined({ timeZone, pageSize, concurrency, format }),
     ...(flags.partial === true ? { partial: true } : {}),
   };
   // The rules across flags (--to after --from, days with --tz) are checked before connecting too.

@@ -1,25 +1,9 @@
 import type { Client, ScheduleDescription, ScheduleExecutionResult } from '@temporalio/client';
-import { z } from 'zod';
-import {
-  coveredOfMemo,
-  DEFAULT_MAX_CATCH_UP_DAYS,
-  dueExports,
-  exportLabel,
-  type FailedDay,
-  type NightlyRunMemo,
-} from '../contract/nightly';
+import { coveredOfMemo, DEFAULT_MAX_CATCH_UP_DAYS, exportLabel, type FailedDay } from '../contract/nightly';
+import { nightlyRunMemoSchema, type NightlyRunMemo } from '../contract/nightly-schema';
+import { dueExports } from '../exports/manifest-days';
 import { dayBefore } from '../contract/zone-days';
-import { describeVisitorsSchedule } from './schedule';
-import { scheduleInput, zoneOf } from './schedule-input';
-
-const runMemoSchema = z.object({
-  timeZone: z.string(),
-  through: z.string(),
-  covered: z.array(z.tuple([z.string(), z.string()])).default([]),
-  olderExports: z.boolean(),
-  // An empty list does not survive in a memo: read as empty.
-  failed: z.array(z.object({ day: z.string(), error: z.string() })).default([]),
-});
+import { describeVisitorsSchedule, scheduleInput, zoneOf } from './schedule';
 
 /** A schedule, the zone whose days its runs export, what its latest run found and what the next runs export. */
 export interface VisitorsNightlyState {
@@ -48,7 +32,7 @@ export async function latestNightlyRun(
   for (const { action } of latestFirst) {
     const { workflowId, firstExecutionRunId } = action.workflow;
     const { memo } = await client.workflow.getHandle(workflowId, firstExecutionRunId).describe();
-    const parsed = runMemoSchema.safeParse(memo ?? {});
+    const parsed = nightlyRunMemoSchema.safeParse(memo ?? {});
     if (parsed.success) return { ...parsed.data, workflowId };
   }
   return null;

@@ -12,11 +12,43 @@ import { durationSchema, InputValidationError, parseOrThrow, projectIdSchema } f
 import { timeZoneSchema, UNENDED_RANGE_RULE, rangeEnd } from '../contract/visitors-export';
 import { visitorsNightlyInputSchema, type VisitorsNightlyInput } from '../contract/nightly-schema';
 import { addDays } from '../contract/zone-days';
-import { defined, scheduleInput, zoneOf } from './schedule-input';
 import { startVisitorsExport } from './visitors-export';
 import { taskQueueFromEnv } from './connect';
 
 const nightlyFields = visitorsNightlyInputSchema.shape;
+
+/**
+ * What a schedule's runs are started with, as far as the schedule's settings go. The schedule may have been made
+ * by hand (the CLI, the UI): a setting that breaks its rule reads as absent, and the workflow itself refuses it.
+ */
+const scheduledInputSchema = z.object({
+  format: nightlyFields.format.catch(undefined),
+  pageSize: nightlyFields.pageSize.catch(undefined),
+  concurrency: nightlyFields.concurrency.catch(undefined),
+  timeZone: nightlyFields.timeZone.catch(undefined),
+  maxCatchUpDays: nightlyFields.maxCatchUpDays.catch(undefined),
+});
+
+export type ScheduledInput = z.output<typeof scheduledInputSchema>;
+
+/** The settings of the input a schedule starts its runs with (none when its action starts no workflow). */
+export function scheduleInput(description: ScheduleDescription): ScheduledInput {
+  const action = description.action.type === 'startWorkflow' ? description.action : undefined;
+  const parsed = scheduledInputSchema.safeParse(action?.args?.[0] ?? {});
+  return parsed.success ? parsed.data : {};
+}
+
+/** The fields that are set: an optional field must be absent rather than undefined (exactOptionalPropertyTypes). */
+export function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
+/** The zone whose days the schedule's runs export: the input's, else the schedule's own (as the workflow reads). */
+export function zoneOf(description: ScheduleDescription): string {
+  return scheduleInput(description).timeZone ?? (description.spec.timezone || 'UTC');
+}
 
 const timeOfDaySchema = z
   .string({ error: 'must be a string' })
@@ -41,10 +73,7 @@ export const visitorsScheduleOptionsSchema = z
   .object({ projectId: projectIdSchema, ...scheduleFields })
   .strict();
 
-const visitorsScheduleChangesSchema = z
-  .object({ projectId: projectIdSchema, ...scheduleFields })
-  .partial({ at: true, timeZone: true })
-  .strict();
+const visitorsScheduleChangesSchema = visitorsScheduleOptionsSchema.partial({ at: true, timeZone: true });
 
 export type VisitorsScheduleOptions = z.input<typeof visitorsScheduleOptionsSchema>;
 /** An update names the project and the settings that change; the others keep their current values. */

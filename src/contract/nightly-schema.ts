@@ -20,3 +20,18 @@ export const visitorsNightlyInputSchema = z
   .strict();
 
 export type VisitorsNightlyInput = z.infer<typeof visitorsNightlyInputSchema>;
+
+/**
+ * What a nightly run keeps in its memo (set after its plan, again at its end), for `schedule describe` and the lag
+ * metric without a worker: the zone, the last day due, the instants whole exports hold in the look-back (merged,
+ * ISO), whether whole exports exist before it, and the failed exports. Never read back by a run.
+ */
+export const nightlyRunMemoSchema = z.object({
+  timeZone: z.string(),
+  through: z.string(),
+  covered: z.array(z.tuple([z.string(), z.string()])).default([]),
+  olderExports: z.boolean(),
+  // An empty list does not survive in a memo: read as empty.
+  failed: z.array(z.object({ day: z.string(), error: z.string() })).default([]),
+});
+export type NightlyRunMemo = z.infer<typeof nightlyRunMemoSchema>;

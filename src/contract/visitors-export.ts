@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { apiDateSchema, checkDateOrder, parseApiDate } from './api-dates';
-import { zoneDays } from './zone-days';
+import { dayStart } from './zone-days';
 import { durationSchema, intInRange, projectIdSchema } from './validation';
 import {
   EXPORT_FORMATS,
@@ -183,8 +183,7 @@ export function rangeEnd(input: { dateTo: string; timeZone?: string | undefined 
   const end = parseApiDate(input.dateTo);
   if (end === undefined || input.timeZone === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(input.dateTo))
     return end;
-  const day = zoneDays(input.dateTo, input.dateTo, input.timeZone);
-  return parseApiDate(day.requestRange?.dateTo ?? day.dateTo);
+  return dayStart(input.dateTo, input.timeZone).instant;
 }
 
 /** A range whose end has not passed is refused unless `partial` is true (checked against the clock now). */

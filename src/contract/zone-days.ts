@@ -4,26 +4,20 @@ export interface DateRange {
   dateTo: string;
 }
 
-/**
- * Days of a zone: their local dates, and the range to send when the zone is not UTC at both ends (the service
- * reads a bare date as midnight UTC, so such days are sent as date-times with the zone's offsets).
- */
-export interface ScheduledDay extends DateRange {
-  /** The same day as date-times with the zone's offsets (23 or 25 hours long on DST days). */
-  requestRange?: DateRange;
-}
+/** Days of a zone, and `requestRange`, the same days as date-times with its offsets (see zoneDays). */
+export type ScheduledDay = DateRange & { requestRange?: DateRange };
 
 const DAY_MS = 86_400_000;
 
 /**
  * The calendar days [dateFrom, dateTo) of `timeZone` (both `YYYY-MM-DD`), with the range to send when either end
- * is not at offset +00:00: the first instant of each day as a date-time with the zone's offset.
+ * is not at offset +00:00 (the service reads a bare date as midnight UTC): the first instant of each day as a
+ * date-time with the zone's offset (a DST day is 23 or 25 hours long).
  */
 export function zoneDays(dateFrom: string, dateTo: string, timeZone: string): ScheduledDay {
-  const from = startOfDay(Date.parse(`${dateFrom}T00:00:00Z`), timeZone);
-  const to = startOfDay(Date.parse(`${dateTo}T00:00:00Z`), timeZone);
-  if (from.offsetMs === 0 && to.offsetMs === 0) return { dateFrom, dateTo };
-  return { dateFrom, dateTo, requestRange: { dateFrom: from.text, dateTo: to.text } };
+  const [from, to] = [dayStart(dateFrom, timeZone).text, dayStart(dateTo, timeZone).text];
+  if (from.endsWith('+00:00') && to.endsWith('+00:00')) return { dateFrom, dateTo };
+  return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
 }
 
 /** The calendar day (`YYYY-MM-DD`) of an instant in `timeZone`. */
@@ -43,41 +37,32 @@ export function addDays(day: string, days: number): string {
 
 /** The first instant of a day (`YYYY-MM-DD`) of `timeZone`: ms since the epoch, and as a date-time with its offset. */
 export function dayStart(day: string, timeZone: string): { instant: number; text: string } {
-  const start = startOfDay(Date.parse(`${day}T00:00:00Z`), timeZone);
-  return { instant: Date.parse(start.text), text: start.text };
+  const text = instantText(startOfDay(Date.parse(`${day}T00:00:00Z`), timeZone), timeZone);
+  return { instant: Date.parse(text), text };
 }
 
 /** An instant as an ISO 8601 date-time with the offset `timeZone` has then (`2026-11-20T08:00:00-08:00`). */
 export function instantText(instant: number, timeZone: string): string {
   const offsetMs = offsetAt(instant, timeZone);
-  return `${isoDate(instant + offsetMs)}T${isoTime(instant + offsetMs)}${formatOffset(offsetMs)}`;
+  return `${new Date(instant + offsetMs).toISOString().slice(0, 19)}${formatOffset(offsetMs)}`;
 }
 
 /**
- * The first instant of a local calendar day (given as its UTC midnight) in `timeZone`, as an ISO 8601 date-time
- * with that instant's offset. Usually 00:00; where a DST gap swallows midnight, the instant the clocks jump.
+ * The first instant of a local calendar day (given as its UTC midnight) in `timeZone`. Usually 00:00; where a DST
+ * gap swallows midnight, the instant the clocks jump.
  */
-function startOfDay(dayAsUtc: number, timeZone: string): { text: string; offsetMs: number } {
+function startOfDay(dayAsUtc: number, timeZone: string): number {
   // Midnight under the offsets in force around it; the earliest that really is on that day wins.
   const offsets = [offsetAt(dayAsUtc - DAY_MS / 2, timeZone), offsetAt(dayAsUtc + DAY_MS / 2, timeZone)];
   const candidates = offsets
     .map((offset) => dayAsUtc - offset)
     .filter((instant) => localDayStart(instant, timeZone) === dayAsUtc)
     .sort((a, b) => a - b);
-  const instant = candidates[0] ?? Math.max(...offsets.map((offset) => dayAsUtc - offset));
-  return { text: instantText(instant, timeZone), offsetMs: offsetAt(instant, timeZone) };
+  return candidates[0] ?? Math.max(...offsets.map((offset) => dayAsUtc - offset));
 }
 
-interface WallClock {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
-
-function wallClock(instant: number, timeZone: string): WallClock {
+/** The wall-clock time of an instant in `timeZone`, whole seconds, read as if it were UTC (ms). */
+function wallAsUtc(instant: number, timeZone: string): number {
   const parts = new Intl.DateTimeFormat('en-CA', {
     timeZone,
     hourCycle: 'h23',
@@ -90,35 +75,21 @@ function wallClock(instant: number, timeZone: string): WallClock {
   }).formatToParts(instant);
   const get = (type: Intl.DateTimeFormatPartTypes): number =>
     Number(parts.find((p) => p.type === type)?.value);
-  return {
-    year: get('year'),
-    month: get('month'),
-    day: get('day'),
-    hour: get('hour'),
-    minute: get('minute'),
-    second: get('second'),
-  };
+  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
 }
 
 /** The zone's offset from UTC at an instant, in ms (whole seconds). */
 function offsetAt(instant: number, timeZone: string): number {
-  const w = wallClock(instant, timeZone);
-  const wallAsUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return wallAsUtc - Math.floor(instant / 1000) * 1000;
+  return wallAsUtc(instant, timeZone) - Math.floor(instant / 1000) * 1000;
 }
 
 /** The local calendar day of an instant, as that day's UTC midnight. */
 function localDayStart(instant: number, timeZone: string): number {
-  const w = wallClock(instant, timeZone);
-  return Date.UTC(w.year, w.month - 1, w.day);
+  return Math.floor(wallAsUtc(instant, timeZone) / DAY_MS) * DAY_MS;
 }
 
 function isoDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
-}
-
-function isoTime(ms: number): string {
-  return new Date(ms).toISOString().slice(11, 19);
 }
 
 function formatOffset(offsetMs: number): string {

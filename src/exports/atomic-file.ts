@@ -12,10 +12,8 @@ export function isTemporaryName(name: string): boolean {
   return /^\..+\.[0-9a-f]{12}\.tmp$/.test(name);
 }
 
-export interface AtomicWriteOptions {
-  /** Create the target's directory when missing (default true); false fails with ENOENT instead. */
-  createDirectory?: boolean;
-}
+/** `createDirectory`: create the target's directory when missing (default true); false fails with ENOENT instead. */
+type AtomicWriteOptions = { createDirectory?: boolean };
 
 /** Writes a file so that readers see either the old content or the whole new content, never a part. */
 export async function writeFileAtomic(
@@ -33,19 +31,13 @@ export async function writeFileAtomic(
   }
 }
 
+const FLUSH_BYTES = 1 << 20;
+
 /**
  * A file written under a temporary name and renamed over `target` by `commit` (after fsync, so that a crash
  * right after the rename cannot leave an empty file behind the new name). `abort` removes the temporary file.
  */
-export interface AtomicFile {
-  write(chunk: string | Uint8Array): Promise<void>;
-  commit(): Promise<void>;
-  abort(): Promise<void>;
-}
-
-const FLUSH_BYTES = 1 << 20;
-
-export async function openAtomicFile(target: string, options: AtomicWriteOptions = {}): Promise<AtomicFile> {
+export async function openAtomicFile(target: string, options: AtomicWriteOptions = {}) {
   if (options.createDirectory !== false) await fs.mkdir(path.dirname(target), { recursive: true });
   const tmp = temporaryPathFor(target);
   const handle = await fs.open(tmp, 'w');
@@ -68,19 +60,19 @@ export async function openAtomicFile(target: string, options: AtomicWriteOptions
     await handle.close();
   };
   return {
-    async write(chunk) {
+    async write(chunk: string | Uint8Array): Promise<void> {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
       pending.push(buffer);
       pendingBytes += buffer.length;
       if (pendingBytes >= FLUSH_BYTES) await flush();
     },
-    async commit() {
+    async commit(): Promise<void> {
       await flush();
       await handle.sync();
       await close();
       await fs.rename(tmp, target);
     },
-    async abort() {
+    async abort(): Promise<void> {
       await close().catch(() => undefined);
       await fs.rm(tmp, { force: true });
     },

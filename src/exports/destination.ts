@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { VisitorRow } from '../contract/visitors-export';
 
 /** An object written in pieces, visible at its key only whole, by `commit` (rename, or multipart completion). */
@@ -25,17 +24,14 @@ export interface ExportDestination {
   prepareStaging(folder: string): Promise<void>;
   /** Writes one object whole under `folder/name`; StagingMissingError when the folder is not prepared. */
   stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void>;
-  /** StagingMissingError when the object is not there. */
-  readStaged(key: string): Promise<Readable>;
-  listStaged(folder: string): Promise<Set<string>>;
   removeStaging(folder: string): Promise<void>;
   /** Removes the staging folders untouched for `olderThanMs`; returns their names. */
   pruneStaleStaging(olderThanMs: number, now?: number): Promise<string[]>;
   openFinal(key: string): Promise<FinalObjectWriter>;
-  /** Writes a small final object whole; returns its bytes. */
-  writeFinal(key: string, content: string): Promise<number>;
+  /** Writes a small final object whole. */
+  writeFinal(key: string, content: string): Promise<void>;
   removeFinal(key: string): Promise<void>;
-  /** Keys of final objects under `prefix`, sorted: never a staged object or a file being written. */
+  /** Keys of the objects under `prefix`, sorted: never a file being written, nor a staged object outside staging. */
   listFinal(prefix: string): Promise<string[]>;
   /** A small final object's text, or undefined when there is none. */
   readFinal(key: string): Promise<string | undefined>;
@@ -44,11 +40,6 @@ export interface ExportDestination {
 /** The staging folder is gone (the export was cleaned up) or was never where this worker looks. */
 export class StagingMissingError extends Error {
   override readonly name = 'StagingMissingError';
-}
-
-/** Part of a removal was refused: another attempt retries. */
-export class StagingCleanupError extends Error {
-  override readonly name = 'StagingCleanupError';
 }
 
 /** The destination cannot take the export and another attempt cannot fix it; never names a credential. */

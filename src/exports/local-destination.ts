@@ -1,7 +1,5 @@
-import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { isTemporaryName, openAtomicFile, temporaryPathFor, writeFileAtomic } from './atomic-file';
 import {
   DestinationUnavailableError,
@@ -63,28 +61,6 @@ export class LocalDestination implements ExportDestination {
     }
   }
 
-  async readStaged(key: string): Promise<Readable> {
-    const file = this.location(key);
-    const stream = createReadStream(file);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        stream.once('open', () => resolve());
-        stream.once('error', reject);
-      });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        throw new StagingMissingError(`staged page ${file} not found`);
-      }
-      throw error;
-    }
-    return stream;
-  }
-
-  async listStaged(folder: string): Promise<Set<string>> {
-    const names = await fs.readdir(this.location(folder)).catch(() => []);
-    return new Set(names);
-  }
-
   async removeStaging(folder: string): Promise<void> {
     await fs.rm(this.location(folder), { recursive: true, force: true });
   }
@@ -118,9 +94,8 @@ export class LocalDestination implements ExportDestination {
     };
   }
 
-  async writeFinal(key: string, content: string): Promise<number> {
+  async writeFinal(key: string, content: string): Promise<void> {
     await this.#writing(key, () => writeFileAtomic(this.location(key), content));
-    return Buffer.byteLength(content);
   }
 
   async removeFinal(key: string): Promise<void> {
@@ -133,7 +108,7 @@ export class LocalDestination implements ExportDestination {
       const entries = await fs.readdir(this.location(folder), { withFileTypes: true }).catch(missingAs([]));
       for (const entry of entries) {
         const key = `${folder}${entry.name}`;
-        if (isStagingKey(key)) continue;
+        if (isStagingKey(key) && !isStagingKey(prefix)) continue;
         if (entry.isDirectory()) {
           if (`${key}/`.startsWith(prefix)) await walk(`${key}/`);
         } else if (entry.isFile() && key.startsWith(prefix) && !isTemporaryName(entry.name)) {

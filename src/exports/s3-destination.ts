@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
-  DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
@@ -14,16 +12,16 @@ import {
 } from '@aws-sdk/client-s3';
 import {
   DestinationUnavailableError,
-  StagingCleanupError,
   StagingMissingError,
   type ExportDestination,
   type FinalObjectWriter,
 } from './destination';
-import { InvariantError } from '../contract/errors';
+import { ConfigError } from '../contract/errors';
 import { isStagingKey, STAGING_FOLDER } from './layout';
+import { LocalDestination } from './local-destination';
 import { isNoSuchKey, isNotFound, refusedDestination } from './s3-errors';
 import { openMultipartWriter } from './s3-multipart';
-import { s3Uri, type S3Location } from './s3-uri';
+import { isS3Uri, parseS3Uri, s3Uri, S3_URI_RULE, type S3Location } from './s3-uri';
 
 export interface S3DestinationOptions {
   /** EXPORT_S3_FORCE_PATH_STYLE: `http://host/bucket/key` addressing (MinIO, most self-hosted servers). */
@@ -33,6 +31,14 @@ export interface S3DestinationOptions {
    * identity, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL): tests and benchmarks name their server here.
    */
   clientConfig?: S3ClientConfig;
+}
+
+/** EXPORT_DIR as a destination: `s3://bucket[/prefix]` is object storage, anything else a local directory. */
+export function openExportDestination(exportDir: string, s3: S3DestinationOptions = {}): ExportDestination {
+  if (!isS3Uri(exportDir)) return new LocalDestination(exportDir);
+  const where = parseS3Uri(exportDir);
+  if (!where) throw new ConfigError(`EXPORT_DIR ${S3_URI_RULE} (got "${exportDir.slice(0, 80)}")`);
+  return new S3Destination(where, s3);
 }
 
 /** Every put carries a checksum the server verifies before it stores the object. */
@@ -108,78 +114,39 @@ export class S3Destination implements ExportDestination {
     );
   }
 
-  async readStaged(key: string): Promise<Readable> {
-    try {
-      const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }),
-      );
-      if (!(answer.Body instanceof Readable))
-        throw new InvariantError(`GetObject ${this.location(key)}: no body stream`);
-      return answer.Body;
-    } catch (error) {
-      if (isNotFound(error)) throw new StagingMissingError(`staged page ${this.location(key)} not found`);
-      throw this.refused(error, 'GetObject');
-    }
-  }
-
-  async listStaged(folder: string): Promise<Set<string>> {
-    const names = new Set<string>();
-    const prefix = `${this.key(folder)}/`;
-    for await (const { Key } of this.objects(prefix)) names.add(Key.slice(prefix.length));
-    names.delete(PREPARED_MARKER);
-    return names;
-  }
-
   async removeStaging(folder: string): Promise<void> {
     // The marker first: a page still in flight then fails rather than staging into a folder being removed.
     await this.removeFinal(`${folder}/${PREPARED_MARKER}`);
+    const root = this.key('').length;
     const keys: string[] = [];
-    for await (const { Key } of this.objects(`${this.key(folder)}/`)) {
-      keys.push(Key);
-      if (keys.length === 1000) await this.deleteKeys(keys.splice(0));
-    }
-    if (keys.length > 0) await this.deleteKeys(keys);
+    for await (const { Key } of this.objects(`${this.key(folder)}/`)) keys.push(Key.slice(root));
+    await Promise.all(keys.map((key) => this.removeFinal(key)));
   }
 
   /** Staging folders whose marker (rewritten by every run of the export) is older than the limit, or gone. */
   async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
-    const removed: string[] = [];
     const root = `${this.key(STAGING_FOLDER)}/`;
-    const folders: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.list({ Prefix: root, Delimiter: '/', ContinuationToken: token });
-      for (const common of page.CommonPrefixes ?? []) {
-        if (common.Prefix) folders.push(common.Prefix.slice(root.length, -1));
-      }
-      token = page.NextContinuationToken;
-    } while (token);
-    for (const name of folders) {
-      const folder = `${STAGING_FOLDER}/${name}`;
-      const touched = await this.lastTouched(folder);
-      if (touched !== undefined && now - touched > olderThanMs) {
-        await this.removeStaging(folder);
-        removed.push(name);
-      }
+    const touched = new Map<string, number>();
+    for await (const { Key, LastModified } of this.objects(root)) {
+      const [name = '', rest] = Key.slice(root.length).split('/', 2);
+      const marked = rest === PREPARED_MARKER ? (LastModified?.getTime() ?? now) : 0;
+      touched.set(name, Math.max(touched.get(name) ?? 0, marked));
     }
-    return removed;
+    const stale = [...touched].filter(([, at]) => now - at > olderThanMs).map(([name]) => name);
+    for (const name of stale) await this.removeStaging(`${STAGING_FOLDER}/${name}`);
+    return stale;
   }
 
   openFinal(key: string): Promise<FinalObjectWriter> {
-    const writer = openMultipartWriter({
-      client: this.client,
-      bucket: this.where.bucket,
-      key: this.key(key),
-      contentType: contentTypeOf(key),
-      checksumAlgorithm: CHECKSUM,
-      refused: (error) => this.refused(error, 'multipart upload'),
-    });
-    return Promise.resolve(writer);
+    const params = { Bucket: this.where.bucket, Key: this.key(key), ContentType: contentTypeOf(key) };
+    const refused = (error: unknown) => this.refused(error, 'multipart upload');
+    return Promise.resolve(
+      openMultipartWriter(this.client, { ...params, ChecksumAlgorithm: CHECKSUM }, refused),
+    );
   }
 
-  async writeFinal(key: string, content: string): Promise<number> {
-    await this.put(key, content);
-    return Buffer.byteLength(content);
+  writeFinal(key: string, content: string): Promise<void> {
+    return this.put(key, content);
   }
 
   async removeFinal(key: string): Promise<void> {
@@ -195,7 +162,7 @@ export class S3Destination implements ExportDestination {
     const keys: string[] = [];
     for await (const { Key } of this.objects(this.key(prefix))) {
       const key = Key.slice(root);
-      if (!isStagingKey(key)) keys.push(key);
+      if (!isStagingKey(key) || isStagingKey(prefix)) keys.push(key);
     }
     return keys.sort();
   }
@@ -230,57 +197,20 @@ export class S3Destination implements ExportDestination {
     }
   }
 
-  private async deleteKeys(keys: string[]): Promise<void> {
-    try {
-      const answer = await this.client.send(
-        new DeleteObjectsCommand({
-          Bucket: this.where.bucket,
-          Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
-          ChecksumAlgorithm: CHECKSUM,
-        }),
-      );
-      const failed = answer.Errors ?? [];
-      if (failed.length > 0) {
-        throw new StagingCleanupError(
-          `DeleteObjects left ${failed.length} object(s) under ${this.root} (${failed[0]?.Code ?? '?'})`,
-        );
-      }
-    } catch (error) {
-      if (isNotFound(error)) return;
-      throw this.refused(error, 'DeleteObjects');
-    }
-  }
-
-  /** When the folder's marker was written; 0 with no marker: a removal cut short (nothing stages there). */
-  private async lastTouched(folder: string): Promise<number | undefined> {
-    try {
-      const head = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.where.bucket, Key: this.key(`${folder}/${PREPARED_MARKER}`) }),
-      );
-      return head.LastModified?.getTime();
-    } catch (error) {
-      if (!isNotFound(error)) throw this.refused(error, 'HeadObject');
-      return 0;
-    }
-  }
-
-  private async *objects(prefix: string): AsyncGenerator<{ Key: string }> {
+  private async *objects(prefix: string): AsyncGenerator<{ Key: string; LastModified?: Date | undefined }> {
     let token: string | undefined;
     do {
-      const page = await this.list({ Prefix: prefix, ContinuationToken: token });
-      for (const object of page.Contents ?? []) {
-        if (object.Key !== undefined) yield { Key: object.Key };
+      let page;
+      try {
+        const input = { Bucket: this.where.bucket, Prefix: prefix, ContinuationToken: token };
+        page = await this.client.send(new ListObjectsV2Command(input));
+      } catch (error) {
+        throw this.refused(error, 'ListObjectsV2');
       }
+      for (const { Key, LastModified } of page.Contents ?? [])
+        if (Key !== undefined) yield { Key, LastModified };
       token = page.NextContinuationToken;
     } while (token);
-  }
-
-  private async list(input: { Prefix: string; Delimiter?: string; ContinuationToken: string | undefined }) {
-    try {
-      return await this.client.send(new ListObjectsV2Command({ Bucket: this.where.bucket, ...input }));
-    } catch (error) {
-      throw this.refused(error, 'ListObjectsV2');
-    }
   }
 
   /** A refusal another attempt cannot fix becomes DestinationUnavailableError; anything else is left as is. */

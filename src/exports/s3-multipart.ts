@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import type { ChecksumAlgorithm, S3Client } from '@aws-sdk/client-s3';
+import type { PutObjectCommandInput, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { FinalObjectWriter } from './destination';
 
@@ -8,32 +8,21 @@ import type { FinalObjectWriter } from './destination';
 const PART_BYTES = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
 
-export interface MultipartWriterOptions {
-  client: S3Client;
-  bucket: string;
-  key: string;
-  contentType: string;
-  checksumAlgorithm: ChecksumAlgorithm;
-  /** Maps a failure of the upload (a refusal becomes a non-retryable destination error). */
-  refused: (error: unknown) => unknown;
-}
-
 /**
  * Streams into a multipart upload (a single PutObject when the whole object fits one part): nothing is visible
  * at the key until CompleteMultipartUpload, which replaces the object whole. Parts of an upload cut short (abort,
  * or a worker killed) stay invisible; `abort` removes them, a bucket lifecycle rule those of a killed worker.
+ * `refused` maps a failure of the upload (a refusal becomes a non-retryable destination error).
  */
-export function openMultipartWriter(options: MultipartWriterOptions): FinalObjectWriter {
+export function openMultipartWriter(
+  client: S3Client,
+  params: Omit<PutObjectCommandInput, 'Body'>,
+  refused: (error: unknown) => unknown,
+): FinalObjectWriter {
   const body = new PassThrough({ highWaterMark: 1024 * 1024 });
   const upload = new Upload({
-    client: options.client,
-    params: {
-      Bucket: options.bucket,
-      Key: options.key,
-      Body: body,
-      ContentType: options.contentType,
-      ChecksumAlgorithm: options.checksumAlgorithm,
-    },
+    client,
+    params: { ...params, Body: body },
     partSize: PART_BYTES,
     queueSize: PARTS_IN_FLIGHT,
     leavePartsOnError: false,
@@ -50,7 +39,7 @@ export function openMultipartWriter(options: MultipartWriterOptions): FinalObjec
       try {
         await Promise.race([once(body, 'drain'), done]);
       } catch (error) {
-        throw options.refused(error);
+        throw refused(error);
       }
     },
     async commit() {
@@ -58,7 +47,7 @@ export function openMultipartWriter(options: MultipartWriterOptions): FinalObjec
       try {
         await done;
       } catch (error) {
-        throw options.refused(error);
+        throw refused(error);
       }
       return bytes;
     },

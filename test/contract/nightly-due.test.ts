@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseApiDate } from '../../src/contract/api-dates';
-import {
-  dueExports,
-  exportLabel,
-  mergeCovered,
-  NIGHTLY_LOOK_BACK_DAYS,
-  type Covered,
-} from '../../src/contract/nightly';
+import { exportLabel, mergeCovered, type Covered } from '../../src/contract/nightly';
+import { dueExports, NIGHTLY_LOOK_BACK_DAYS } from '../../src/exports/manifest-days';
 import { addDays, dayStart } from '../../src/contract/zone-days';
 
 const ZONES = ['UTC', 'America/Los_Angeles', 'Asia/Karachi', 'Europe/Paris'];

@@ -34,7 +34,7 @@ async function filled(): Promise<{ dir: string; destination: LocalDestination }>
 }
 
 describe('LocalDestination: finding final objects', () => {
-  test('listFinal lists the final files under a folder, sorted, never a staged page or a file being written', async () => {
+  test('listFinal lists the final files under a folder, sorted, staged pages only under staging, never a file being written', async () => {
     const { dir, destination } = await filled();
     assert.equal((await fs.readdir(path.join(dir, 'acme/2026-11-03_2026-11-04'))).length, 1, 'a .tmp file');
     assert.equal(startingWith('acme/').length, 3);
@@ -43,7 +43,7 @@ describe('LocalDestination: finding final objects', () => {
       'project=acme/day=2026-11-01/manifest.json',
     ]);
     assert.deepEqual(await destination.listFinal(''), startingWith(''));
-    assert.deepEqual(await destination.listFinal('.staging/'), [], 'staged pages are not final');
+    assert.deepEqual(await destination.listFinal('.staging/'), ['.staging/acme-k/chunk.ndjson'], 'asked for');
   });
 
   test('a prefix is matched as S3 matches it: any key that starts with it', async () => {

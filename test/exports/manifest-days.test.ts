@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ExportLayout, VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { addDays } from '../../src/contract/zone-days';
-import { finishExportFolder } from '../../src/exports/export-files';
 import { exportFolderKey } from '../../src/exports/layout';
 import { LocalDestination } from '../../src/exports/local-destination';
-import { wholeExports } from '../../src/exports/manifest-days';
+import { finishExportFolder, wholeExports } from '../../src/exports/manifest-days';
 import { dayStart } from '../../src/contract/zone-days';
 import { tempDir } from '../helpers/temp-dir';
 

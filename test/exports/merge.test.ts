@@ -182,7 +182,7 @@ describe('mergeStagedPages', () => {
     assert.equal(expected.duplicateCount, 20);
   });
 
-  test('each chunk is read once, duplicates included; the folder is listed once', async () => {
+  test('each chunk is read once, and once more at most to confirm duplicates; the folder is listed once', async () => {
     const dir = await tempDir('merge');
     const destination = new CountingDestination(dir);
     const staging = new ExportStaging(destination, 'k');
@@ -197,7 +197,31 @@ describe('mergeStagedPages', () => {
     const outcome = await mergeStagedPages({ staging, offsets, format: 'ndjson', target: 'v' });
     assert.equal(outcome.duplicateCount, 16);
     assert.equal(destination.listings, 1);
-    assert.deepEqual([...destination.reads.values()].sort(), [1, 1, 1]);
+    assert.deepEqual([...destination.reads.values()].sort(), [1, 1, 2]);
+  });
+
+  test('paths that share a fingerprint are both written: a match is confirmed on the paths themselves', async () => {
+    const { staging, dir } = await staged({
+      0: [row('/a', 1), row('/b', 2)],
+      1: [row('/c', 3), row('/a', 9)],
+      2: [row('/d', 4), row('/c', 9), row('/d', 9)],
+    });
+    // Every path has the same fingerprint: each one is a match, and only true repeats are skipped.
+    const outcome = await mergeStagedPages({
+      staging,
+      offsets: [0, 1, 2],
+      format: 'csv',
+      target: 'v.csv',
+      fingerprint: () => [7, 7],
+    });
+    assert.equal(
+      await fs.readFile(path.join(dir, 'v.csv'), 'utf8'),
+      'path,human,ai,total\n/a,1,0,1\n/b,2,0,2\n/c,3,0,3\n/d,4,0,4\n',
+    );
+    assert.deepEqual(
+      { rows: outcome.rows, duplicates: outcome.duplicatePaths },
+      { rows: 4, duplicates: ['/a', '/c', '/d'] },
+    );
   });
 
   test('a page no chunk holds fails the merge, naming its offset', async () => {
@@ -218,13 +242,13 @@ class CountingDestination extends LocalDestination {
   listings = 0;
   readonly reads = new Map<string, number>();
 
-  override listStaged(folder: string): Promise<Set<string>> {
+  override listFinal(prefix: string): Promise<string[]> {
     this.listings += 1;
-    return super.listStaged(folder);
+    return super.listFinal(prefix);
   }
 
-  override readStaged(key: string): ReturnType<LocalDestination['readStaged']> {
+  override readFinal(key: string): Promise<string | undefined> {
     this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
-    return super.readStaged(key);
+    return super.readFinal(key);
   }
 }

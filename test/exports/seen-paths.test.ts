@@ -2,15 +2,21 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SeenPaths } from '../../src/exports/seen-paths';
 
-test('SeenPaths tells a path added before from a new one, over 200,000 paths', () => {
+test('SeenPaths names the page of every path added before, and no page for a new one, over 200,000 paths', () => {
   const seen = new SeenPaths();
   const count = 200_000;
-  for (let i = 0; i < count; i += 1) assert.ok(seen.add(`/docs/section-${i % 97}/page-${i}`), `path ${i}`);
-  assert.equal(seen.size, count);
-  for (let i = 0; i < count; i += 1) assert.equal(seen.add(`/docs/section-${i % 97}/page-${i}`), false);
-  let collisions = 0;
-  for (let i = 0; i < count; i += 1) if (!seen.add(`/docs/other/page-${i}`)) collisions += 1;
-  assert.equal(collisions, 0, 'no two paths share a 64-bit fingerprint here');
-  assert.equal(seen.size, 2 * count);
-  assert.ok(seen.add(''), 'the empty path too');
+  const page = (i: number): number => Math.floor(i / 250);
+  for (let i = 0; i < count; i += 1) assert.deepEqual(seen.add(`/docs/s-${i % 97}/p-${i}`, page(i)), []);
+  for (let i = 0; i < count; i += 1) assert.deepEqual(seen.add(`/docs/s-${i % 97}/p-${i}`, 9_999), [page(i)]);
+  let matches = 0;
+  for (let i = 0; i < count; i += 1) matches += seen.add(`/docs/other/p-${i}`, 0).length;
+  assert.equal(matches, 0, 'no two paths share a 64-bit fingerprint here');
+  assert.deepEqual(seen.add('', 1), [], 'the empty path too');
+});
+
+test('paths sharing a fingerprint each name the pages of the others (the caller compares the paths)', () => {
+  const seen = new SeenPaths(() => [1, 2]);
+  assert.deepEqual(seen.add('/a', 0), []);
+  assert.deepEqual(seen.add('/b', 3), [0]);
+  assert.deepEqual(seen.add('/c', 5).sort(), [0, 3]);
 });

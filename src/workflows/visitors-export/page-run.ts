@@ -1,11 +1,14 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancelledFailure,
   isCancellation,
+  proxyActivities,
   sleep,
   TimeoutFailure,
 } from '@temporalio/workflow';
+import type { createVisitorsExportActivities } from '../../activities/visitors-export';
 import type {
   PageRequest,
   PageRunProgress,
@@ -17,8 +20,18 @@ import type { BudgetRefusal, PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import type { PagePermits } from '../budget/page-permits';
 import { refusalOf } from '../budget/permits';
-import { fetchVisitorsPages } from './activity-proxies';
 import { pageFailed } from './failures';
+
+/**
+ * A run of pages: one attempt (the workflow retries its pages with permits of their own). A dead worker is noticed
+ * after 15 s; a cancelled run is awaited, to say how many permits it spent.
+ */
+const { fetchVisitorsPages } = proxyActivities<ReturnType<typeof createVisitorsExportActivities>>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
 
 /** Failures other than 429 a page survives (5xx, network, a worker lost mid-request). */
 const MAX_PAGE_FAILURES = 20;
@@ -79,7 +92,8 @@ export async function fetchPageRun(
     const stop = result.stopped;
     if (stop?.type === DocsApiFailureType.malformedResponse) failures.malformed += 1;
     if (stop?.rateLimited === true) {
-      refusal = { grantedAt: stop.grantedAt, ...retryAfter(stop.retryAfterMs) };
+      const { retryAfterMs } = stop;
+      refusal = { grantedAt: stop.grantedAt, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
     } else if (stop?.retryAfterMs !== undefined) {
       await sleep(stop.retryAfterMs);
     }
@@ -108,11 +122,7 @@ async function afterFailure(
   await sleep(retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures.any - 1)));
 }
 
-function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
-  return ms === undefined ? {} : { retryAfterMs: ms };
-}
-
-/** What a cancelled run reported it spent (PageRunCancelled); undefined when it could not say (not started). */
+/** What a cancelled run reported it spent (its details' permitsUsed); undefined when it could not say (not started). */
 function permitsUsedBefore(error: unknown): number | undefined {
   const cancelled = error instanceof ActivityFailure ? error.cause : undefined;
   if (!(cancelled instanceof CancelledFailure)) return undefined;

@@ -4,6 +4,7 @@ import {
   condition,
   continueAsNew,
   log,
+  proxyActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -22,11 +23,7 @@ import {
   DEFAULT_EXPORT_DEADLINE,
   DEFAULT_PAGE_SIZE,
 } from '../../contract/visitors-export-constants';
-import {
-  mergeVisitorsExport,
-  prepareVisitorsExportStaging,
-  removeVisitorsExportStaging,
-} from './activity-proxies';
+import type { createVisitorsExportActivities } from '../../activities/visitors-export';
 import { BudgetPermits } from '../budget/permits';
 import { MAX_PERMITS_PER_ASK } from '../../contract/budget';
 import { PagePermits } from '../budget/page-permits';
@@ -39,6 +36,30 @@ import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
 import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
 import { checkPages, countPage, totalsWarnings } from './page-checks';
+
+type ExportActivities = ReturnType<typeof createVisitorsExportActivities>;
+
+/** The merge may be redone whole; another worker takes over a merge whose worker died after 15 s. */
+const { mergeVisitorsExport } = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+  },
+});
+
+const { prepareVisitorsExportStaging, removeVisitorsExportStaging } = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 5,
+  },
+});
 
 /** Half of the 2 MB bound: rows never enter history, so this is a safety net, not the usual trigger. */
 const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
@@ -68,7 +89,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   );
 
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.visitorsExport;
-  state.deadlineAt ??= Date.now() + deadlineMs(input);
+  state.deadlineAt ??= Date.now() + (parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0);
   const budget: BudgetPermits = new BudgetPermits('analytics', () =>
     progress.update({ waitingForBudgetUntil: budget.waitingUntil }),
   );
@@ -211,10 +232,6 @@ async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportIn
   const refusal = await invalidInputOf('visitorsExport', raw);
   if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
   return raw;
-}
-
-function deadlineMs(input: VisitorsExportInput): number {
-  return parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0;
 }
 
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {

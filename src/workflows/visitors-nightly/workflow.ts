@@ -3,6 +3,7 @@ import {
   executeChild,
   log,
   ParentClosePolicy,
+  proxyActivities,
   setHandler,
   upsertMemo,
   workflowInfo,
@@ -19,16 +20,33 @@ import {
   mergeCovered,
   type NightlyDay,
   type NightlyExport,
-  type NightlyRunMemo,
   type VisitorsNightlyResult,
 } from '../../contract/nightly';
-import type { VisitorsNightlyInput } from '../../contract/nightly-schema';
+import type { NightlyRunMemo, VisitorsNightlyInput } from '../../contract/nightly-schema';
 import type { VisitorsExportInput, VisitorsExportResult } from '../../contract/visitors-export';
 import { invalidInputOf } from '../input-check';
 import { recordNightlyRun } from '../metrics';
 import { scheduledNominalTime, scheduleIdOfRun } from '../scheduled-run';
 import { invalidInput } from '../visitors-export/failures';
-import { awaitDayExport, planNightlyExport } from './activity-proxies';
+import type { createNightlyActivities } from '../../activities/nightly';
+
+type NightlyActivities = ReturnType<typeof createNightlyActivities>;
+
+/** Reading the destination's manifests (and the schedule's zone): a few attempts, then the run fails saying so. */
+const { planNightlyExport } = proxyActivities<NightlyActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+
+/**
+ * Waiting for a day's export that another run started: as long as that export may take (its deadline is a day),
+ * heartbeating, so a dead worker is noticed after 30 s and the wait goes on elsewhere.
+ */
+const { awaitDayExport } = proxyActivities<NightlyActivities>({
+  startToCloseTimeout: '25 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
+});
 
 type Outcome = { result: VisitorsExportResult; found: boolean } | { error: string };
 
@@ -42,7 +60,7 @@ type Outcome = { result: VisitorsExportResult; found: boolean } | { error: strin
 export async function visitorsNightly(input: VisitorsNightlyInput): Promise<VisitorsNightlyResult> {
   const refusal = await invalidInputOf('visitorsNightly', input);
   if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
-  const { projectId } = input;
+  const { projectId, maxCatchUpDays: _cap, timeZone: _zone, ...exportOptions } = input;
   const progress = { pagesDone: 0, rowsDone: 0, inFlight: 0, done: false };
   setHandler(getProgressQuery, () => ({ ...progress }));
   const scheduleId = scheduleIdOfRun();
@@ -63,7 +81,7 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
     const day = exportLabel(item);
     const workflowId = visitorsExportWorkflowId(projectId, item.dateFrom, item.dateTo, item.timeZone);
     const { from: _from, to: _to, ...range } = item;
-    const outcome = await exportOnce(workflowId, { ...exportOptions(input), ...range }, item);
+    const outcome = await exportOnce(workflowId, { projectId, ...exportOptions, ...range }, item);
     if ('error' in outcome) {
       days.push({ day, status: 'failed', workflowId, error: outcome.error });
       log.warn('A nightly export failed: the later ones go on, the next run makes it again', {
@@ -146,23 +164,13 @@ async function exportOnce(
       );
       return { result, found: false };
     } catch (error) {
-      if (error instanceof ChildWorkflowFailure) return { error: messageOf(error.cause ?? error) };
+      if (error instanceof ChildWorkflowFailure) return { error: (error.cause ?? error).message };
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
     const found = await awaitDayExport(workflowId, item);
     if ('result' in found) return { result: found.result, found: true };
     if (attempt >= 2) return found;
   }
-}
-
-/** The export options a nightly run passes to each export. */
-function exportOptions(input: VisitorsNightlyInput): Omit<VisitorsExportInput, 'dateFrom' | 'dateTo'> {
-  const { maxCatchUpDays: _cap, timeZone: _zone, ...options } = input;
-  return options;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function sum(results: VisitorsExportResult[], value: (result: VisitorsExportResult) => number): number {
