@@ -56,7 +56,7 @@ export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
      * Gives permits back (see PermitRelease). A limiter that is gone (terminated, never started) holds no permit:
      * there is nothing to give back, and the caller is not failed for it.
      */
-    async releaseBudgetPermits(input: BudgetRelease): Promise<void> {
+    releaseBudgetPermits: async (input: BudgetRelease): Promise<void> => {
       const handle = Context.current().client.workflow.getHandle(limiterId(input.kind, input.projectId));
       try {
         for (const release of input.releases) await handle.signal(releaseBudgetPermitsSignal, release);
