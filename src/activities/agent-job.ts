@@ -17,6 +17,7 @@ import {
   TERMINAL_JOB_STATUSES,
 } from '../contract/agent-job-constants';
 import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
+import type { UnendedCreate } from '../client/agent-job-record';
 import type { ReleasePermit } from './budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';
@@ -34,6 +35,8 @@ export interface CreateRecords {
   write(record: AgentJobCreateRecord): Promise<void>;
   /** The follow-ups the latest earlier run of the job's workflow id sent and settled (none: undefined). */
   earlierFollowUps(workflowId: string, exceptRunId: string): Promise<EarlierFollowUps | undefined>;
+  /** A create an earlier run of the workflow id sent without running to its end (none: undefined). */
+  unendedCreate(workflowId: string, exceptRunId: string): Promise<UnendedCreate | undefined>;
 }
 
 export interface EarlierFollowUps {
@@ -144,35 +147,45 @@ export function createAgentJobActivities({
       throw toApplicationFailure(error, mapping);
     }
   }
-  /** Nothing is sent while the record cannot be read: the workflow sends the create again later (safeToRetry). */
-  async function readRecord(workflowId: string): Promise<AgentJobCreateRecord | undefined> {
+  /** Nothing is sent while what decides the create cannot be read: the workflow sends it again later (safeToRetry). */
+  async function readOrResend<T>(what: string, read: () => Promise<T>): Promise<T> {
     try {
-      return await createRecords?.read(workflowId);
+      return await read();
     } catch (error) {
       const details: DocsApiFailureDetails = { operation: 'createJob', safeToRetry: true };
       throw ApplicationFailure.create({
         type: AgentJobActivityFailureType.createRecordUnreadable,
-        message: `The create was not sent: the job's create record could not be read (${messageOf(error)})`,
+        message: `The create was not sent: ${what} could not be read (${messageOf(error)})`,
         details: [details],
       });
     }
   }
-  /** Nothing is sent while the earlier runs' follow-ups cannot be read: one could be sent twice (safeToRetry). */
-  async function readEarlierFollowUps(
-    workflowId: string,
-    runId: string,
-  ): Promise<{ earlier?: EarlierFollowUps }> {
-    try {
-      const earlier = await createRecords?.earlierFollowUps(workflowId, runId);
-      return earlier === undefined ? {} : { earlier };
-    } catch (error) {
-      const details: DocsApiFailureDetails = { operation: 'createJob', safeToRetry: true };
-      throw ApplicationFailure.create({
-        type: AgentJobActivityFailureType.createRecordUnreadable,
-        message: `The earlier runs' follow-ups could not be read (${messageOf(error)}): nothing was sent`,
-        details: [details],
-      });
-    }
+  /**
+   * The create record of the workflow id. Without one, an earlier run may still have sent a create that did not
+   * run to its end (its worker died, then the run was terminated): the service may have acted on it, so it is
+   * recorded now as of unknown outcome, and nothing is sent.
+   */
+  async function readRecord(
+    records: CreateRecords,
+    run: { workflowId: string; runId: string },
+    input: { projectId: string; prompt: string },
+  ): Promise<AgentJobCreateRecord | undefined> {
+    const { workflowId, runId } = run;
+    const record = await readOrResend("the job's create record", () => records.read(workflowId));
+    if (record !== undefined) return record;
+    const unended = await readOrResend("the earlier runs' creates", () =>
+      records.unendedCreate(workflowId, runId),
+    );
+    if (unended === undefined) return undefined;
+    // The earlier prompt is in its (maybe encrypted) history: this one stands for it, unused while jobId is unknown.
+    const unknown = recordOf(
+      { workflowId, runId: unended.runId },
+      { projectId: unended.projectId ?? input.projectId, prompt: input.prompt },
+    );
+    await records.write(unknown).catch((error: unknown) => {
+      log.error('The record of an earlier unknown create could not be written', { error: messageOf(error) });
+    });
+    return (await readOrResend("the job's create record", () => records.read(workflowId))) ?? unknown;
   }
   /** Writes the record of this run's create; false when it could not (the workflow then writes it: recordCreate). */
   async function writeRecord(create: CreateToRecord): Promise<boolean> {
@@ -196,11 +209,14 @@ export function createAgentJobActivities({
      */
     createAgentJob: (input: { projectId: string; prompt: string } & PermitHeld): Promise<AgentJobAnswer> =>
       released(input, async () => {
-        const run = createRecords && Context.current().info.workflowExecution;
-        const earlier = run && (await readRecord(run.workflowId));
-        if (run && earlier !== undefined) {
+        const run = Context.current().info.workflowExecution;
+        const earlier = createRecords && run && (await readRecord(createRecords, run, input));
+        if (createRecords && run && earlier !== undefined) {
           const answer = answerFromRecord(earlier, input);
-          return { ...answer, ...(await readEarlierFollowUps(run.workflowId, run.runId)) };
+          const followUps = await readOrResend("the earlier runs' follow-ups", () =>
+            createRecords.earlierFollowUps(run.workflowId, run.runId),
+          );
+          return { ...answer, ...(followUps === undefined ? {} : { earlier: followUps }) };
         }
         let job: AgentJobAnswer;
         try {

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { earlierFollowUpsOf } from '../client/agent-job';
-import { readCreateRecord, writeCreateRecord } from '../client/agent-job-record';
+import { readCreateRecord, unendedCreateOf, writeCreateRecord } from '../client/agent-job-record';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
 import { createInputCheckActivities } from './input-check';
@@ -32,4 +32,5 @@ const temporalCreateRecords: CreateRecords = {
   read: (workflowId) => readCreateRecord(Context.current().client, workflowId),
   write: (record) => writeCreateRecord(Context.current().client, record, Context.current().info.taskQueue),
   earlierFollowUps: (workflowId, runId) => earlierFollowUpsOf(Context.current().client, workflowId, runId),
+  unendedCreate: (workflowId, runId) => unendedCreateOf(Context.current().client, workflowId, runId),
 };

@@ -6,8 +6,9 @@ import {
   type Client,
 } from '@temporalio/client';
 import type { AgentJobCreateRecord } from '../contract/agent-job';
-import { CREATE_RECORD_ID_PREFIX, WorkflowType } from '../contract/names';
+import { CREATE_RECORD_ID_PREFIX, DocsProjectIdKey, quoteVisibility, WorkflowType } from '../contract/names';
 import type { AgentJobCreateRecordWorkflow } from '../contract/workflow-types';
+import { serviceCallsOf } from './agent-job-reset';
 
 /**
  * The id of the record of the job that the agentJob workflow `workflowId` created: the same shape for every id.
@@ -57,4 +58,32 @@ export async function writeCreateRecord(
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
+}
+
+/** An earlier run's create that did not run to its end, so it recorded nothing, though it may have created a job. */
+export interface UnendedCreate {
+  runId: string;
+  projectId: string | undefined;
+}
+
+/**
+ * The create an earlier run of the agentJob workflow `workflowId` sent without running to its end (its worker
+ * died, then the run was terminated or the create timed out), from the runs' histories as reset safety reads
+ * them; undefined when there is none. Read only when the id has no create record.
+ */
+export async function unendedCreateOf(
+  client: Client,
+  workflowId: string,
+  exceptRunId: string,
+): Promise<UnendedCreate | undefined> {
+  const query = `WorkflowId = ${quoteVisibility(workflowId)} AND WorkflowType = ${quoteVisibility(WorkflowType.agentJob)}`;
+  for await (const run of client.workflow.list({ query })) {
+    if (run.runId === exceptRunId) continue;
+    const { events } = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    const calls = serviceCallsOf(events ?? []);
+    if (calls.some((call) => call.type === 'createAgentJob' && !call.ranToEnd)) {
+      return { runId: run.runId, projectId: run.typedSearchAttributes.get(DocsProjectIdKey) };
+    }
+  }
+  return undefined;
 }

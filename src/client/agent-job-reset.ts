@@ -24,6 +24,8 @@ export interface ServiceCall {
   scheduledAt: number;
   /** The event id that closed it (completed, failed, timed out, cancelled), or null while it is in flight. */
   closedAt: number | null;
+  /** Its activity ran to its end (completed or failed): a create then recorded what the service did. */
+  ranToEnd: boolean;
 }
 
 /**
@@ -46,7 +48,7 @@ export function serviceCallsOf(events: readonly HistoryEvent[]): ServiceCall[] {
     const id = Number(event.eventId ?? 0);
     const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
     if (type != null && Object.hasOwn(SERVICE_CALLS, type)) {
-      calls.set(id, { type: type as ServiceCallType, scheduledAt: id, closedAt: null });
+      calls.set(id, { type: type as ServiceCallType, scheduledAt: id, closedAt: null, ranToEnd: false });
     }
     const scheduledId =
       event.activityTaskCompletedEventAttributes?.scheduledEventId ??
@@ -54,7 +56,12 @@ export function serviceCallsOf(events: readonly HistoryEvent[]): ServiceCall[] {
       event.activityTaskTimedOutEventAttributes?.scheduledEventId ??
       event.activityTaskCanceledEventAttributes?.scheduledEventId;
     const call = scheduledId == null ? undefined : calls.get(Number(scheduledId));
-    if (call) call.closedAt = id;
+    if (call) {
+      call.closedAt = id;
+      call.ranToEnd = Boolean(
+        event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes,
+      );
+    }
   }
   return [...calls.values()];
 }

@@ -17,6 +17,7 @@ import {
   type AgentJob,
   type AgentJobCreateRecord,
 } from '../../src/contract/agent-job';
+import type { UnendedCreate } from '../../src/client/agent-job-record';
 import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { startSimulator, type Simulator } from '../../dev/simulator';
@@ -53,10 +54,14 @@ async function failureOf(
   assert.fail('expected a failure');
 }
 
-/** Agent job activities with create records in memory; `fail` makes reads or writes throw. */
+/**
+ * Agent job activities with create records in memory; `fail` makes reads, writes or history reads throw;
+ * `earlierRuns.unended` is the create an earlier run left unended.
+ */
 function withRecords() {
   const records = new Map<string, AgentJobCreateRecord>();
-  const fail = { read: false, write: false };
+  const fail = { read: false, write: false, history: false };
+  const earlierRuns: { unended?: UnendedCreate } = {};
   const withRecordsActivities = createAgentJobActivities({
     docsApi,
     createRecords: {
@@ -74,9 +79,13 @@ function withRecords() {
           followUps: [],
           sentFollowUps: { delivered: ['00000000000000a1'], outcomeUnknown: [] },
         }),
+      unendedCreate: () =>
+        fail.history
+          ? Promise.reject(new Error('Temporal unavailable'))
+          : Promise.resolve(earlierRuns.unended),
     },
   });
-  return { records, activities: withRecordsActivities, fail };
+  return { records, activities: withRecordsActivities, fail, earlierRuns };
 }
 
 /** An activity context of run `runId` of the workflow `team/a/job-7`. */
@@ -125,7 +134,7 @@ describe('agent job activities', () => {
     });
     assert.equal(job.status, 'active');
     assert.deepEqual(
-      released.map((r) => (r as { permitId: string }).permitId),
+      released.flatMap((r) => (r as { releases: { permitId: string }[] }).releases.map((x) => x.permitId)),
       ['a', 'b'],
     );
   });
@@ -200,6 +209,26 @@ describe('agent job activities', () => {
     await env('r5').run(recorded.recordCreate, { projectId: 'p1', prompt: 'y', jobId: unrecorded.id });
     assert.equal(records.get('team/a/job-7')?.jobId, unrecorded.id);
     assert.equal(sim.stats().jobsCreated, 3, 'one create per run that sent one');
+  });
+
+  test('create records: an earlier run whose create never ended is recorded unknown; nothing is sent', async () => {
+    const { records, activities: recorded, fail, earlierRuns } = withRecords();
+    earlierRuns.unended = { runId: 'r0', projectId: 'p0' };
+    const refused = await failureOf(
+      env('r1').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Add a FAQ' }),
+    );
+    assert.equal(refused.type, AgentJobFailureType.keyInUse);
+    assert.match(refused.message, /outcome is unknown \(run r0 of workflow team\/a\/job-7 .*project p0/);
+    const record = records.get('team/a/job-7');
+    assert.deepEqual([record?.runId, record?.projectId, record?.jobId], ['r0', 'p0', undefined]);
+
+    records.clear();
+    fail.history = true;
+    const notRead = await failureOf(
+      env('r2').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Add a FAQ' }),
+    );
+    assert.equal(notRead.details[0].safeToRetry, true, 'nothing was sent: the workflow sends it again later');
+    assert.equal(sim.stats().jobsCreated, 0, 'no create was sent');
   });
 
   test('bad input: non-retryable, names the field, nothing sent', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -8,6 +9,7 @@ import {
   getAgentJobState,
   sendFollowUp,
   sendFollowUpAndWait,
+  startAgentJob,
 } from '../../src/client/agent-job';
 import {
   FOLLOW_UP_LIMITS,
@@ -19,6 +21,7 @@ import { SentFollowUpLedger } from '../../src/contract/follow-up-checks';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
 import { AgentJobIdKey } from '../../src/contract/names';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
+import { startTestWorker } from '../../dev/worker';
 import {
   activitiesScheduled,
   eventTypes,
@@ -28,6 +31,7 @@ import {
   useAgentJobStack,
   projectWithJobs,
   startJob,
+  TEST_POLLING,
   timeOf,
   uniqueProject,
 } from './agent-job-harness';
@@ -308,6 +312,53 @@ describe('agentJob: follow-ups by update', () => {
       ],
     );
     assert.deepEqual(sentPrompts(jobId), ['Add a FAQ entry', 'Refused by the service']);
+  });
+});
+
+describe('agentJob: an accepted update is answered however the run ends', () => {
+  test('cancelled before its input check ended, an accepted update fails FollowUpNotSent', async () => {
+    // Start, cancel and the update all wait for the first workflow task (no worker polls this queue yet), so the
+    // run cancels while its input check runs, with the update already accepted.
+    const taskQueue = `agent-job-early-cancel-${process.pid}`;
+    const projectId = uniqueProject('early-cancel');
+    const handle = await startAgentJob(
+      h.client,
+      { projectId, prompt: 'Cancelled at once', polling: TEST_POLLING },
+      { key: 'k', taskQueue },
+    );
+    await handle.cancel();
+    const update = sendFollowUpAndWait(
+      h.client,
+      handle.workflowId,
+      { prompt: 'Never sent', messageId: 'm1' },
+      { updateId: 'early-update' },
+    );
+    // The update request reaches the server well within this; the server holds it for the first workflow task.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const worker = await startTestWorker(h.env, { service: h.sim, taskQueue });
+    try {
+      await assert.rejects(update, (error: unknown) => {
+        assert.ok(error instanceof WorkflowUpdateFailedError, inspect(error));
+        assert.ok(error.cause instanceof ApplicationFailure, inspect(error.cause));
+        assert.equal(error.cause.type, FollowUpFailureType.notSent);
+        assert.match(error.cause.message, /^follow-up m1: not sent: workflow cancelled$/);
+        return true;
+      });
+      assert.equal((await handle.describe()).status.name, 'CANCELLED');
+    } finally {
+      await worker.stop();
+    }
+    const { events } = await handle.fetchHistory();
+    const completed = (events ?? []).flatMap((event) => {
+      const attributes = event.workflowExecutionUpdateCompletedEventAttributes;
+      return attributes ? [attributes] : [];
+    });
+    assert.deepEqual(
+      completed.map((c) => [c.meta?.updateId, c.outcome?.failure?.applicationFailureInfo?.type]),
+      [['early-update', FollowUpFailureType.notSent]],
+      'the update closed in history with its typed failure',
+    );
+    assert.equal(requestsOf(h.sim, { projectId }).length, 0, 'nothing reached the service');
   });
 });
 

@@ -10,7 +10,19 @@ import { startTemporal } from '../../dev/temporal';
 import { startTestWorker } from '../../dev/worker';
 import { freePort } from '../helpers/ports';
 import { useProcessStack } from '../helpers/stack';
-import { eventually, projectWithJobs, requestsOf, startJob } from './agent-job-harness';
+import { startAgentJob } from '../../src/client/agent-job';
+import { readCreateRecord } from '../../src/client/agent-job-record';
+import { AgentJobFailureType } from '../../src/contract/agent-job';
+import { workflowBundlePath } from '../../dev/workflow-bundle';
+import { startWorkerProcess } from '../../dev/worker-process';
+import {
+  eventually,
+  projectWithJobs,
+  requestsOf,
+  startJob,
+  TEST_POLLING,
+  workflowFailure,
+} from './agent-job-harness';
 
 // Slow, process-level tests: a worker killed with SIGKILL mid-job, and the Temporal server restarted on its
 // database mid-job. Each must end with exactly one job created at the service.
@@ -58,6 +70,46 @@ describe('agentJob: process failures', () => {
       await second.stop();
     }
     assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1);
+    assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
+  });
+
+  test('a worker killed after the service created the job, its run terminated: a start again creates nothing', async () => {
+    // The create's answer never comes (the service created the job, then hangs), the worker dies before the
+    // create activity records it, and the operator terminates the run: no create record exists.
+    const { env, sim } = stack;
+    const taskQueue = `agent-job-unrecorded-${process.pid}`;
+    const projectId = projectWithJobs(sim, 'unrecorded', 10_000);
+    sim.faults.add({ route: 'createJob', projectId, kind: 'hang', afterProcessing: true, times: 1 });
+    const killed = startWorkerProcess({
+      temporalAddress: env.address,
+      service: service(),
+      env: { TEMPORAL_TASK_QUEUE: taskQueue, WORKER_WORKFLOW_BUNDLE: await workflowBundlePath() },
+    });
+    await killed.ready;
+    const input = { projectId, prompt: 'Created, then the worker died', polling: TEST_POLLING };
+    const first = await startAgentJob(env.client, input, { key: 'k', taskQueue });
+    const firstRunId = (await first.describe()).runId;
+    await eventually(() => sim.stats().jobsCreatedByProject[projectId] === 1, 'the job at the service');
+    assert.equal(await killed.kill('SIGKILL'), null, 'killed, not exited');
+    await first.terminate('operator: the create activity waits for its timeout');
+    assert.equal(await readCreateRecord(env.client, first.workflowId), undefined, 'no create record');
+
+    const worker = await startTestWorker(env, { service: service(), taskQueue });
+    try {
+      const again = await startAgentJob(env.client, input, { key: 'k', taskQueue });
+      assert.notEqual((await again.describe()).runId, firstRunId, 'a new run of the same id');
+      const failure = await workflowFailure(again.result());
+      assert.equal(failure.type, AgentJobFailureType.keyInUse);
+      assert.match(
+        failure.message,
+        new RegExp(`sent a create whose outcome is unknown \\(run ${firstRunId} of workflow`),
+      );
+      const record = await readCreateRecord(env.client, first.workflowId);
+      assert.deepEqual([record?.runId, record?.jobId], [firstRunId, undefined]);
+    } finally {
+      await worker.stop();
+    }
+    assert.equal(requestsOf(sim, { projectId, route: 'createJob' }).length, 1, 'one create for the key');
     assert.equal(sim.stats().jobsCreatedByProject[projectId], 1);
   });
 

@@ -44,7 +44,7 @@ import {
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   // Handlers are registered before the first await (signal-with-start); input that builds no state is refused
-  // by the check just below.
+  // by the check just below. From here on, however the run ends, every update it accepted is answered.
   let state: RunState | undefined;
   try {
     state = initialState(input, Date.now());
@@ -52,16 +52,16 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   } catch {
     state = undefined;
   }
-  await failOnBadInput(input);
-  if (!state) throw new Error('agentJob input passed its check but could not be read');
-  const run = state;
-  run.budget = new BudgetPermits('agent', () => refreshVisibility(run));
-  refreshVisibility(run);
   try {
+    await failOnBadInput(input);
+    if (!state) throw new Error('agentJob input passed its check but could not be read');
+    const run = state;
+    run.budget = new BudgetPermits('agent', () => refreshVisibility(run));
+    refreshVisibility(run);
     return await runUntilDone(run);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
-    await closeFollowUps(run, error);
+    if (state) await closeFollowUps(state, error);
     throw error;
   }
 }
