@@ -5,7 +5,8 @@ import type { NightlyRunMemo } from '../contract/nightly-schema';
 import type { VisitorsExportResult } from '../contract/visitors-export';
 import { addDays, dayBefore } from '../contract/zone-days';
 import { openExportDestination } from '../exports/s3-destination';
-import { dueExports, NIGHTLY_LOOK_BACK_DAYS, wholeExports } from '../exports/manifest-days';
+import { dueExports, NIGHTLY_LOOK_BACK_DAYS } from '../contract/nightly';
+import { wholeExports } from '../exports/manifest-days';
 import { whileHeartbeating } from './heartbeat';
 import type { VisitorsExportActivityDeps } from './visitors-export';
 

@@ -1,7 +1,7 @@
 import type { Client, ScheduleDescription, ScheduleExecutionResult } from '@temporalio/client';
 import { coveredOfMemo, DEFAULT_MAX_CATCH_UP_DAYS, exportLabel, type FailedDay } from '../contract/nightly';
 import { nightlyRunMemoSchema, type NightlyRunMemo } from '../contract/nightly-schema';
-import { dueExports } from '../exports/manifest-days';
+import { dueExports } from '../contract/nightly';
 import { dayBefore } from '../contract/zone-days';
 import { describeVisitorsSchedule, scheduleInput, zoneOf } from './schedule';
 

@@ -1,6 +1,7 @@
 // The nightly export (workflow `visitorsNightly`): what a run owes and what it returns. Free of zod and I/O, so
 // that workflow code, the activities and the client share it.
 import type { VisitorTotals } from './visitors-export';
+import { addDays, dayStart, instantText } from './zone-days';
 
 /** How many exports one nightly run makes at most; the rest is left to the next runs. */
 export const DEFAULT_MAX_CATCH_UP_DAYS = 31;
@@ -88,4 +89,54 @@ export interface VisitorsNightlyResult {
   pages: number;
   files: string[];
   warnings: string[];
+}
+
+/** How many days back a run looks for days without a whole export; older ones are left to `schedule backfill`. */
+export const NIGHTLY_LOOK_BACK_DAYS = 100;
+
+/**
+ * The exports due up to the end of `through` (a day of `timeZone`), oldest first. Due: every day of the zone in
+ * the look-back whose instants no whole export holds, from the first instant a whole export holds on (all of
+ * the look-back when `olderExports`: there are whole exports before it; a project's first night owes only
+ * `through`), and the hours that no such day fits (a zone change: the days of
+ * the old zone end where no day of the new one starts) as one range each. A day of the zone that another export
+ * holds in part is not exported: its other hours become a range, so no instant is exported twice. Every export
+ * due has ended by the end of `through`.
+ */
+export function dueExports(
+  covered: readonly Covered[],
+  timeZone: string,
+  through: string,
+  olderExports = false,
+  lookBack = NIGHTLY_LOOK_BACK_DAYS,
+): NightlyExport[] {
+  const first = addDays(through, 1 - lookBack);
+  const end = dayStart(addDays(through, 1), timeZone).instant;
+  const held = covered.filter((c) => c.to > dayStart(first, timeZone).instant && c.from < end);
+  const windowStart = dayStart(first, timeZone).instant;
+  const start = olderExports
+    ? windowStart
+    : held.length === 0
+      ? dayStart(through, timeZone).instant
+      : Math.max(windowStart, Math.min(...held.map((c) => c.from)));
+  const due: NightlyExport[] = [];
+  for (let day = first; day <= through; day = addDays(day, 1)) {
+    const dateTo = addDays(day, 1);
+    const [from, to] = [dayStart(day, timeZone).instant, dayStart(dateTo, timeZone).instant];
+    if (from >= start && !held.some((c) => c.from < to && from < c.to)) {
+      due.push({ dateFrom: day, dateTo, timeZone, from, to });
+    }
+  }
+  let at = start;
+  const ranges: NightlyExport[] = [];
+  for (const c of [...held, ...due].sort((a, b) => a.from - b.from)) {
+    if (c.from > at) ranges.push(rangeOf(at, c.from, timeZone));
+    at = Math.max(at, c.to);
+  }
+  if (at < end) ranges.push(rangeOf(at, end, timeZone));
+  return [...due, ...ranges].sort((a, b) => a.from - b.from);
+}
+
+function rangeOf(from: number, to: number, timeZone: string): NightlyExport {
+  return { dateFrom: instantText(from, timeZone), dateTo: instantText(to, timeZone), from, to };
 }

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseApiDate } from '../contract/api-dates';
 import { PARTIAL_SUFFIX } from '../contract/names';
-import type { Covered, NightlyExport } from '../contract/nightly';
+import type { Covered } from '../contract/nightly';
 import type { VisitorsExportManifest } from '../contract/visitors-export';
 import { EXPORT_LAYOUTS } from '../contract/visitors-export-constants';
-import { addDays, dayStart, instantText } from '../contract/zone-days';
+import { dayStart } from '../contract/zone-days';
 import type { ExportDestination } from './destination';
 import {
   exportFileNames,
@@ -78,8 +78,6 @@ export interface WholeExports {
   warnings: string[];
 }
 
-/** How many days back a run looks for days without a whole export; older ones are left to `schedule backfill`. */
-export const NIGHTLY_LOOK_BACK_DAYS = 100;
 /** Manifests read at once. */
 const READS_AT_ONCE = 8;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T/;
@@ -163,51 +161,4 @@ function spanOf(text: string, key: string, projectId: string, listed: Set<string
   }
   if (!DATE_TIME.test(range.dateFrom) || !DATE_TIME.test(range.dateTo)) return '';
   return { from: parseApiDate(range.dateFrom) ?? NaN, to: parseApiDate(range.dateTo) ?? NaN };
-}
-
-/**
- * The exports due up to the end of `through` (a day of `timeZone`), oldest first. Due: every day of the zone in
- * the look-back whose instants no whole export holds, from the first instant a whole export holds on (all of
- * the look-back when `olderExports`: there are whole exports before it; a project's first night owes only
- * `through`), and the hours that no such day fits (a zone change: the days of
- * the old zone end where no day of the new one starts) as one range each. A day of the zone that another export
- * holds in part is not exported: its other hours become a range, so no instant is exported twice. Every export
- * due has ended by the end of `through`.
- */
-export function dueExports(
-  covered: readonly Covered[],
-  timeZone: string,
-  through: string,
-  olderExports = false,
-  lookBack = NIGHTLY_LOOK_BACK_DAYS,
-): NightlyExport[] {
-  const first = addDays(through, 1 - lookBack);
-  const end = dayStart(addDays(through, 1), timeZone).instant;
-  const held = covered.filter((c) => c.to > dayStart(first, timeZone).instant && c.from < end);
-  const windowStart = dayStart(first, timeZone).instant;
-  const start = olderExports
-    ? windowStart
-    : held.length === 0
-      ? dayStart(through, timeZone).instant
-      : Math.max(windowStart, Math.min(...held.map((c) => c.from)));
-  const due: NightlyExport[] = [];
-  for (let day = first; day <= through; day = addDays(day, 1)) {
-    const dateTo = addDays(day, 1);
-    const [from, to] = [dayStart(day, timeZone).instant, dayStart(dateTo, timeZone).instant];
-    if (from >= start && !held.some((c) => c.from < to && from < c.to)) {
-      due.push({ dateFrom: day, dateTo, timeZone, from, to });
-    }
-  }
-  let at = start;
-  const ranges: NightlyExport[] = [];
-  for (const c of [...held, ...due].sort((a, b) => a.from - b.from)) {
-    if (c.from > at) ranges.push(rangeOf(at, c.from, timeZone));
-    at = Math.max(at, c.to);
-  }
-  if (at < end) ranges.push(rangeOf(at, end, timeZone));
-  return [...due, ...ranges].sort((a, b) => a.from - b.from);
-}
-
-function rangeOf(from: number, to: number, timeZone: string): NightlyExport {
-  return { dateFrom: instantText(from, timeZone), dateTo: instantText(to, timeZone), from, to };
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseApiDate } from '../../src/contract/api-dates';
 import { exportLabel, mergeCovered, type Covered } from '../../src/contract/nightly';
-import { dueExports, NIGHTLY_LOOK_BACK_DAYS } from '../../src/exports/manifest-days';
+import { dueExports, NIGHTLY_LOOK_BACK_DAYS } from '../../src/contract/nightly';
 import { addDays, dayStart } from '../../src/contract/zone-days';
 
 const ZONES = ['UTC', 'America/Los_Angeles', 'Asia/Karachi', 'Europe/Paris'];
