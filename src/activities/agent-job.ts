@@ -256,17 +256,17 @@ export function createAgentJobActivities({
           reads,
           `${context.info.workflowExecution?.workflowId ?? input.jobId}#${reads + 1}`,
         );
-      const stillRunning = (status: string, carried: PollProgress, delayMs: number) =>
+      const stillRunning = (status: string, carried: PollProgress, delayMs: number, read = true) =>
         ApplicationFailure.create({
           type: AgentJobActivityFailureType.stillRunning,
           message: `job ${input.jobId} is ${status} (poll ${carried.polls})`,
           category: ApplicationFailureCategory.BENIGN,
           nextRetryDelay: delayMs,
-          details: [{ status, ...carried }],
+          details: [{ status, ...carried, read }],
         });
       // The workflow knows the status from an answer just now: the first read comes one interval later.
       if (input.status !== null && context.info.attempt === 1) {
-        throw stillRunning(input.status, progress, delayAfter(0));
+        throw stillRunning(input.status, progress, delayAfter(0), false);
       }
       let job: AgentJob;
       try {

@@ -34,11 +34,12 @@ const RECORDERS: Partial<Record<keyof Activities, Recorder>> = {
   sendAgentJobMessage: (metrics, { input, error }) => {
     if (error === undefined) metrics.record('followUpsDelivered', 1, { project: projectOf(input) });
   },
-  // One read per attempt: answered when the attempt returns or says the job still runs.
+  // One read per attempt: answered when the attempt returns or says the job still runs (after reading it).
   pollAgentJob: (metrics, execution) => {
     const still =
       execution.error instanceof ApplicationFailure &&
-      execution.error.type === AgentJobActivityFailureType.stillRunning;
+      execution.error.type === AgentJobActivityFailureType.stillRunning &&
+      (execution.error.details?.[0] as { read?: boolean } | undefined)?.read !== false;
     if (execution.error !== undefined && !still) return;
     recordPoll(
       metrics,
