@@ -34,7 +34,7 @@ export interface ServiceBudgetRow {
   options: ServiceBudgetOptions;
   workflowSeconds: number[];
   plainSeconds: number[];
-  /** getVisitors requests the workflow sent per repeat (pages, and at most concurrency - 1 past the end). */
+  /** getVisitors requests the workflow sent per repeat (pages, at most concurrency - 1 past the end, page 0 again). */
   workflowRequests: number[];
   refusals: number;
 }
