@@ -262,7 +262,7 @@ export function createAgentJobActivities({
           message: `job ${input.jobId} is ${status} (poll ${carried.polls})`,
           category: ApplicationFailureCategory.BENIGN,
           nextRetryDelay: delayMs,
-          details: [{ status, ...carried, read }],
+          details: [{ status, ...carried, ...(read ? {} : { read: false }) }],
         });
       // The workflow knows the status from an answer just now: the first read comes one interval later.
       if (input.status !== null && context.info.attempt === 1) {
