@@ -11,5 +11,4 @@ export * from './nightly-schema';
 export * from './zone-days';
 export * from './failure-types';
 export * from './errors';
-export * from './continue-as-new';
 export * from './workflow-types';

@@ -16,7 +16,7 @@ import {
   TERMINAL_JOB_STATUSES,
 } from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
-import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
+import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../continue-as-new';
 import { parseDuration, type DurationInput } from '../../contract/duration';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey } from '../../contract/names';
 import { clockTime, type BudgetPermits } from '../budget/permits';

@@ -33,6 +33,7 @@ import {
 } from '../../contract/messages';
 import { agentJobWorkflowIdIssue } from '../../contract/names';
 import { BudgetPermits } from '../budget/permits';
+import { continueAsNewDue } from '../continue-as-new';
 import { invalidInputOf } from '../input-check';
 import { recordFollowUpNotAccepted } from '../metrics';
 import {
@@ -126,9 +127,7 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
     const now = Date.now();
     // While the poll activity runs, its own timeout ends it at the deadline, naming the last service error.
     if (now >= state.deadlineAt && state.poll === null) throw timedOut(state);
-    const info = workflowInfo();
-    const continueAsNewDue = info.continueAsNewSuggested || info.historyLength >= continueAsNewAfter(state);
-    if (continueAsNewDue && allHandlersFinished()) await continueAsNew(state);
+    if (continueAsNewDue(continueAsNewAfter(state)) && allHandlersFinished()) await continueAsNew(state);
 
     const pending = state.followUps.pendingCount > 0;
     if (state.jobId === null) {

@@ -19,7 +19,7 @@ import {
   type PermitAsk,
   type RateBudget,
 } from '../../contract/budget';
-import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
+import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
 import { continueAsNewOnCurrentVersion, newVersionTargeted, withVersionCheck } from '../versioning';
 import { BudgetLedger, type LedgerSnapshot } from './ledger';
 import { clockTime } from './permits';
@@ -85,10 +85,7 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   };
 
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.budgetLimiter;
-  const continueAsNewDue = () =>
-    workflowInfo().continueAsNewSuggested ||
-    workflowInfo().historyLength >= eventLimit ||
-    newVersionTargeted();
+  const continueAsNewNow = () => continueAsNewDue(eventLimit) || newVersionTargeted();
   for (;;) {
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) {
@@ -105,14 +102,14 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
       });
     }
     setCurrentDetails(details(ledger, now));
-    if (continueAsNewDue()) {
+    if (continueAsNewNow()) {
       await condition(() => signalsInFlight === 0 && allHandlersFinished());
       return continueAsNewOnCurrentVersion<typeof docsBudgetLimiter>({ ...input, ledger: ledger.snapshot() });
     }
     const seen = changes;
     const wakeAt = ledger.wakeAt(now);
     // The answers to its own signals lengthen the history too: they may make continue-as-new due.
-    const woken = () => changes !== seen || continueAsNewDue();
+    const woken = () => changes !== seen || continueAsNewNow();
     const timeoutMs = withVersionCheck(wakeAt === undefined ? undefined : Math.max(1, wakeAt - now));
     if (timeoutMs === undefined) await condition(woken);
     else await condition(woken, timeoutMs);

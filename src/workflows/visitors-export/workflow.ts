@@ -32,7 +32,7 @@ import { getProgressQuery } from '../../contract/messages';
 import { zoneDays } from '../../contract/zone-days';
 import { invalidInputOf } from '../input-check';
 import { invalidInput } from './failures';
-import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../../contract/continue-as-new';
+import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
 import { PageWindow } from './page-window';
 import { ProgressReporter } from './progress';
 import { checkPages, countPage, totalsWarnings } from './page-checks';
@@ -60,9 +60,6 @@ const { prepareVisitorsExportStaging, removeVisitorsExportStaging } = proxyActiv
     maximumAttempts: 5,
   },
 });
-
-/** Half of the 2 MB bound: rows never enter history, so this is a safety net, not the usual trigger. */
-const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
 
 /**
  * Exports a project's unique visitors for a date range: offset pages in runs within the analytics budget, staged
@@ -253,15 +250,6 @@ function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
     suspects: [],
     warnings: [],
   };
-}
-
-function continueAsNewDue(eventLimit: number): boolean {
-  const info = workflowInfo();
-  return (
-    info.continueAsNewSuggested ||
-    info.historyLength >= eventLimit ||
-    info.historySize >= CONTINUE_AS_NEW_AFTER_BYTES
-  );
 }
 
 /** A failed or cancelled export removes its staged pages before it ends. */

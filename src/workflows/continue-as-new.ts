@@ -1,3 +1,5 @@
+import { workflowInfo } from '@temporalio/workflow';
+
 /**
  * The history length (events) at which each workflow continues as new, unless the server suggested it earlier
  * (`continueAsNewSuggested`, at 4,096 events by default). A workflow's `continueAsNewAfterEvents` input overrides
@@ -11,3 +13,16 @@ export const CONTINUE_AS_NEW_AFTER_EVENTS = {
   /** The budget limiter: a grant costs about 7 events (update, signal out, task), so about 140 grants per run. */
   budgetLimiter: 1_000,
 } as const;
+
+/** History bytes at which any run continues as new: small payloads keep this far from the event limit. */
+const CONTINUE_AS_NEW_AFTER_BYTES = 1024 * 1024;
+
+/** Whether the current run should continue as new now: the server suggests it, or its history reached a limit. */
+export function continueAsNewDue(eventLimit: number): boolean {
+  const info = workflowInfo();
+  return (
+    info.continueAsNewSuggested ||
+    info.historyLength >= eventLimit ||
+    info.historySize >= CONTINUE_AS_NEW_AFTER_BYTES
+  );
+}
