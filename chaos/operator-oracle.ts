@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { agentJobFailureOf } from '../src/client/agent-job-failures';
+import { agentJobFailureOf } from '../src/client/agent-job';
 import {
   AgentJobFailureType,
   FollowUpFailureType,

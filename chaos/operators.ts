@@ -5,8 +5,8 @@ import {
   startAgentJob,
   type FollowUpAnyStateOptions,
 } from '../src/client/agent-job';
-import { followUpFailureOf } from '../src/client/agent-job-failures';
-import { AgentJobResetRefusedError, resetAgentJob, resetPointsOf } from '../src/client/agent-job-reset';
+import { followUpFailureOf } from '../src/client/agent-job';
+import { AgentJobResetRefusedError, resetAgentJob, resetPointsOf } from '../src/client/agent-job-runs';
 import { FollowUpFailureType, type FollowUpStatus, type PollingOptions } from '../src/contract/agent-job';
 import { getStateQuery } from '../src/contract/messages';
 import { agentJobWorkflowId } from '../src/contract/names';

@@ -1,5 +1,5 @@
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { AgentJobResetRefusedError } from '../src/client/agent-job-reset';
+import { AgentJobResetRefusedError } from '../src/client/agent-job-runs';
 import { FollowUpNotAcceptedError } from '../src/contract/errors';
 import { InputValidationError } from '../src/contract/validation';
 

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
-import { agentJobFailureOf } from '../src/client/agent-job-failures';
+import { agentJobFailureOf } from '../src/client/agent-job';
 import {
   AgentJobFailureType,
   FollowUpFailureType,

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { sendFollowUp, sendFollowUpAndWait, startAgentJob } from '../src/client/agent-job';
-import { followUpFailureOf } from '../src/client/agent-job-failures';
+import { followUpFailureOf } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
 import { FollowUpFailureType, type PollingOptions } from '../src/contract/agent-job';
 import { agentJobWorkflowId, visitorsExportWorkflowId } from '../src/contract/names';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { ensureNexusEndpoint } from '../src/client/nexus-endpoint';
+import { ensureNexusEndpoint } from '../src/client/setup';
 import { DEFAULT_NEXUS_ENDPOINT, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../src/contract/names';
 import { MAX_PORT, portFromText } from '../src/contract/validation';
 import { startSimulator, type Simulator } from './simulator';

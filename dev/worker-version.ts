@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { describeDeployment, setCurrentVersion } from '../src/client/worker-deployment';
+import { describeDeployment, setCurrentVersion } from '../src/client/setup';
 
 /** The version a worker environment joins (TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID), if any. */
 export function versionOfEnv(env: Record<string, string>): WorkerDeploymentVersion | undefined {

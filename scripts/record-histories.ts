@@ -4,7 +4,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { startAgentJob, getAgentJobState } from '../src/client/agent-job';
 import { startVisitorsExport } from '../src/client/visitors-export';
 import { createVisitorsSchedule } from '../src/client/schedule';
-import { agentJobCreateRecordId } from '../src/client/agent-job-record';
+import { agentJobCreateRecordId } from '../src/client/agent-job-runs';
 import { visitorsScheduleId } from '../src/contract/names';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../src/contract/budget';

@@ -17,7 +17,7 @@ import {
   TERMINAL_JOB_STATUSES,
 } from '../contract/agent-job-constants';
 import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
-import type { UnendedCreate } from '../client/agent-job-record';
+import type { UnendedCreate } from '../client/agent-job-runs';
 import type { ReleasePermit } from './budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 import { toApplicationFailure, type FailureMappingOptions } from './failures';

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { earlierFollowUpsOf } from '../client/agent-job';
-import { readCreateRecord, unendedCreateOf, writeCreateRecord } from '../client/agent-job-record';
+import { readCreateRecord, unendedCreateOf, writeCreateRecord } from '../client/agent-job-runs';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
 import { createInputCheckActivities } from './input-check';

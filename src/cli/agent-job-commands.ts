@@ -11,7 +11,7 @@ import {
   startAgentJob,
   type FollowUpDelivery,
 } from '../client/agent-job';
-import { agentJobFailureOf, followUpFailureOf } from '../client/agent-job-failures';
+import { agentJobFailureOf, followUpFailureOf } from '../client/agent-job';
 import {
   AgentJobIdKey,
   agentJobWorkflowId,
@@ -34,8 +34,8 @@ import {
   type PollingOptions,
 } from '../contract/agent-job';
 import { getStateQuery } from '../contract/messages';
-import { readCreateRecord } from '../client/agent-job-record';
-import { AgentJobResetRefusedError, resetAgentJob, serviceCallsOf } from '../client/agent-job-reset';
+import { readCreateRecord } from '../client/agent-job-runs';
+import { AgentJobResetRefusedError, resetAgentJob, serviceCallsOf } from '../client/agent-job-runs';
 import { durationSchema, parseOrThrow, projectIdSchema, promptSchema } from '../contract/validation';
 import { z } from 'zod';
 import { PROJECT_FLAG, parseFlags, stringFlag, type Flags, type FlagSpec } from './flags';

@@ -8,7 +8,7 @@ import {
   updateVisitorsSchedule,
   type VisitorsScheduleChanges,
 } from '../client/schedule';
-import { describeVisitorsNightly } from '../client/schedule-nightly';
+import { describeVisitorsNightly } from '../client/schedule';
 import { defined } from '../client/schedule';
 import type { CommandContext } from './command-context';
 import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';

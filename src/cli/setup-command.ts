@@ -7,7 +7,7 @@ import {
   setCurrentVersion,
   type DeploymentState,
   type RoutingChange,
-} from '../client/worker-deployment';
+} from '../client/setup';
 import type { CommandContext } from './command-context';
 import { workerBuildId } from '../config';
 import { intInRange } from '../contract/validation';

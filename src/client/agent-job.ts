@@ -1,11 +1,12 @@
 import {
+  WorkflowFailedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   WorkflowUpdateStage,
   type Client,
+  type WorkflowExecutionInfo,
   type WorkflowHandle,
   type WorkflowStartOptions,
-  type WorkflowExecutionInfo,
-  type WorkflowUpdateHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
@@ -15,12 +16,15 @@ import {
   FOLLOW_UP_LIMITS,
   FOLLOW_UP_REFUSING_STATUSES,
   agentJobInputSchema,
+  followUpRecordSchema,
   followUpRequestSchema,
   pollProgressOf,
   type AgentJob,
+  type AgentJobFailureTypeName,
   type AgentJobInput,
   type AgentJobResult,
   type AgentJobState,
+  type FollowUpFailureTypeName,
   type FollowUpRecord,
   type FollowUpRequest,
   type FollowUpStatus,
@@ -46,13 +50,10 @@ import {
 import { truncate } from '../contract/text';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
 import type { AgentJobWorkflow } from '../contract/workflow-types';
-import { readCreateRecord } from './agent-job-record';
+import { readCreateRecord } from './agent-job-runs';
 import { taskQueueFromEnv } from './connect';
 
 export type AgentJobHandle = WorkflowHandle<AgentJobWorkflow>;
-
-const SUMMARY_CHARS = 200;
-const DETAILS_PROMPT_CHARS = 2000;
 
 export const idempotencyKeySchema = z
   .string({ error: 'is required and must be a string' })
@@ -67,8 +68,10 @@ export interface StartAgentJobOptions {
 }
 
 /**
- * The start of an agentJob with id `agent-job/<projectId>/<key>`, input checked first (a bad field throws
- * InputValidationError naming it). Shared by `startAgentJob` and the Nexus operation, so both start the same way.
+ * The start of an agentJob with id `agent-job/<projectId>/<key>`, input checked first (InputValidationError names
+ * the field). A running job is joined; a closed one gets a new run, which the job's create record answers (same
+ * prompt, `alreadyCreatedBy` in the result) or refuses as AgentJobKeyInUse (another prompt). Shared by
+ * `startAgentJob` and the Nexus operation.
  */
 export function agentJobStartOptions(
   input: AgentJobInput,
@@ -77,17 +80,13 @@ export function agentJobStartOptions(
   const key = parseOrThrow(idempotencyKeySchema, options.key, 'idempotency key');
   parseOrThrow(agentJobInputSchema, input, 'agentJob input');
   if (input.continuation !== undefined) {
-    throw new InputValidationError(
-      [{ field: 'continuation', rule: 'is set by the workflow itself' }],
-      'agentJob input',
-    );
+    const issue = { field: 'continuation', rule: 'is set by the workflow itself' };
+    throw new InputValidationError([issue], 'agentJob input');
   }
   return {
     workflowId: agentJobWorkflowId(input.projectId, key),
     taskQueue: options.taskQueue ?? taskQueueFromEnv(),
     args: [input],
-    // A running job is joined; a closed one gets a new run, which the job's create record answers (same prompt)
-    // or refuses as AgentJobKeyInUse (another prompt): one key is one job, and nothing is created twice.
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     staticSummary: summaryOf(input.jobId === undefined ? '' : `Job ${input.jobId}: `, input.prompt),
@@ -96,13 +95,6 @@ export function agentJobStartOptions(
   };
 }
 
-/**
- * Starts the agentJob workflow with id `agent-job/<projectId>/<key>`, or joins the run of that id still running:
- * retrying a start never creates a second job. Once that run closed, a start with the same key and prompt runs
- * again answered from the job's record (its result says `alreadyCreatedBy`); with another prompt it fails at once
- * with AgentJobKeyInUse. Input is checked first; a bad field throws InputValidationError before Temporal is
- * contacted.
- */
 export async function startAgentJob(
   client: Client,
   input: AgentJobInput,
@@ -111,36 +103,31 @@ export async function startAgentJob(
   return client.workflow.start<AgentJobWorkflow>(WorkflowType.agentJob, agentJobStartOptions(input, options));
 }
 
-/**
- * The result of the workflow (following continue-as-new). A job that ended `failed`, a timeout and every other
- * workflow failure reject with WorkflowFailedError; `agentJobFailureOf` reads its type and data.
- */
+/** The result (following continue-as-new); any failure rejects with WorkflowFailedError: see agentJobFailureOf. */
 export async function awaitAgentJob(client: Client, workflowId: string): Promise<AgentJobResult> {
   return client.workflow.getHandle<AgentJobWorkflow>(workflowId).result();
 }
 
 /**
- * The workflow's getState, with the running poll activity's progress from describe() (the Temporal UI shows the
- * same pending activity): the live status and reads from its last attempt, the last service error it got, and
- * its next read as nextPollAt.
+ * The workflow's getState, with the running poll activity's progress from describe() (what the Temporal UI shows):
+ * the status and reads of its last attempt, the last service error, and its next attempt as nextPollAt.
  */
 export async function getAgentJobState(client: Client, workflowId: string): Promise<AgentJobState> {
   const handle = client.workflow.getHandle(workflowId);
-  const [state, description] = await Promise.all([handle.query(getStateQuery), handle.describe()]);
-  const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'pollAgentJob');
+  const [state, { raw }] = await Promise.all([handle.query(getStateQuery), handle.describe()]);
+  const poll = raw.pendingActivities?.find((a) => a.activityType?.name === 'pollAgentJob');
   if (!poll || state.pollingSince === null) return state;
   const failure = await decodeOptionalFailureToOptionalError(
     client.options.loadedDataConverter,
     poll.lastFailure,
   );
-  const progress = failure instanceof ApplicationFailure ? pollProgressOf(failure) : undefined;
-  const next = poll.nextAttemptScheduleTime ? tsToDate(poll.nextAttemptScheduleTime).toISOString() : null;
-  const lastError = progress?.lastError;
+  const { status, polls, lastError }: ReturnType<typeof pollProgressOf> =
+    failure instanceof ApplicationFailure ? pollProgressOf(failure) : { polls: 0 };
   return {
     ...state,
-    ...(progress?.status === undefined ? {} : { status: progress.status }),
-    polls: state.polls + (progress?.polls ?? 0),
-    nextPollAt: next,
+    ...(status === undefined ? {} : { status }),
+    polls: state.polls + polls,
+    nextPollAt: poll.nextAttemptScheduleTime ? tsToDate(poll.nextAttemptScheduleTime).toISOString() : null,
     ...(lastError === undefined ? {} : { lastError: `reading the job: ${lastError}` }),
   };
 }
@@ -151,18 +138,13 @@ export async function sendFollowUp(
   workflowId: string,
   request: FollowUpRequest,
 ): Promise<void> {
-  parseOrThrow(followUpRequestSchema, request, 'follow-up');
-  try {
-    await client.workflow.getHandle(workflowId).signal(followUpSignal, request);
-  } catch (error) {
-    throw await notAcceptedIfClosed(client, workflowId, error);
-  }
+  await deliver(client, workflowId, request, (handle) => handle.signal(followUpSignal, request));
 }
 
 /**
- * Sends a follow-up and waits for the service's answer (update): the job as the service returned it. Rejects
- * with WorkflowUpdateFailedError when the workflow refuses it (nothing sent) or the service does, and with
- * FollowUpNotAcceptedError when the run closed before it took the update; `followUpFailureOf` reads all three.
+ * Sends a follow-up and waits for the service's answer (update): the job as the service returned it. Rejects with
+ * WorkflowUpdateFailedError when the workflow or the service refuses it, and FollowUpNotAcceptedError when the run
+ * closed before it took the update; `followUpFailureOf` reads all three.
  */
 export async function sendFollowUpAndWait(
   client: Client,
@@ -170,42 +152,45 @@ export async function sendFollowUpAndWait(
   request: FollowUpRequest,
   options: { updateId?: string } = {},
 ): Promise<AgentJob> {
-  parseOrThrow(followUpRequestSchema, request, 'follow-up');
-  // Accepted first, then its result: only a failure before acceptance means nothing was sent. Once accepted, a
-  // run that closes leaves the outcome to the error the SDK reports.
-  let update: WorkflowUpdateHandle<AgentJob>;
-  try {
-    update = await client.workflow.getHandle(workflowId).startUpdate(sendFollowUpUpdate, {
+  // Only a failure before acceptance means nothing was sent; once accepted, the outcome is the update's.
+  const update = await deliver(client, workflowId, request, (handle) =>
+    handle.startUpdate(sendFollowUpUpdate, {
       args: [request],
       waitForStage: WorkflowUpdateStage.ACCEPTED,
       ...(options.updateId === undefined ? {} : { updateId: options.updateId }),
-    });
-  } catch (error) {
-    throw await notAcceptedIfClosed(client, workflowId, error);
-  }
+    }),
+  );
   return update.result();
 }
 
 /**
- * A signal, or an update before its acceptance, that found the run closed (WorkflowNotFoundError: "workflow
- * execution already completed", or "update aborted by closing workflow" when the job closed as the update was
- * admitted) was not taken: nothing was sent, so it becomes FollowUpNotAcceptedError. An id no workflow has keeps its WorkflowNotFoundError.
+ * Sends a checked follow-up to the workflow. One that found the run closed (WorkflowNotFoundError: "workflow
+ * execution already completed", or "update aborted by closing workflow") was not taken: nothing was sent, so it
+ * becomes FollowUpNotAcceptedError. An id no workflow has keeps its WorkflowNotFoundError.
  */
-async function notAcceptedIfClosed(client: Client, workflowId: string, error: unknown): Promise<unknown> {
-  if (!(error instanceof WorkflowNotFoundError)) return error;
-  let status: string;
+async function deliver<T>(
+  client: Client,
+  workflowId: string,
+  request: FollowUpRequest,
+  send: (handle: WorkflowHandle) => Promise<T>,
+): Promise<T> {
+  parseOrThrow(followUpRequestSchema, request, 'follow-up');
+  const handle = client.workflow.getHandle(workflowId);
   try {
-    status = (await client.workflow.getHandle(workflowId).describe()).status.name;
-  } catch {
-    return error;
+    return await send(handle);
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    const status = await handle.describe().then(
+      (description) => description.status.name,
+      () => undefined,
+    );
+    if (status === undefined) throw error;
+    const why =
+      status === 'RUNNING'
+        ? 'its run closed (continued as new) before it took the follow-up, so nothing was sent: send it again'
+        : `it closed (${status}) before it took the follow-up, so nothing was sent (followUpAnyState continues a closed job)`;
+    throw new FollowUpNotAcceptedError(`Workflow ${workflowId}: ${why}`, workflowId, { cause: error });
   }
-  const why =
-    status === 'RUNNING'
-      ? 'its run closed (continued as new) before it took the follow-up, so nothing was sent: send it again'
-      : `it closed (${status}) before it took the follow-up, so nothing was sent (followUpAnyState continues a closed job)`;
-  return new FollowUpNotAcceptedError(`Workflow ${workflowId}: ${why}`, workflowId, {
-    cause: error,
-  });
 }
 
 export interface FollowUpAnyStateOptions {
@@ -226,15 +211,11 @@ export interface FollowUpDelivery {
 }
 
 /**
- * A follow-up whatever the workflow's state. Running: it is signalled. Closed (completed, timed out, cancelled,
- * terminated): a new run of the same workflow id is started by signal-with-start, attached to the same service
- * job (its id and project read from the search attributes of the latest run that followed it, skipping runs
- * refused before they had a job, or from the job's create record when the run was terminated while its create was
- * in flight), so the job continues and is polled to its end again, with the same polling. The new run starts
- * knowing every messageId the job's runs sent, so a messageId is sent at most once per job across runs; one that
- * was sent is not sent again (`earlierStatus`), one that was refused is. Concurrent callers end up in the same new
- * run. A job that is failed, archived or not found, or a run that closed before any job existed, is not accepted:
- * FollowUpNotAcceptedError says why.
+ * A follow-up whatever the workflow's state. Running: it is signalled. Closed: a new run of the same workflow id is
+ * signal-with-started on the same service job (its id and project from the latest run that followed it, or from
+ * the create record), with the same polling and knowing every messageId the job's runs sent: one that was sent is
+ * not sent again (`earlierStatus`), one that was refused is. A job failed, archived or not found, or a run that
+ * closed before any job existed, throws FollowUpNotAcceptedError saying why.
  */
 export async function followUpAnyState(
   client: Client,
@@ -248,19 +229,14 @@ export async function followUpAnyState(
   if (last.status.name === 'RUNNING') {
     try {
       await handle.signal(followUpSignal, request);
-      return {
-        workflowId,
-        runId: last.runId,
-        startedNewRun: false,
-        jobId: last.typedSearchAttributes.get(AgentJobIdKey),
-      };
+      const jobId = last.typedSearchAttributes.get(AgentJobIdKey);
+      return { workflowId, runId: last.runId, startedNewRun: false, jobId };
     } catch (error) {
+      // It closed between describe and signal: the job continues in a new run, below.
       if (!(error instanceof WorkflowNotFoundError)) throw error;
-      // It closed between describe and signal: continue the job in a new run, below.
     }
   }
-  // A closed run that did not follow the job (refused: AgentJobKeyInUse, InvalidInput) knows nothing of it: the
-  // latest run that did knows its project, status and follow-ups.
+  // A run refused before it had a job (AgentJobKeyInUse, InvalidInput) knows nothing of it: the latest that had one does.
   const jobRun =
     last.typedSearchAttributes.get(AgentJobIdKey) === undefined
       ? ((await latestRunWithJob(client, workflowId)) ?? last)
@@ -274,14 +250,14 @@ export async function followUpAnyState(
       workflowId,
     );
   }
-  const jobStatus = jobRun.typedSearchAttributes.get(AgentJobStatusKey);
-  if (jobStatus !== undefined && (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(jobStatus)) {
+  const jobStatus = jobRun.typedSearchAttributes.get(AgentJobStatusKey) ?? '';
+  if ((FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(jobStatus)) {
     throw new FollowUpNotAcceptedError(
       `Job ${jobId} is ${jobStatus}: it takes no follow-ups; start a new job`,
       workflowId,
     );
   }
-  const earlier = await earlierRunsOf(client, workflowId, jobRun.runId);
+  const earlier = await earlierRunOf(client, workflowId, jobRun.runId);
   const earlierStatus =
     request.messageId === undefined ? undefined : earlier.sent.statusOf(request.messageId);
   if (earlierStatus !== undefined) {
@@ -313,17 +289,13 @@ export async function followUpAnyState(
       ],
     },
   );
-  return {
-    workflowId,
-    runId: started.signaledRunId,
-    startedNewRun: started.signaledRunId !== last.runId,
-    jobId,
-  };
+  const runId = started.signaledRunId;
+  return { workflowId, runId, startedNewRun: runId !== last.runId, jobId };
 }
 
 /**
- * What the latest earlier run of this workflow id that followed the job sent and settled, for a run started again
- * under the id (the create activity, answering from the create record); undefined when there is none.
+ * What the latest earlier run of `workflowId` that followed the job sent and settled, for a run started again under
+ * the id (the create activity, answering from the create record); undefined when there is none.
  */
 export async function earlierFollowUpsOf(
   client: Client,
@@ -332,7 +304,7 @@ export async function earlierFollowUpsOf(
 ): Promise<{ followUps: FollowUpRecord[]; sentFollowUps: SentFollowUps } | undefined> {
   const run = await latestRunWithJob(client, workflowId, exceptRunId);
   if (run === undefined) return undefined;
-  const { sent, followUps } = await earlierRunsOf(client, workflowId, run.runId);
+  const { sent, followUps } = await earlierRunOf(client, workflowId, run.runId);
   return { followUps, sentFollowUps: sent.toJSON() };
 }
 
@@ -345,23 +317,17 @@ async function latestRunWithJob(
   let latest: WorkflowExecutionInfo | undefined;
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
   for await (const run of client.workflow.list({ query })) {
-    if (run.runId === exceptRunId) continue;
-    if (latest === undefined || run.startTime > latest.startTime) latest = run;
+    if (run.runId !== exceptRunId && (latest === undefined || run.startTime > latest.startTime)) latest = run;
   }
   return latest;
 }
 
 /**
- * What a closed run hands to a new run of its job, read by queries (a worker replays the closed run): the
- * messageIds it sent, the follow-ups it settled, its polling. One it held as pending was never sent, unless it
- * was being sent as the run ended (terminated: no workflow code ran after it): the ledger has that one as
- * outcome unknown. Without the ledger a messageId could be sent twice, so nothing is sent when it cannot be read.
+ * What a closed run hands to a new run of its job, read by queries (a worker replays it): the messageIds it sent,
+ * the follow-ups it settled, its polling. A pending one in the sent ledger was being sent as the run ended
+ * (terminated): it is outcome unknown. Without the ledger an id could be sent twice, so then nothing is sent.
  */
-async function earlierRunsOf(
-  client: Client,
-  workflowId: string,
-  runId: string,
-): Promise<{ sent: SentFollowUpLedger; followUps: FollowUpRecord[]; polling: PollingOptions | undefined }> {
+async function earlierRunOf(client: Client, workflowId: string, runId: string) {
   const handle = client.workflow.getHandle(workflowId, runId);
   const [state, sentFollowUps] = await Promise.all([
     handle.query(getStateQuery),
@@ -377,25 +343,70 @@ async function earlierRunsOf(
   const sent = new SentFollowUpLedger(sentFollowUps);
   const followUps = state.followUps.flatMap((record): FollowUpRecord[] => {
     if (record.status !== 'pending') return [record];
-    return sent.statusOf(record.messageId) === undefined
-      ? []
-      : [
-          {
-            ...record,
-            status: 'outcome_unknown',
-            error: 'the run closed while this follow-up was being sent',
-          },
-        ];
+    if (sent.statusOf(record.messageId) === undefined) return [];
+    return [
+      { ...record, status: 'outcome_unknown', error: 'the run closed while this follow-up was being sent' },
+    ];
   });
   return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling: state.polling };
 }
 
 function summaryOf(prefix: string, prompt: string): string {
-  const firstLine = prompt.trim().split('\n', 1)[0] ?? '';
-  const text = prefix + firstLine;
-  return truncate(text, SUMMARY_CHARS);
+  return truncate(prefix + (prompt.trim().split('\n', 1)[0] ?? ''), 200);
 }
 
 function detailsOf(projectId: string, prompt: string): string {
-  return `**Project:** ${projectId}\n\n**Prompt:**\n\n${truncate(prompt, DETAILS_PROMPT_CHARS)}`;
+  return `**Project:** ${projectId}\n\n**Prompt:**\n\n${truncate(prompt, 2000)}`;
+}
+
+/** What a failed agentJob's details[0] tells, read leniently: a part missing or odd reads as absent. */
+const failureDetailsSchema = z.object({
+  jobId: z.string().nullable().optional().catch(undefined),
+  status: z.string().optional().catch(undefined),
+  prLink: z.string().nullable().optional().catch(undefined),
+  polls: z.number().optional().catch(undefined),
+  followUps: z.array(followUpRecordSchema).catch([]),
+  /** For InvalidInput: each field and the rule it breaks. */
+  issues: z
+    .array(z.object({ field: z.string(), rule: z.string() }))
+    .optional()
+    .catch(undefined),
+});
+
+export type AgentJobFailureInfo = z.infer<typeof failureDetailsSchema> & {
+  type: AgentJobFailureTypeName | (string & {});
+  message: string;
+  /** details[0] as sent: AgentJobResult for AgentJobFailed, `{ issues }` for InvalidInput, else AgentJobState. */
+  details: unknown;
+};
+
+/** The typed failure inside a WorkflowFailedError from awaitAgentJob, or undefined for any other error. */
+export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefined {
+  if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure))
+    return undefined;
+  const { type, message, details } = error.cause;
+  const parsed = failureDetailsSchema.safeParse(details?.[0] ?? {});
+  return {
+    type: type ?? 'Error',
+    message,
+    details: details?.[0],
+    ...(parsed.success ? parsed.data : { followUps: [] }),
+  };
+}
+
+export interface FollowUpFailureInfo {
+  type: FollowUpFailureTypeName | (string & {});
+  message: string;
+}
+
+/**
+ * Why a follow-up failed: the workflow's or the service's refusal (a WorkflowUpdateFailedError) or the client's
+ * FollowUpNotAcceptedError; undefined for any other error (Temporal unreachable, an unknown workflow id).
+ */
+export function followUpFailureOf(error: unknown): FollowUpFailureInfo | undefined {
+  if (error instanceof FollowUpNotAcceptedError) return { type: error.name, message: error.message };
+  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+    return { type: error.cause.type ?? 'Error', message: error.cause.message };
+  }
+  return undefined;
 }

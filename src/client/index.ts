@@ -2,12 +2,9 @@
 export * from '../contract';
 export * from './connect';
 export * from './agent-job';
-export * from './agent-job-failures';
 export * from './visitors-export';
 export * from './schedule';
-export * from './schedule-nightly';
 export * from './setup';
-export * from './nexus-endpoint';
 export * from '../contract/nexus-service';
 export { dataConverterFromEnv } from '../codec/data-converter';
 export { AesGcmPayloadCodec, PayloadDecryptError } from '../codec/aes-gcm-codec';

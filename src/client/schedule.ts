@@ -3,6 +3,7 @@ import {
   ScheduleOverlapPolicy,
   type Client,
   type ScheduleDescription,
+  type ScheduleExecutionResult,
   type ScheduleHandle,
   type ScheduleOptions,
 } from '@temporalio/client';
@@ -10,8 +11,20 @@ import { z } from 'zod';
 import { DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
 import { durationSchema, InputValidationError, parseOrThrow, projectIdSchema } from '../contract/validation';
 import { timeZoneSchema, UNENDED_RANGE_RULE, rangeEnd } from '../contract/visitors-export';
-import { visitorsNightlyInputSchema, type VisitorsNightlyInput } from '../contract/nightly-schema';
-import { addDays } from '../contract/zone-days';
+import {
+  coveredOfMemo,
+  DEFAULT_MAX_CATCH_UP_DAYS,
+  dueExports,
+  exportLabel,
+  type FailedDay,
+} from '../contract/nightly';
+import {
+  nightlyRunMemoSchema,
+  visitorsNightlyInputSchema,
+  type NightlyRunMemo,
+  type VisitorsNightlyInput,
+} from '../contract/nightly-schema';
+import { addDays, dayBefore } from '../contract/zone-days';
 import { startVisitorsExport } from './visitors-export';
 import { taskQueueFromEnv } from './connect';
 
@@ -50,27 +63,24 @@ export function zoneOf(description: ScheduleDescription): string {
   return scheduleInput(description).timeZone ?? (description.spec.timezone || 'UTC');
 }
 
-const timeOfDaySchema = z
-  .string({ error: 'must be a string' })
-  .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day HH:MM (24-hour)');
-
-const scheduleFields = {
-  /** Time of day of the nightly run, HH:MM in `timeZone`. */
-  at: timeOfDaySchema,
-  /** IANA zone of `at`, and whose days the runs export (each run: every day due up to the day before it). */
-  timeZone: timeZoneSchema,
-  /** How late a run missed while Temporal was unavailable may still start (default 1 day). */
-  catchupWindow: durationSchema.optional(),
-  format: nightlyFields.format,
-  pageSize: nightlyFields.pageSize,
-  concurrency: nightlyFields.concurrency,
-  /** How many days one run exports at most when it catches up (default 31); the rest waits for the next runs. */
-  maxCatchUpDays: nightlyFields.maxCatchUpDays,
-  taskQueue: z.string().min(1, 'must not be empty').optional(),
-};
-
 export const visitorsScheduleOptionsSchema = z
-  .object({ projectId: projectIdSchema, ...scheduleFields })
+  .object({
+    projectId: projectIdSchema,
+    /** Time of day of the nightly run, HH:MM in `timeZone`. */
+    at: z
+      .string({ error: 'must be a string' })
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day HH:MM (24-hour)'),
+    /** IANA zone of `at`, and whose days the runs export (each run: every day due up to the day before it). */
+    timeZone: timeZoneSchema,
+    /** How late a run missed while Temporal was unavailable may still start (default 1 day). */
+    catchupWindow: durationSchema.optional(),
+    format: nightlyFields.format,
+    pageSize: nightlyFields.pageSize,
+    concurrency: nightlyFields.concurrency,
+    /** How many days one run exports at most when it catches up (default 31); the rest waits for the next runs. */
+    maxCatchUpDays: nightlyFields.maxCatchUpDays,
+    taskQueue: z.string().min(1, 'must not be empty').optional(),
+  })
   .strict();
 
 const visitorsScheduleChangesSchema = visitorsScheduleOptionsSchema.partial({ at: true, timeZone: true });
@@ -78,8 +88,6 @@ const visitorsScheduleChangesSchema = visitorsScheduleOptionsSchema.partial({ at
 export type VisitorsScheduleOptions = z.input<typeof visitorsScheduleOptionsSchema>;
 /** An update names the project and the settings that change; the others keep their current values. */
 export type VisitorsScheduleChanges = z.input<typeof visitorsScheduleChangesSchema>;
-
-const DEFAULT_CATCHUP_WINDOW = '1 day';
 
 function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
   const [hour, minute] = options.at.split(':').map(Number) as [number, number];
@@ -105,16 +113,14 @@ function scheduleOptions(options: VisitorsScheduleOptions): ScheduleOptions {
     },
     policies: {
       overlap: ScheduleOverlapPolicy.SKIP,
-      catchupWindow: options.catchupWindow ?? DEFAULT_CATCHUP_WINDOW,
+      catchupWindow: options.catchupWindow ?? '1 day',
     },
   };
 }
 
 /**
- * Creates the project's nightly export schedule `visitors-export-nightly/<projectId>`, which starts
- * `visitorsNightly` at `at` in `timeZone` (overlap SKIP); each run exports every day of `timeZone` not yet exported
- * whole up to the day before it. Options are validated before Temporal is contacted (InputValidationError naming
- * the field); an existing schedule raises ScheduleAlreadyRunning.
+ * Creates the schedule `visitors-export-nightly/<projectId>`: `visitorsNightly` at `at` in `timeZone` (overlap
+ * SKIP). Options are checked before Temporal is contacted; an existing schedule raises ScheduleAlreadyRunning.
  */
 export async function createVisitorsSchedule(
   client: Client,
@@ -195,8 +201,6 @@ export async function triggerVisitorsSchedule(client: Client, projectId: string)
 }
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-
-/** At most this many days per backfill. */
 const MAX_BACKFILL_DAYS = 366;
 
 const backfillDay = z
@@ -210,11 +214,10 @@ const backfillDaysSchema = z
   .superRefine(({ fromDay, toDay }, ctx) => {
     // Runs after the field checks too (zod reports every issue): days that are not YYYY-MM-DD were reported.
     if (![fromDay, toDay].every((day) => DAY_PATTERN.test(day))) return;
-    const count = Math.round((Date.parse(toDay) - Date.parse(fromDay)) / 86_400_000) + 1;
     const rule =
       toDay < fromDay
         ? 'must not be before the first day'
-        : count > MAX_BACKFILL_DAYS
+        : toDay > addDays(fromDay, MAX_BACKFILL_DAYS - 1)
           ? `at most ${MAX_BACKFILL_DAYS} days from the first day`
           : undefined;
     if (rule !== undefined) ctx.addIssue({ code: 'custom', path: ['toDay'], message: rule });
@@ -229,9 +232,8 @@ export interface BackfilledDay {
 
 /**
  * Exports the days fromDay..toDay (both included, days of the schedule's zone) with the schedule's settings, one
- * export per day under the id a nightly run gives that day: the next nightly runs find them whole at the
- * destination and send nothing for them. A day that has not ended in the zone is refused before anything
- * starts (InputValidationError on toDay). Returns at once, with the days and their workflow ids.
+ * export per day under the id a nightly run gives that day, so the nightly runs find them done. A day that has not
+ * ended in the zone is refused before anything starts. Returns at once.
  */
 export async function backfillVisitorsSchedule(
   client: Client,
@@ -240,18 +242,15 @@ export async function backfillVisitorsSchedule(
 ): Promise<{ timeZone: string; days: BackfilledDay[] }> {
   const { fromDay, toDay } = parseOrThrow(backfillDaysSchema, days, 'backfill days');
   const description = await describeVisitorsSchedule(client, projectId);
-  const current = currentOptions(description, projectId);
+  const { format, pageSize, concurrency, taskQueue } = currentOptions(description, projectId);
   const timeZone = zoneOf(description);
   const end = rangeEnd({ dateTo: addDays(toDay, 1), timeZone });
   if (end !== undefined && end > Date.now()) {
-    throw new InputValidationError(
-      [{ field: 'toDay', rule: `${UNENDED_RANGE_RULE} (${timeZone})` }],
-      'backfill days',
-    );
+    const issue = { field: 'toDay', rule: `${UNENDED_RANGE_RULE} (${timeZone})` };
+    throw new InputValidationError([issue], 'backfill days');
   }
   const started: BackfilledDay[] = [];
   for (let day = fromDay; day <= toDay; day = addDays(day, 1)) {
-    const { format, pageSize, concurrency, taskQueue } = current;
     const handle = await startVisitorsExport(
       client,
       {
@@ -270,6 +269,70 @@ export async function backfillVisitorsSchedule(
 
 export async function deleteVisitorsSchedule(client: Client, projectId: string): Promise<void> {
   await visitorsScheduleHandle(client, projectId).delete();
+}
+
+/** A schedule, the zone whose days its runs export, what its latest run found and what the next runs export. */
+export interface VisitorsNightlyState {
+  schedule: ScheduleDescription;
+  timeZone: string;
+  /** What the latest run that read the destination found there (its memo); null before any. */
+  latestRun: (NightlyRunMemo & { workflowId: string }) | null;
+  /** Exports due (days, or `<from>_<to>` ranges) that the latest run left: failed, or past its cap. */
+  missing: string[];
+  /** The exports that failed in the latest run, with their errors: each run makes them again. */
+  failed: FailedDay[];
+  maxCatchUpDays: number;
+  /** The next nominal times and what each will export, if the destination holds what the latest run left. */
+  nextRuns: { at: string; days: string[]; remaining: number }[];
+}
+
+/** The memo of the schedule's latest run that has read the destination (kept by the server: no worker needed). */
+export async function latestNightlyRun(
+  client: Client,
+  recentActions: readonly ScheduleExecutionResult[],
+): Promise<(NightlyRunMemo & { workflowId: string }) | null> {
+  const latestFirst = [...recentActions].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime());
+  for (const { action } of latestFirst) {
+    const { workflowId, firstExecutionRunId } = action.workflow;
+    const { memo } = await client.workflow.getHandle(workflowId, firstExecutionRunId).describe();
+    const parsed = nightlyRunMemoSchema.safeParse(memo ?? {});
+    if (parsed.success) return { ...parsed.data, workflowId };
+  }
+  return null;
+}
+
+/**
+ * The schedule, its latest run's memo, and what the next runs export, computed as the runs do (dueExports over the
+ * instants held whole), a zone change included: a run never exports a day that has not ended.
+ */
+export async function describeVisitorsNightly(
+  client: Client,
+  projectId: string,
+): Promise<VisitorsNightlyState> {
+  const schedule = await describeVisitorsSchedule(client, projectId);
+  const timeZone = zoneOf(schedule);
+  const maxCatchUpDays = scheduleInput(schedule).maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
+  const latestRun = await latestNightlyRun(client, schedule.info.recentActions);
+  const covered = latestRun === null ? [] : coveredOfMemo(latestRun);
+  const missing =
+    latestRun === null
+      ? []
+      : dueExports(covered, latestRun.timeZone, latestRun.through, latestRun.olderExports).map(exportLabel);
+  const nextRuns = schedule.info.nextActionTimes.slice(0, 3).map((at) => {
+    const due = dueExports(covered, timeZone, dayBefore(at, timeZone), latestRun?.olderExports);
+    const now = due.slice(0, maxCatchUpDays);
+    covered.push(...now);
+    return { at: at.toISOString(), days: now.map(exportLabel), remaining: due.length - now.length };
+  });
+  return {
+    schedule,
+    timeZone,
+    latestRun,
+    missing,
+    failed: latestRun?.failed ?? [],
+    maxCatchUpDays,
+    nextRuns,
+  };
 }
 
 export { ScheduleNotFoundError };

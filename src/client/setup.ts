@@ -1,31 +1,27 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { SearchAttributeType } from '@temporalio/common';
+import type { SearchAttributeType, WorkerDeploymentVersion } from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTE_KEYS } from '../contract/names';
+import { DEFAULT_NEXUS_ENDPOINT, SEARCH_ATTRIBUTE_KEYS } from '../contract/names';
 import { InvariantError } from '../contract/errors';
-import { grpcStatusOf } from './connect';
+import { grpcStatusOf, taskQueueFromEnv } from './connect';
 
-/** gRPC status codes (grpc.io/docs/guides/status-codes) the operator service answers where it may not act. */
-const GRPC_NOT_FOUND = 5;
-const GRPC_ALREADY_EXISTS = 6;
-const GRPC_PERMISSION_DENIED = 7;
-const GRPC_UNIMPLEMENTED = 12;
-const GRPC_UNAUTHENTICATED = 16;
-const NOT_ALLOWED_HERE = new Set([GRPC_PERMISSION_DENIED, GRPC_UNIMPLEMENTED, GRPC_UNAUTHENTICATED]);
+/** gRPC status codes (grpc.io/docs/guides/status-codes) the operator and deployment calls answer. */
+const GRPC = { notFound: 5, alreadyExists: 6, failedPrecondition: 9 };
+/** Where the server (or this key, e.g. on Temporal Cloud) does not let this connection act: permission, unimplemented, unauthenticated. */
+const NOT_ALLOWED_HERE = new Set([7, 12, 16]);
 
 export interface SearchAttributeSetup {
   name: string;
   type: SearchAttributeType;
   /**
-   * present: registered with the right type before; added: registered now; manual: missing, and this server
-   * (or this key, e.g. on Temporal Cloud) does not allow registering it: `steps` say how; conflict: registered
-   * with another type, which workflows cannot use (an operator must remove or rename it).
+   * present: registered with the right type before; added: registered now; manual: missing and not registrable
+   * here (`steps` say how); conflict: registered with another type, which workflows cannot use.
    */
   state: 'present' | 'added' | 'manual' | 'conflict';
   /** The type it has, for a conflict. */
   registeredAs?: string;
-  /** What an operator runs where the server refused (tcld or the Cloud UI, or the Temporal CLI). */
   steps?: string[];
 }
 
@@ -47,61 +43,186 @@ function manualSteps(namespace: string, name: string, type: SearchAttributeType)
 }
 
 /**
- * Prepares a namespace for the workflows, idempotently: checks that it exists, and registers the contract's
- * search attributes (`DocsProjectId`, `AgentJobId`, `AgentJobStatus`, Keyword) that are missing, through the
- * operator service where the server allows it. Where it does not (Temporal Cloud, a key without the right),
- * each missing one is reported with the `tcld` / Cloud UI step. Nothing is removed or changed.
+ * Prepares a namespace for the workflows, idempotently: checks that it exists and registers the contract's search
+ * attributes that are missing where the server allows it; elsewhere each is reported with its manual step.
  */
 export async function setUpNamespace(client: Client): Promise<NamespaceSetup> {
   const { namespace } = client.options;
   try {
     await client.workflowService.describeNamespace({ namespace });
   } catch (error) {
-    if (grpcStatusOf(error) !== GRPC_NOT_FOUND) throw error;
+    if (grpcStatusOf(error) !== GRPC.notFound) throw error;
     return { namespace, namespaceFound: false, searchAttributes: [], ready: false };
   }
   const operator = client.connection.operatorService;
-  let registered: Record<string, temporal.api.enums.v1.IndexedValueType> | undefined;
-  try {
-    registered = (await operator.listSearchAttributes({ namespace })).customAttributes ?? {};
-  } catch (error) {
-    if (!NOT_ALLOWED_HERE.has(grpcStatusOf(error) ?? -1)) throw error;
-  }
+  const registered = await operator.listSearchAttributes({ namespace }).then(
+    (answer) => answer.customAttributes ?? {},
+    (error: unknown) => {
+      if (!NOT_ALLOWED_HERE.has(grpcStatusOf(error) ?? -1)) throw error;
+      return undefined;
+    },
+  );
   const searchAttributes: SearchAttributeSetup[] = [];
-  for (const key of SEARCH_ATTRIBUTE_KEYS) {
-    const wanted = encodeSearchAttributeIndexedValueType(key.type);
-    if (wanted === undefined) throw new InvariantError(`${key.name}: no indexed value type for ${key.type}`);
-    const existing = registered?.[key.name];
-    const base = { name: key.name, type: key.type };
-    if (existing !== undefined && existing === wanted) {
-      searchAttributes.push({ ...base, state: 'present' });
-      continue;
-    }
+  for (const { name, type } of SEARCH_ATTRIBUTE_KEYS) {
+    const wanted = encodeSearchAttributeIndexedValueType(type);
+    if (wanted === undefined) throw new InvariantError(`${name}: no indexed value type for ${type}`);
+    const existing = registered?.[name];
     if (existing !== undefined) {
       const registeredAs = temporal.api.enums.v1.IndexedValueType[existing] ?? String(existing);
-      searchAttributes.push({ ...base, state: 'conflict', registeredAs });
+      searchAttributes.push(
+        existing === wanted
+          ? { name, type, state: 'present' }
+          : { name, type, state: 'conflict', registeredAs },
+      );
       continue;
     }
     try {
-      await operator.addSearchAttributes({ namespace, searchAttributes: { [key.name]: wanted } });
-      searchAttributes.push({ ...base, state: 'added' });
+      await operator.addSearchAttributes({ namespace, searchAttributes: { [name]: wanted } });
+      searchAttributes.push({ name, type, state: 'added' });
     } catch (error) {
-      const code = grpcStatusOf(error);
+      const code = grpcStatusOf(error) ?? -1;
       // Registered meanwhile (another setup): what was wanted is there.
-      if (code === GRPC_ALREADY_EXISTS) searchAttributes.push({ ...base, state: 'present' });
-      else if (NOT_ALLOWED_HERE.has(code ?? -1))
-        searchAttributes.push({
-          ...base,
-          state: 'manual',
-          steps: manualSteps(namespace, key.name, key.type),
-        });
-      else throw error;
+      if (code === GRPC.alreadyExists) searchAttributes.push({ name, type, state: 'present' });
+      else if (!NOT_ALLOWED_HERE.has(code)) throw error;
+      else searchAttributes.push({ name, type, state: 'manual', steps: manualSteps(namespace, name, type) });
     }
   }
+  const ready = searchAttributes.every((a) => a.state === 'present' || a.state === 'added');
+  return { namespace, namespaceFound: true, searchAttributes, ready };
+}
+
+export interface NexusEndpointOptions {
+  /** Endpoint name callers use (default `docs-agent`). */
+  endpoint?: string;
+  /** The namespace the worker polls (default: the client's). */
+  targetNamespace?: string;
+  /** The worker's task queue (default: TEMPORAL_TASK_QUEUE, else `docs-agent`). */
+  taskQueue?: string;
+}
+
+/**
+ * Creates the Nexus endpoint that routes callers of any namespace to this worker's task queue (as `temporal
+ * operator nexus endpoint create` does); one of that name already there is kept. Returns its id.
+ */
+export async function ensureNexusEndpoint(
+  client: Client,
+  options: NexusEndpointOptions = {},
+): Promise<{ endpoint: string; id: string; created: boolean }> {
+  const endpoint = options.endpoint ?? DEFAULT_NEXUS_ENDPOINT;
+  const operator = client.connection.operatorService;
+  const namespace = options.targetNamespace ?? client.options.namespace;
+  const target = { worker: { namespace, taskQueue: options.taskQueue ?? taskQueueFromEnv() } };
+  try {
+    const answer = await operator.createNexusEndpoint({ spec: { name: endpoint, target } });
+    return { endpoint, id: answer.endpoint?.id ?? '', created: true };
+  } catch (error) {
+    if (grpcStatusOf(error) !== GRPC.alreadyExists) throw error;
+  }
+  const { endpoints } = await operator.listNexusEndpoints({ name: endpoint, pageSize: 1 });
+  return { endpoint, id: endpoints?.[0]?.id ?? '', created: false };
+}
+
+/** inactive (never current), current, ramping, draining (pinned runs still open), drained (safe to stop). */
+export type VersionStatus = 'inactive' | 'current' | 'ramping' | 'draining' | 'drained' | 'unknown';
+
+export interface VersionSummary {
+  buildId: string;
+  status: VersionStatus;
+}
+
+export interface DeploymentState {
+  deploymentName: string;
+  /** False when no worker of the deployment has polled the server yet. */
+  found: boolean;
+  /** The build id new runs start on; undefined: unversioned workers take them. */
+  current: string | undefined;
+  ramping: { buildId: string; percentage: number } | undefined;
+  versions: VersionSummary[];
+}
+
+/** What a routing change did: `missing` when no worker of that version has polled yet (start them first). */
+export type RoutingChange = 'changed' | 'missing';
+
+const VERSION_STATUSES = ['inactive', 'current', 'ramping', 'draining', 'drained'] as const;
+
+/** The deployment's routing and each version's status, as `temporal worker deployment describe` shows them. */
+export async function describeDeployment(client: Client, deploymentName: string): Promise<DeploymentState> {
+  const { namespace } = client.options;
+  let info: temporal.api.deployment.v1.IWorkerDeploymentInfo | null | undefined;
+  try {
+    ({ workerDeploymentInfo: info } = await client.workflowService.describeWorkerDeployment({
+      namespace,
+      deploymentName,
+    }));
+  } catch (error) {
+    if (grpcStatusOf(error) !== GRPC.notFound) throw error;
+    return { deploymentName, found: false, current: undefined, ramping: undefined, versions: [] };
+  }
+  const routing = info?.routingConfig;
+  const rampingBuildId = routing?.rampingDeploymentVersion?.buildId ?? undefined;
   return {
-    namespace,
-    namespaceFound: true,
-    searchAttributes,
-    ready: searchAttributes.every((a) => a.state === 'present' || a.state === 'added'),
+    deploymentName,
+    found: true,
+    current: routing?.currentDeploymentVersion?.buildId ?? undefined,
+    ramping: rampingBuildId
+      ? { buildId: rampingBuildId, percentage: routing?.rampingVersionPercentage ?? 0 }
+      : undefined,
+    versions: (info?.versionSummaries ?? []).map(({ deploymentVersion, status }) => {
+      const name = temporal.api.enums.v1.WorkerDeploymentVersionStatus[status ?? 0] ?? '';
+      const short = name.replace('WORKER_DEPLOYMENT_VERSION_STATUS_', '').toLowerCase();
+      return {
+        buildId: deploymentVersion?.buildId ?? '',
+        status: VERSION_STATUSES.find((s) => s === short) ?? 'unknown',
+      };
+    }),
   };
+}
+
+/** Sends every new run (and every long-lived workflow at its next continue-as-new) to `version`. */
+export function setCurrentVersion(client: Client, version: WorkerDeploymentVersion): Promise<RoutingChange> {
+  return routingChange(client, version, (request) =>
+    client.workflowService.setWorkerDeploymentCurrentVersion(request),
+  );
+}
+
+/** Sends `percentage` (0-100) of new runs to `version`, the rest to the current one. */
+export function rampToVersion(
+  client: Client,
+  version: WorkerDeploymentVersion,
+  percentage: number,
+): Promise<RoutingChange> {
+  return routingChange(client, version, (request) =>
+    client.workflowService.setWorkerDeploymentRampingVersion({ ...request, percentage }),
+  );
+}
+
+/**
+ * A version shows in its deployment as soon as a worker polls, a moment before the server has registered its task
+ * queues; a routing change in that moment is refused as if the version were missing. So a refusal for a version the
+ * deployment lists is asked again for up to 15 s; one the deployment does not list is missing.
+ */
+async function routingChange(
+  client: Client,
+  { deploymentName, buildId }: WorkerDeploymentVersion,
+  change: (request: {
+    namespace: string;
+    deploymentName: string;
+    buildId: string;
+    identity: string;
+  }) => Promise<unknown>,
+): Promise<RoutingChange> {
+  const { namespace, identity } = client.options;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      await change({ namespace, deploymentName, buildId, identity });
+      return 'changed';
+    } catch (error) {
+      const code = grpcStatusOf(error);
+      if (code !== GRPC.notFound && code !== GRPC.failedPrecondition) throw error;
+      const { versions } = await describeDeployment(client, deploymentName);
+      if (!versions.some((v) => v.buildId === buildId) || Date.now() >= deadline) return 'missing';
+      await sleep(250);
+    }
+  }
 }

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { latestNightlyRun } from '../client/schedule-nightly';
+import { latestNightlyRun } from '../client/schedule';
 import { visitorsScheduleId } from '../contract/names';
 import { coveredOfMemo, mergeCovered } from '../contract/nightly';
 import type { WorkerMetrics } from './metrics';

@@ -17,7 +17,7 @@ import {
   type AgentJob,
   type AgentJobCreateRecord,
 } from '../../src/contract/agent-job';
-import type { UnendedCreate } from '../../src/client/agent-job-record';
+import type { UnendedCreate } from '../../src/client/agent-job-runs';
 import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { startSimulator, type Simulator } from '../../dev/simulator';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { agentJobFailureOf } from '../../src/client/agent-job-failures';
+import { agentJobFailureOf } from '../../src/client/agent-job';
 import { AgentJobFailureType, FollowUpFailureType } from '../../src/contract/agent-job';
 import { agentJobWorkflowId } from '../../src/contract/names';
 import { emptyVerdict, verifyJobs } from '../../chaos/verify';

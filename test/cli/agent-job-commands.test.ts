@@ -6,7 +6,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, FOLLOW_UP_LIMITS } from '../../src/contract/agent-job';
 import { followUpSignal } from '../../src/contract/messages';
-import { agentJobCreateRecordId } from '../../src/client/agent-job-record';
+import { agentJobCreateRecordId } from '../../src/client/agent-job-runs';
 import {
   eventually,
   projectWithJobs,

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { describeDeployment } from '../../src/client/worker-deployment';
+import { describeDeployment } from '../../src/client/setup';
 import { startWorkerProcess } from '../../dev/worker-process';
 import { workflowBundlePath } from '../../dev/workflow-bundle';
 import { useProcessStack } from '../helpers/stack';

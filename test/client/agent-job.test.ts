@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import {
+  agentJobFailureOf,
   followUpAnyState,
+  followUpFailureOf,
   getAgentJobState,
   sendFollowUp,
   sendFollowUpAndWait,
   startAgentJob,
 } from '../../src/client/agent-job';
-import { agentJobFailureOf, followUpFailureOf } from '../../src/client/agent-job-failures';
 import { AgentJobFailureType, FollowUpFailureType } from '../../src/contract/agent-job';
 import { FollowUpNotAcceptedError } from '../../src/contract/errors';
 import { DocsProjectIdKey, agentJobWorkflowId } from '../../src/contract/names';

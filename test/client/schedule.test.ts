@@ -9,6 +9,7 @@ import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
   deleteVisitorsSchedule,
+  describeVisitorsNightly,
   describeVisitorsSchedule,
   pauseVisitorsSchedule,
   ScheduleNotFoundError,
@@ -16,7 +17,6 @@ import {
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
 } from '../../src/client/schedule';
-import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
 import { InputValidationError } from '../../src/contract/validation';
 import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType, zoneSuffix } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { agentJobCreateRecordId } from '../../src/client/agent-job-record';
+import { agentJobCreateRecordId } from '../../src/client/agent-job-runs';
 import { agentJobWorkflowId, agentJobWorkflowIdIssue, quoteVisibility } from '../../src/contract/names';
 
 describe('agent job workflow ids and their create records', () => {

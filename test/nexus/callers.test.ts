@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@temporalio/client';
 import { HandlerError } from 'nexus-rpc';
 import { Worker } from '@temporalio/worker';
-import { ensureNexusEndpoint } from '../../src/client/nexus-endpoint';
+import { ensureNexusEndpoint } from '../../src/client/setup';
 import { WorkflowType, agentJobWorkflowId } from '../../src/contract/names';
 import { documentFeature, exportVisitors } from '../../examples/nexus-callers/caller-workflows';
 import { useStack } from '../helpers/stack';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { ensureNexusEndpoint } from '../../src/client/nexus-endpoint';
+import { ensureNexusEndpoint } from '../../src/client/setup';
 import { startTracing, type Tracing } from '../../src/tracing/setup';
 import { documentFeature } from '../../examples/nexus-callers/caller-workflows';
 import { startOtlpReceiver, type OtlpReceiver } from '../../dev/otlp-receiver';

@@ -5,8 +5,8 @@ import { describe, test } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { awaitAgentJob, followUpAnyState, getAgentJobState, sendFollowUp } from '../../src/client/agent-job';
-import { agentJobCreateRecordId, readCreateRecord } from '../../src/client/agent-job-record';
-import { AgentJobResetRefusedError, resetAgentJob, resetPointsOf } from '../../src/client/agent-job-reset';
+import { agentJobCreateRecordId, readCreateRecord } from '../../src/client/agent-job-runs';
+import { AgentJobResetRefusedError, resetAgentJob, resetPointsOf } from '../../src/client/agent-job-runs';
 import {
   AgentJobFailureType,
   FOLLOW_UP_LIMITS,

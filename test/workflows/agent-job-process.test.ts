@@ -11,7 +11,7 @@ import { startTestWorker } from '../../dev/worker';
 import { freePort } from '../helpers/ports';
 import { useProcessStack } from '../helpers/stack';
 import { startAgentJob } from '../../src/client/agent-job';
-import { readCreateRecord } from '../../src/client/agent-job-record';
+import { readCreateRecord } from '../../src/client/agent-job-runs';
 import { AgentJobFailureType } from '../../src/contract/agent-job';
 import { workflowBundlePath } from '../../dev/workflow-bundle';
 import { startWorkerProcess } from '../../dev/worker-process';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { sendFollowUp, sendFollowUpAndWait } from '../../src/client/agent-job';
 import { createVisitorsSchedule } from '../../src/client/schedule';
-import { describeDeployment } from '../../src/client/worker-deployment';
+import { describeDeployment } from '../../src/client/setup';
 import { startVisitorsExport } from '../../src/client/visitors-export';
 import { BUDGET_LIMITER_WORKFLOW_TYPE } from '../../src/contract/budget';
 import { visitorsScheduleId } from '../../src/contract/names';

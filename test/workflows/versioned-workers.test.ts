@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { startVisitorsExport } from '../../src/client/visitors-export';
-import { setCurrentVersion } from '../../src/client/worker-deployment';
+import { setCurrentVersion } from '../../src/client/setup';
 import type { VisitorsExportResult } from '../../src/contract/visitors-export';
 import { startTestWorker, type TestWorker } from '../../dev/worker';
 import { useStack } from '../helpers/stack';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createVisitorsSchedule } from '../../src/client/schedule';
-import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
+import { describeVisitorsNightly } from '../../src/client/schedule';
 import { visitorsExportWorkflowId } from '../../src/contract/names';
 import { addDays } from '../../src/contract/zone-days';
 import { startWorkerProcess } from '../../dev/worker-process';

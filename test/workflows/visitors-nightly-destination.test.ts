@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { createVisitorsSchedule, deleteVisitorsSchedule } from '../../src/client/schedule';
-import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
+import { describeVisitorsNightly } from '../../src/client/schedule';
 import { runVisitorsExport } from '../../src/client/visitors-export';
 import { workflowIdPrefix, WorkflowType } from '../../src/contract/names';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';

@@ -9,7 +9,7 @@ import {
   deleteVisitorsSchedule,
   updateVisitorsSchedule,
 } from '../../src/client/schedule';
-import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
+import { describeVisitorsNightly } from '../../src/client/schedule';
 import { startVisitorsExport } from '../../src/client/visitors-export';
 import { parseApiDate } from '../../src/contract/api-dates';
 import { InputValidationError } from '../../src/contract/input-error';

@@ -10,7 +10,7 @@ import {
   pauseVisitorsSchedule,
   unpauseVisitorsSchedule,
 } from '../../src/client/schedule';
-import { describeVisitorsNightly } from '../../src/client/schedule-nightly';
+import { describeVisitorsNightly } from '../../src/client/schedule';
 import { visitorsScheduleId } from '../../src/contract/names';
 import { useStack } from '../helpers/stack';
 import { fireNights, requestedRanges, settledRuns, zoneDay } from '../helpers/nightly';

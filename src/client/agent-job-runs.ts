@@ -1,0 +1,209 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
+import * as proto from '@temporalio/proto';
+import type { AgentJobCreateRecord } from '../contract/agent-job';
+import { CREATE_RECORD_ID_PREFIX, DocsProjectIdKey, quoteVisibility, WorkflowType } from '../contract/names';
+import type { AgentJobCreateRecordWorkflow } from '../contract/workflow-types';
+
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+
+/**
+ * The id of the create record of the agentJob workflow `workflowId`: one shape for every id. Written by the create
+ * activity as soon as the service answered, it outlives the job's runs: a run terminated mid-create, reset to
+ * before its create, or started again under the same id finds the job there.
+ */
+export function agentJobCreateRecordId(workflowId: string): string {
+  return CREATE_RECORD_ID_PREFIX + createHash('sha256').update(workflowId).digest('hex');
+}
+
+/** The create that the agentJob workflow `workflowId` sent, from its create record; undefined when none. */
+export async function readCreateRecord(
+  client: Client,
+  workflowId: string,
+): Promise<AgentJobCreateRecord | undefined> {
+  const handle = client.workflow.getHandle<AgentJobCreateRecordWorkflow>(agentJobCreateRecordId(workflowId));
+  try {
+    return await handle.result();
+  } catch (error) {
+    // A record always completes: a failed run under its id (an agentJob refused for the reserved id) is none.
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowFailedError) return undefined;
+    throw error;
+  }
+}
+
+/** Records a create: the first record of a workflow id stays (a repeat is a no-op), a failed run is replaced. */
+export async function writeCreateRecord(
+  client: Client,
+  record: AgentJobCreateRecord,
+  taskQueue: string,
+): Promise<void> {
+  await client.workflow
+    .start<AgentJobCreateRecordWorkflow>(WorkflowType.agentJobCreateRecord, {
+      workflowId: agentJobCreateRecordId(record.workflowId),
+      taskQueue,
+      args: [record],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      staticSummary:
+        record.jobId === undefined
+          ? `A create of unknown outcome, sent by ${record.workflowId}`
+          : `Job ${record.jobId} created by ${record.workflowId}`,
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    });
+}
+
+/** An earlier run's create that did not run to its end, so it recorded nothing, though it may have created a job. */
+export interface UnendedCreate {
+  runId: string;
+  projectId: string | undefined;
+}
+
+/**
+ * The create an earlier run of `workflowId` sent without running to its end (its worker died, then the run was
+ * terminated or the create timed out), read from the runs' histories as reset safety reads them.
+ */
+export async function unendedCreateOf(
+  client: Client,
+  workflowId: string,
+  exceptRunId: string,
+): Promise<UnendedCreate | undefined> {
+  const query = `WorkflowId = ${quoteVisibility(workflowId)} AND WorkflowType = ${quoteVisibility(WorkflowType.agentJob)}`;
+  for await (const run of client.workflow.list({ query })) {
+    if (run.runId === exceptRunId) continue;
+    const { events } = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    if (serviceCallsOf(events ?? []).some((call) => call.type === 'createAgentJob' && !call.ranToEnd)) {
+      return { runId: run.runId, projectId: run.typedSearchAttributes.get(DocsProjectIdKey) };
+    }
+  }
+  return undefined;
+}
+
+/** The activities whose request the service acts on (it has no idempotency key), and what a second one does. */
+const SERVICE_CALLS = {
+  createAgentJob: {
+    name: 'create',
+    again: 'the service may have created a job, and a reset there would create another',
+  },
+  sendAgentJobMessage: {
+    name: 'follow-up message',
+    again: 'it may have reached the service, and a reset there would send it again',
+  },
+} as const;
+
+export interface ServiceCall {
+  type: keyof typeof SERVICE_CALLS;
+  /** Its ActivityTaskScheduled event id. */
+  scheduledAt: number;
+  /** The event id that closed it, or null while it is in flight. */
+  closedAt: number | null;
+  /** Its activity completed or failed (not timed out or cancelled): a create then recorded what the service did. */
+  ranToEnd: boolean;
+}
+
+/**
+ * Where an agentJob run may be reset without sending anything twice, from its history alone. A reset to the
+ * WorkflowTaskCompleted event E runs the workflow on from E: a create or message scheduled before E and closed
+ * after it is dispatched again, one scheduled after E is made again. So E is safe only once every create and
+ * message of the run closed before it; while one is in flight no point is safe.
+ */
+export interface ResetPoints {
+  /** WorkflowTaskCompleted event ids a reset may go to, oldest first. */
+  safe: number[];
+  calls: ServiceCall[];
+}
+
+/** The run's creates and messages, in the order scheduled. */
+export function serviceCallsOf(events: readonly HistoryEvent[]): ServiceCall[] {
+  const calls = new Map<number, ServiceCall>();
+  for (const event of events) {
+    const id = Number(event.eventId ?? 0);
+    const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (type != null && Object.hasOwn(SERVICE_CALLS, type)) {
+      calls.set(id, { type: type as ServiceCall['type'], scheduledAt: id, closedAt: null, ranToEnd: false });
+    }
+    const ranToEnd = event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes;
+    const closed =
+      ranToEnd ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
+    const call = closed?.scheduledEventId == null ? undefined : calls.get(Number(closed.scheduledEventId));
+    if (call) Object.assign(call, { closedAt: id, ranToEnd: Boolean(ranToEnd) });
+  }
+  return [...calls.values()];
+}
+
+export function resetPointsOf(events: readonly HistoryEvent[]): ResetPoints {
+  const calls = serviceCallsOf(events);
+  const inFlight = calls.some((call) => call.closedAt === null);
+  const lastClose = Math.max(0, ...calls.map((call) => call.closedAt ?? 0));
+  const safe = events
+    .filter((event) => event.workflowTaskCompletedEventAttributes)
+    .map((event) => Number(event.eventId ?? 0))
+    .filter((id) => !inFlight && id > lastClose);
+  return { safe, calls };
+}
+
+/** Why a reset to this event would send a request again (the first call it would repeat). */
+function whyUnsafe({ calls }: ResetPoints, toEventId: number | undefined): string {
+  const open = calls.find((call) => call.closedAt === null);
+  if (open) {
+    return `the ${SERVICE_CALLS[open.type].name} scheduled at event ${open.scheduledAt} is in flight: the service may act on it at any moment; reset once it has closed`;
+  }
+  if (toEventId === undefined)
+    return 'no workflow task has completed since the last create or message closed';
+  const call = calls.find(({ closedAt }) => closedAt !== null && closedAt > toEventId);
+  if (!call) return `event ${toEventId} is not a workflow task completion of the run`;
+  const { name, again } = SERVICE_CALLS[call.type];
+  return `event ${toEventId} precedes the ${name} closed at event ${call.closedAt}: ${again}`;
+}
+
+/** A reset that could send a create or a follow-up again: refused, nothing was changed. */
+export class AgentJobResetRefusedError extends Error {
+  override readonly name = 'AgentJobResetRefused';
+  constructor(
+    message: string,
+    readonly points: ResetPoints,
+  ) {
+    super(message);
+  }
+}
+
+export interface ResetAgentJobOptions {
+  /** A WorkflowTaskCompleted event id of the current run; default the latest safe one. */
+  toEventId?: number;
+  reason?: string;
+}
+
+/**
+ * Resets the current run of an agentJob workflow, only to a safe point (see ResetPoints); any other point throws
+ * AgentJobResetRefusedError with the reason and the safe points. Signals received after the point are applied
+ * again (Temporal's default): follow-ups not yet sent are sent by the new run.
+ */
+export async function resetAgentJob(
+  client: Client,
+  workflowId: string,
+  options: ResetAgentJobOptions = {},
+): Promise<{ runId: string; resetRunId: string; toEventId: number }> {
+  const { runId } = await client.workflow.getHandle(workflowId).describe();
+  const { events } = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  const points = resetPointsOf(events ?? []);
+  const toEventId = options.toEventId ?? points.safe.at(-1);
+  if (toEventId === undefined || !points.safe.includes(toEventId)) {
+    const safe = points.safe.length === 0 ? 'no point is safe now' : `safe points: ${points.safe.join(', ')}`;
+    throw new AgentJobResetRefusedError(`${whyUnsafe(points, toEventId)}; ${safe}`, points);
+  }
+  // fromObject turns the event id into the protocol's 64-bit integer.
+  const request = proto.temporal.api.workflowservice.v1.ResetWorkflowExecutionRequest.fromObject({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId, runId },
+    reason: options.reason ?? 'docs-agent job reset',
+    workflowTaskFinishEventId: toEventId,
+    requestId: randomUUID(),
+  });
+  const { runId: resetRunId } = await client.workflowService.resetWorkflowExecution(request);
+  return { runId, resetRunId: resetRunId ?? '', toEventId };
+}
