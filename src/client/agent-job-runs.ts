@@ -13,9 +13,8 @@ import type { AgentJobCreateRecordWorkflow } from '../contract/workflow-types';
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
 /**
- * The id of the create record of the agentJob workflow `workflowId`: one shape for every id. Written by the create
- * activity as soon as the service answered, it outlives the job's runs: a run terminated mid-create, reset to
- * before its create, or started again under the same id finds the job there.
+ * The id of the create record of the agentJob workflow `workflowId`, one shape for every id. Written by the create
+ * activity once the service answered, it outlives the job's runs (terminated, reset, or a new start under the id).
  */
 export function agentJobCreateRecordId(workflowId: string): string {
   return CREATE_RECORD_ID_PREFIX + createHash('sha256').update(workflowId).digest('hex');
@@ -64,10 +63,7 @@ export interface UnendedCreate {
   projectId: string | undefined;
 }
 
-/**
- * The create an earlier run of `workflowId` sent without running to its end (its worker died, then the run was
- * terminated or the create timed out), read from the runs' histories as reset safety reads them.
- */
+/** A create an earlier run sent that never ran to its end (worker died, run terminated), from the runs' histories. */
 export async function unendedCreateOf(
   client: Client,
   workflowId: string,
@@ -98,11 +94,10 @@ const SERVICE_CALLS = {
 
 export interface ServiceCall {
   type: keyof typeof SERVICE_CALLS;
-  /** Its ActivityTaskScheduled event id. */
+  /** Event ids: scheduled, and closed (null while in flight). */
   scheduledAt: number;
-  /** The event id that closed it, or null while it is in flight. */
   closedAt: number | null;
-  /** Its activity completed or failed (not timed out or cancelled): a create then recorded what the service did. */
+  /** Completed or failed (not timed out or cancelled): a create then recorded what the service did. */
   ranToEnd: boolean;
 }
 
@@ -179,9 +174,8 @@ export interface ResetAgentJobOptions {
 }
 
 /**
- * Resets the current run of an agentJob workflow, only to a safe point (see ResetPoints); any other point throws
- * AgentJobResetRefusedError with the reason and the safe points. Signals received after the point are applied
- * again (Temporal's default): follow-ups not yet sent are sent by the new run.
+ * Resets the current run of an agentJob workflow to a safe point (see ResetPoints), by default the latest; any
+ * other point throws AgentJobResetRefusedError with the reason. Signals after the point are applied again.
  */
 export async function resetAgentJob(
   client: Client,

@@ -13,43 +13,40 @@ import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/int
 import { tsToDate } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import {
+  AgentJobIdKey,
+  AgentJobStatusKey,
+  DocsProjectIdKey,
   FOLLOW_UP_LIMITS,
   FOLLOW_UP_REFUSING_STATUSES,
+  FollowUpNotAcceptedError,
+  InputValidationError,
+  WorkflowType,
   agentJobInputSchema,
+  agentJobWorkflowId,
   followUpRecordSchema,
   followUpRequestSchema,
+  followUpSignal,
+  getSentFollowUpsQuery,
+  getStateQuery,
+  parseOrThrow,
   pollProgressOf,
+  quoteVisibility,
+  sendFollowUpUpdate,
   type AgentJob,
   type AgentJobFailureTypeName,
   type AgentJobInput,
   type AgentJobResult,
   type AgentJobState,
+  type AgentJobWorkflow,
   type FollowUpFailureTypeName,
   type FollowUpRecord,
   type FollowUpRequest,
   type FollowUpStatus,
   type PollingOptions,
   type SentFollowUps,
-} from '../contract/agent-job';
-import { FollowUpNotAcceptedError } from '../contract/errors';
+} from '../contract';
 import { SentFollowUpLedger } from '../contract/follow-up-checks';
-import {
-  followUpSignal,
-  getSentFollowUpsQuery,
-  getStateQuery,
-  sendFollowUpUpdate,
-} from '../contract/messages';
-import {
-  AgentJobIdKey,
-  AgentJobStatusKey,
-  DocsProjectIdKey,
-  WorkflowType,
-  agentJobWorkflowId,
-  quoteVisibility,
-} from '../contract/names';
 import { truncate } from '../contract/text';
-import { InputValidationError, parseOrThrow } from '../contract/validation';
-import type { AgentJobWorkflow } from '../contract/workflow-types';
 import { readCreateRecord } from './agent-job-runs';
 import { taskQueueFromEnv } from './connect';
 
@@ -62,7 +59,7 @@ export const idempotencyKeySchema = z
   .regex(/^\S+$/, 'must not contain spaces');
 
 export interface StartAgentJobOptions {
-  /** Idempotency key: one job per (projectId, key). Starting again with the same key never creates a second job. */
+  /** Idempotency key: one job per (projectId, key). */
   key: string;
   taskQueue?: string;
 }
@@ -84,14 +81,25 @@ export function agentJobStartOptions(
     throw new InputValidationError([issue], 'agentJob input');
   }
   return {
-    workflowId: agentJobWorkflowId(input.projectId, key),
-    taskQueue: options.taskQueue ?? taskQueueFromEnv(),
-    args: [input],
+    ...jobStart(agentJobWorkflowId(input.projectId, key), input, options.taskQueue, input.jobId ? 'Job' : ''),
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    staticSummary: summaryOf(input.jobId === undefined ? '' : `Job ${input.jobId}: `, input.prompt),
-    staticDetails: detailsOf(input.projectId, input.prompt),
-    typedSearchAttributes: [{ key: DocsProjectIdKey, value: input.projectId }],
+  };
+}
+
+/** What every start of an agentJob sets: its summary and details (the prompt) and its search attributes. */
+function jobStart(workflowId: string, input: AgentJobInput, taskQueue: string | undefined, summary: string) {
+  const prefix = summary === '' ? '' : `${summary} ${input.jobId}: `;
+  return {
+    workflowId,
+    taskQueue: taskQueue ?? taskQueueFromEnv(),
+    args: [input] as [AgentJobInput],
+    staticSummary: truncate(prefix + (input.prompt.trim().split('\n', 1)[0] ?? ''), 200),
+    staticDetails: `**Project:** ${input.projectId}\n\n**Prompt:**\n\n${truncate(input.prompt, 2000)}`,
+    typedSearchAttributes: [
+      { key: DocsProjectIdKey, value: input.projectId },
+      ...(input.jobId === undefined ? [] : [{ key: AgentJobIdKey, value: input.jobId }]),
+    ],
   };
 }
 
@@ -164,9 +172,8 @@ export async function sendFollowUpAndWait(
 }
 
 /**
- * Sends a checked follow-up to the workflow. One that found the run closed (WorkflowNotFoundError: "workflow
- * execution already completed", or "update aborted by closing workflow") was not taken: nothing was sent, so it
- * becomes FollowUpNotAcceptedError. An id no workflow has keeps its WorkflowNotFoundError.
+ * A follow-up that found the run closed (WorkflowNotFoundError, also "update aborted by closing workflow") was not
+ * taken: nothing was sent, so it becomes FollowUpNotAcceptedError. An id no workflow has keeps its error.
  */
 async function deliver<T>(
   client: Client,
@@ -203,10 +210,9 @@ export interface FollowUpDelivery {
   workflowId: string;
   /** The run that received the follow-up (or, with `earlierStatus`, the closed run that had it). */
   runId: string;
-  /** True when the workflow had closed and a new run was started for the same service job. */
   startedNewRun: boolean;
   jobId: string | undefined;
-  /** A closed run of this job had already sent this messageId: nothing was sent again. Its status then. */
+  /** A closed run of this job had already sent this messageId, so nothing was sent again: its status then. */
   earlierStatus?: FollowUpStatus;
 }
 
@@ -264,39 +270,27 @@ export async function followUpAnyState(
     return { workflowId, runId: jobRun.runId, startedNewRun: false, jobId, earlierStatus };
   }
   const polling = options.polling ?? earlier.polling;
+  const input: AgentJobInput = {
+    projectId,
+    prompt: request.prompt,
+    jobId,
+    ...(polling === undefined ? {} : { polling }),
+    earlierFollowUps: earlier.followUps,
+    sentFollowUps: earlier.sent.toJSON(),
+  };
   const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,
     {
-      workflowId,
-      taskQueue: options.taskQueue ?? last.taskQueue ?? taskQueueFromEnv(),
-      args: [
-        {
-          projectId,
-          prompt: request.prompt,
-          jobId,
-          ...(polling === undefined ? {} : { polling }),
-          earlierFollowUps: earlier.followUps,
-          sentFollowUps: earlier.sent.toJSON(),
-        },
-      ],
+      ...jobStart(workflowId, input, options.taskQueue ?? last.taskQueue, 'Follow-up to job'),
       signal: followUpSignal,
       signalArgs: [request],
-      staticSummary: summaryOf(`Follow-up to job ${jobId}: `, request.prompt),
-      staticDetails: detailsOf(projectId, request.prompt),
-      typedSearchAttributes: [
-        { key: DocsProjectIdKey, value: projectId },
-        { key: AgentJobIdKey, value: jobId },
-      ],
     },
   );
   const runId = started.signaledRunId;
   return { workflowId, runId, startedNewRun: runId !== last.runId, jobId };
 }
 
-/**
- * What the latest earlier run of `workflowId` that followed the job sent and settled, for a run started again under
- * the id (the create activity, answering from the create record); undefined when there is none.
- */
+/** What the latest earlier run that followed the job sent and settled, for a run started again under the id. */
 export async function earlierFollowUpsOf(
   client: Client,
   workflowId: string,
@@ -308,7 +302,6 @@ export async function earlierFollowUpsOf(
   return { followUps, sentFollowUps: sent.toJSON() };
 }
 
-/** The latest run of the workflow id that followed a service job (it set AgentJobId), from visibility. */
 async function latestRunWithJob(
   client: Client,
   workflowId: string,
@@ -349,14 +342,6 @@ async function earlierRunOf(client: Client, workflowId: string, runId: string) {
     ];
   });
   return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling: state.polling };
-}
-
-function summaryOf(prefix: string, prompt: string): string {
-  return truncate(prefix + (prompt.trim().split('\n', 1)[0] ?? ''), 200);
-}
-
-function detailsOf(projectId: string, prompt: string): string {
-  return `**Project:** ${projectId}\n\n**Prompt:**\n\n${truncate(prompt, 2000)}`;
 }
 
 /** What a failed agentJob's details[0] tells, read leniently: a part missing or odd reads as absent. */

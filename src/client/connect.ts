@@ -10,12 +10,6 @@ import { ConfigError } from '../contract/errors';
 import { DEFAULT_TASK_QUEUE } from '../contract/names';
 import { dataConverterFromEnv } from '../codec/data-converter';
 
-/** gRPC status codes (grpc.io/docs/guides/status-codes) that mean the server was not reached in time. */
-const GRPC_DEADLINE_EXCEEDED = 4;
-const GRPC_UNAVAILABLE = 14;
-
-const DEFAULT_ADDRESS = 'localhost:7233';
-
 /** What a command line may set instead of the environment (`--address`, `--namespace`, `--profile`). */
 export interface ConnectionOverrides {
   address?: string;
@@ -34,22 +28,18 @@ export interface TemporalConnectConfig {
   addressSource: string;
 }
 
-/** The booleans envconfig reads as "1"/"true" and silently as false otherwise: anything else is refused here. */
-const BOOLEAN_VARS = ['TEMPORAL_TLS', 'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION'];
-const BOOLEAN_VALUES = ['true', 'false', '1', '0'];
-
 /**
- * Reads the Temporal connection like the worker and the `temporal` CLI (@temporalio/envconfig: TEMPORAL_ADDRESS,
- * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_PROFILE and its config file), the overrides
- * winning. Throws ConfigError naming the variable when a value breaks its rule; contacts nothing.
+ * Reads the Temporal connection as the worker and the `temporal` CLI do (@temporalio/envconfig: TEMPORAL_* and the
+ * config file's profile), the overrides winning. Throws ConfigError naming the variable that breaks its rule.
  */
 export function temporalConnectConfig(
   overrides: ConnectionOverrides = {},
   env: NodeJS.ProcessEnv = process.env,
 ): TemporalConnectConfig {
-  for (const name of BOOLEAN_VARS) {
+  // envconfig reads anything but "1"/"true" silently as false.
+  for (const name of ['TEMPORAL_TLS', 'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION']) {
     const value = env[name];
-    if (value !== undefined && value !== '' && !BOOLEAN_VALUES.includes(value)) {
+    if (value !== undefined && value !== '' && !['true', 'false', '1', '0'].includes(value)) {
       throw new ConfigError(`${name}: must be true or false (got "${value.slice(0, 40)}")`);
     }
   }
@@ -65,7 +55,7 @@ export function temporalConnectConfig(
     const where = profile ? `profile "${profile}"` : 'the Temporal config file';
     throw new ConfigError(`${where}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const address = loaded.connectionOptions.address ?? DEFAULT_ADDRESS;
+  const address = loaded.connectionOptions.address ?? 'localhost:7233';
   const addressSource =
     overrides.address !== undefined
       ? '--address'
@@ -82,10 +72,7 @@ export function temporalConnectConfig(
   };
 }
 
-/**
- * Temporal did not answer: nothing was started, read or changed. The message names the address, where it came
- * from and what to check; `cause` keeps the transport's own error for debugging.
- */
+/** Temporal did not answer: nothing was started, read or changed. The message says where it looked and what to check. */
 export class TemporalUnreachableError extends Error {
   override readonly name = 'TemporalUnreachableError';
   constructor(
@@ -105,10 +92,9 @@ export class TemporalUnreachableError extends Error {
 }
 
 /**
- * A Temporal client configured like the worker: `temporalConnectConfig` (environment, profile, overrides) and
- * payload encryption when PAYLOAD_CODEC_KEYS(_FILE) is set. Throws ConfigError for a bad setting before any
- * connection, TemporalUnreachableError when the server does not answer within `connectTimeoutMs` (default 10 s);
- * a server that refuses the connection (authentication) throws as is.
+ * A Temporal client configured like the worker (`temporalConnectConfig`, payload encryption when
+ * PAYLOAD_CODEC_KEYS(_FILE) is set). Throws ConfigError before connecting, TemporalUnreachableError when the
+ * server does not answer within `connectTimeoutMs` (default 10 s).
  */
 export async function connectClient(
   options: {
@@ -151,9 +137,9 @@ export function grpcStatusOf(error: unknown): number | undefined {
   return undefined;
 }
 
-/** UNAVAILABLE or DEADLINE_EXCEEDED: the server was not reached, or did not answer in time. */
+/** UNAVAILABLE (14) or DEADLINE_EXCEEDED (4): the server was not reached, or did not answer in time. */
 export function isUnreachableStatus(code: number | undefined): boolean {
-  return code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED;
+  return code === 14 || code === 4;
 }
 
 /** TEMPORAL_TASK_QUEUE, else `docs-agent`: where the worker polls and where starts go. */

@@ -1,9 +1,4 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  type Client,
-  type WorkflowHandle,
-  type WorkflowStartOptions,
-} from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { getProgressQuery } from '../contract/messages';
 import { DocsProjectIdKey, visitorsExportWorkflowId, WorkflowType } from '../contract/names';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
@@ -21,7 +16,10 @@ export type VisitorsExportHandle = WorkflowHandle<VisitorsExportWorkflow>;
 /** What a caller starts an export with: everything but the workflow's own continuation. */
 export type ManualVisitorsExportInput = Omit<VisitorsExportInput, 'continuation'>;
 
-/** How an export starts, input checked first: shared by `startVisitorsExport` and the Nexus operation. */
+/**
+ * How an export starts, input checked first: id `visitors-export/<projectId>/<from>_<to>[_<zone>]`, a running one
+ * joined (its options win), a closed one replaced. Shared by `startVisitorsExport` and the Nexus operation.
+ */
 export function visitorsExportStartOptions(
   input: VisitorsExportInput,
   options: { taskQueue?: string } = {},
@@ -44,28 +42,15 @@ export function visitorsExportStartOptions(
   };
 }
 
-/**
- * Starts an export with the id `visitors-export/<projectId>/<from>_<to>[_<zone>]`, or joins the running one (its
- * options win); a closed one is replaced. A bad field throws InputValidationError before Temporal is contacted.
- */
 export async function startVisitorsExport(
   client: Client,
   input: ManualVisitorsExportInput,
   options: { taskQueue?: string } = {},
 ): Promise<VisitorsExportHandle> {
   const start = visitorsExportStartOptions(input, options);
-  try {
-    return await client.workflow.start<VisitorsExportWorkflow>(WorkflowType.visitorsExport, start);
-  } catch (error) {
-    // Raised by servers that do not support the conflict policy: the running export is the one to follow.
-    if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      return client.workflow.getHandle<VisitorsExportWorkflow>(start.workflowId);
-    }
-    throw error;
-  }
+  return client.workflow.start<VisitorsExportWorkflow>(WorkflowType.visitorsExport, start);
 }
 
-/** Starts (or joins) the export of a range and waits for its result. */
 export async function runVisitorsExport(
   client: Client,
   input: ManualVisitorsExportInput,
@@ -74,7 +59,6 @@ export async function runVisitorsExport(
   return (await startVisitorsExport(client, input, options)).result();
 }
 
-/** `{ pagesDone, rowsDone, inFlight, done }` of a running or closed export (following continue-as-new). */
 export async function getExportProgress(client: Client, workflowId: string): Promise<ExportProgress> {
   return client.workflow.getHandle(workflowId).query(getProgressQuery);
 }

@@ -9,12 +9,9 @@ import type { agentJob } from '../workflows/agent-job/workflow';
 import type { visitorsExport } from '../workflows/visitors-export/workflow';
 
 /**
- * The handler of the Nexus service `docs-agent`, served by the worker on its task queue. Each operation starts
- * the workflow of its name exactly as the typed client does (same id scheme, policies, summary, search
- * attributes), linked to the caller's operation: its result is the workflow's. A retried request carries the
- * same request id, which names the job (`agent-job/<projectId>/nexus-<requestId>`), so it starts nothing twice;
- * an export's id is its range, so two callers of one range share one run. Bad input is a BAD_REQUEST naming the
- * field and the rule, and nothing starts.
+ * The Nexus service `docs-agent`: each operation starts its workflow as the typed client does. A retried request
+ * carries the same request id, which names the job (`agent-job/<projectId>/nexus-<requestId>`), so it starts
+ * nothing twice. Bad input is a BAD_REQUEST naming the field and the rule, and nothing starts.
  */
 export function createDocsAgentNexusHandler(taskQueue: string) {
   return nexus.serviceHandler(docsAgentNexusService, {
