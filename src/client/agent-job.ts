@@ -23,7 +23,6 @@ import {
   WorkflowType,
   agentJobInputSchema,
   agentJobWorkflowId,
-  followUpRecordSchema,
   followUpRequestSchema,
   followUpSignal,
   getSentFollowUpsQuery,
@@ -46,6 +45,7 @@ import {
   type SentFollowUps,
 } from '../contract';
 import { SentFollowUpLedger } from '../contract/follow-up-checks';
+import type { InputIssue } from '../contract/input-error';
 import { truncate } from '../contract/text';
 import { readCreateRecord } from './agent-job-runs';
 import { taskQueueFromEnv } from './connect';
@@ -344,39 +344,32 @@ async function earlierRunOf(client: Client, workflowId: string, runId: string) {
   return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling: state.polling };
 }
 
-/** What a failed agentJob's details[0] tells, read leniently: a part missing or odd reads as absent. */
-const failureDetailsSchema = z.object({
-  jobId: z.string().nullable().optional().catch(undefined),
-  status: z.string().optional().catch(undefined),
-  prLink: z.string().nullable().optional().catch(undefined),
-  polls: z.number().optional().catch(undefined),
-  followUps: z.array(followUpRecordSchema).catch([]),
-  /** For InvalidInput: each field and the rule it breaks. */
-  issues: z
-    .array(z.object({ field: z.string(), rule: z.string() }))
-    .optional()
-    .catch(undefined),
-});
-
-export type AgentJobFailureInfo = z.infer<typeof failureDetailsSchema> & {
+export type AgentJobFailureInfo = {
+  [K in 'jobId' | 'status' | 'prLink' | 'polls']?: AgentJobState[K] | undefined;
+} & {
   type: AgentJobFailureTypeName | (string & {});
   message: string;
   /** details[0] as sent: AgentJobResult for AgentJobFailed, `{ issues }` for InvalidInput, else AgentJobState. */
   details: unknown;
+  followUps: FollowUpRecord[];
+  issues?: InputIssue[] | undefined;
 };
 
 /** The typed failure inside a WorkflowFailedError from awaitAgentJob, or undefined for any other error. */
 export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefined {
-  if (!(error instanceof WorkflowFailedError) || !(error.cause instanceof ApplicationFailure))
-    return undefined;
-  const { type, message, details } = error.cause;
-  const parsed = failureDetailsSchema.safeParse(details?.[0] ?? {});
-  return {
-    type: type ?? 'Error',
-    message,
-    details: details?.[0],
-    ...(parsed.success ? parsed.data : { followUps: [] }),
-  };
+  const failure = error instanceof WorkflowFailedError ? error.cause : undefined;
+  if (!(failure instanceof ApplicationFailure)) return undefined;
+  const sent: unknown = failure.details?.[0];
+  const {
+    jobId,
+    status,
+    prLink,
+    polls,
+    issues,
+    followUps = [],
+  } = (sent ?? {}) as Partial<AgentJobFailureInfo>;
+  const typed = { jobId, status, prLink, polls, issues, followUps };
+  return { type: failure.type ?? 'Error', message: failure.message, details: sent, ...typed };
 }
 
 export interface FollowUpFailureInfo {
