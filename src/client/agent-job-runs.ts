@@ -4,11 +4,24 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
+  type WorkflowExecutionInfo,
 } from '@temporalio/client';
 import * as proto from '@temporalio/proto';
-import type { AgentJobCreateRecord } from '../contract/agent-job';
-import { CREATE_RECORD_ID_PREFIX, DocsProjectIdKey, quoteVisibility, WorkflowType } from '../contract/names';
-import type { AgentJobCreateRecordWorkflow } from '../contract/workflow-types';
+import {
+  AgentJobIdKey,
+  CREATE_RECORD_ID_PREFIX,
+  DocsProjectIdKey,
+  FOLLOW_UP_LIMITS,
+  FollowUpNotAcceptedError,
+  WorkflowType,
+  getSentFollowUpsQuery,
+  getStateQuery,
+  quoteVisibility,
+  type AgentJobCreateRecord,
+  type AgentJobCreateRecordWorkflow,
+  type FollowUpRecord,
+} from '../contract';
+import { SentFollowUpLedger } from '../contract/follow-up-checks';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
@@ -78,6 +91,49 @@ export async function unendedCreateOf(
     }
   }
   return undefined;
+}
+
+/** The latest run of the workflow id that followed a service job (it set AgentJobId). */
+export async function latestRunWithJob(
+  client: Client,
+  workflowId: string,
+  exceptRunId?: string,
+): Promise<WorkflowExecutionInfo | undefined> {
+  let latest: WorkflowExecutionInfo | undefined;
+  const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
+  for await (const run of client.workflow.list({ query })) {
+    if (run.runId !== exceptRunId && (latest === undefined || run.startTime > latest.startTime)) latest = run;
+  }
+  return latest;
+}
+
+/**
+ * What a closed run hands to a new run of its job, read by queries (a worker replays it): the messageIds it sent,
+ * the follow-ups it settled, its polling. A pending one in the sent ledger was being sent as the run ended
+ * (terminated): it is outcome unknown. Without the ledger an id could be sent twice, so then nothing is sent.
+ */
+export async function earlierRunOf(client: Client, workflowId: string, runId: string) {
+  const handle = client.workflow.getHandle(workflowId, runId);
+  const [state, sentFollowUps] = await Promise.all([
+    handle.query(getStateQuery),
+    handle.query(getSentFollowUpsQuery),
+  ]).catch((error: unknown) => {
+    throw new FollowUpNotAcceptedError(
+      `Workflow ${workflowId}: the follow-ups its closed run sent could not be read, so one could be sent twice; ` +
+        `nothing was sent (is a worker running?)`,
+      workflowId,
+      { cause: error },
+    );
+  });
+  const sent = new SentFollowUpLedger(sentFollowUps);
+  const followUps = state.followUps.flatMap((record): FollowUpRecord[] => {
+    if (record.status !== 'pending') return [record];
+    if (sent.statusOf(record.messageId) === undefined) return [];
+    return [
+      { ...record, status: 'outcome_unknown', error: 'the run closed while this follow-up was being sent' },
+    ];
+  });
+  return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling: state.polling };
 }
 
 /** The activities whose request the service acts on (it has no idempotency key), and what a second one does. */

@@ -4,7 +4,6 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateStage,
   type Client,
-  type WorkflowExecutionInfo,
   type WorkflowHandle,
   type WorkflowStartOptions,
 } from '@temporalio/client';
@@ -16,7 +15,6 @@ import {
   AgentJobIdKey,
   AgentJobStatusKey,
   DocsProjectIdKey,
-  FOLLOW_UP_LIMITS,
   FOLLOW_UP_REFUSING_STATUSES,
   FollowUpNotAcceptedError,
   InputValidationError,
@@ -25,11 +23,9 @@ import {
   agentJobWorkflowId,
   followUpRequestSchema,
   followUpSignal,
-  getSentFollowUpsQuery,
   getStateQuery,
   parseOrThrow,
   pollProgressOf,
-  quoteVisibility,
   sendFollowUpUpdate,
   type AgentJob,
   type AgentJobFailureTypeName,
@@ -44,10 +40,9 @@ import {
   type PollingOptions,
   type SentFollowUps,
 } from '../contract';
-import { SentFollowUpLedger } from '../contract/follow-up-checks';
 import type { InputIssue } from '../contract/input-error';
 import { truncate } from '../contract/text';
-import { readCreateRecord } from './agent-job-runs';
+import { earlierRunOf, latestRunWithJob, readCreateRecord } from './agent-job-runs';
 import { taskQueueFromEnv } from './connect';
 
 export type AgentJobHandle = WorkflowHandle<AgentJobWorkflow>;
@@ -300,48 +295,6 @@ export async function earlierFollowUpsOf(
   if (run === undefined) return undefined;
   const { sent, followUps } = await earlierRunOf(client, workflowId, run.runId);
   return { followUps, sentFollowUps: sent.toJSON() };
-}
-
-async function latestRunWithJob(
-  client: Client,
-  workflowId: string,
-  exceptRunId?: string,
-): Promise<WorkflowExecutionInfo | undefined> {
-  let latest: WorkflowExecutionInfo | undefined;
-  const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
-  for await (const run of client.workflow.list({ query })) {
-    if (run.runId !== exceptRunId && (latest === undefined || run.startTime > latest.startTime)) latest = run;
-  }
-  return latest;
-}
-
-/**
- * What a closed run hands to a new run of its job, read by queries (a worker replays it): the messageIds it sent,
- * the follow-ups it settled, its polling. A pending one in the sent ledger was being sent as the run ended
- * (terminated): it is outcome unknown. Without the ledger an id could be sent twice, so then nothing is sent.
- */
-async function earlierRunOf(client: Client, workflowId: string, runId: string) {
-  const handle = client.workflow.getHandle(workflowId, runId);
-  const [state, sentFollowUps] = await Promise.all([
-    handle.query(getStateQuery),
-    handle.query(getSentFollowUpsQuery),
-  ]).catch((error: unknown) => {
-    throw new FollowUpNotAcceptedError(
-      `Workflow ${workflowId}: the follow-ups its closed run sent could not be read, so one could be sent twice; ` +
-        `nothing was sent (is a worker running?)`,
-      workflowId,
-      { cause: error },
-    );
-  });
-  const sent = new SentFollowUpLedger(sentFollowUps);
-  const followUps = state.followUps.flatMap((record): FollowUpRecord[] => {
-    if (record.status !== 'pending') return [record];
-    if (sent.statusOf(record.messageId) === undefined) return [];
-    return [
-      { ...record, status: 'outcome_unknown', error: 'the run closed while this follow-up was being sent' },
-    ];
-  });
-  return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling: state.polling };
 }
 
 export type AgentJobFailureInfo = {

@@ -9,7 +9,7 @@ import { grpcStatusOf, taskQueueFromEnv } from './connect';
 
 /** gRPC status codes (grpc.io/docs/guides/status-codes) the operator and deployment calls answer. */
 const GRPC = { notFound: 5, alreadyExists: 6, failedPrecondition: 9 };
-/** Where the server (or this key, e.g. on Temporal Cloud) does not let this connection act: permission, unimplemented, unauthenticated. */
+/** The server (or this key, e.g. on Temporal Cloud) does not let this connection act: 7, 12, 16. */
 const NOT_ALLOWED_HERE = new Set([7, 12, 16]);
 
 export interface SearchAttributeSetup {
