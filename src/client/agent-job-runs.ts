@@ -223,12 +223,6 @@ export class AgentJobResetRefusedError extends Error {
   }
 }
 
-export interface ResetAgentJobOptions {
-  /** A WorkflowTaskCompleted event id of the current run; default the latest safe one. */
-  toEventId?: number;
-  reason?: string;
-}
-
 /**
  * Resets the current run of an agentJob workflow to a safe point (see ResetPoints), by default the latest; any
  * other point throws AgentJobResetRefusedError with the reason. Signals after the point are applied again.
@@ -236,7 +230,7 @@ export interface ResetAgentJobOptions {
 export async function resetAgentJob(
   client: Client,
   workflowId: string,
-  options: ResetAgentJobOptions = {},
+  options: { toEventId?: number; reason?: string } = {},
 ): Promise<{ runId: string; resetRunId: string; toEventId: number }> {
   const { runId } = await client.workflow.getHandle(workflowId).describe();
   const { events } = await client.workflow.getHandle(workflowId, runId).fetchHistory();
