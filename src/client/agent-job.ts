@@ -76,15 +76,20 @@ export function agentJobStartOptions(
     throw new InputValidationError([issue], 'agentJob input');
   }
   return {
-    ...jobStart(agentJobWorkflowId(input.projectId, key), input, options.taskQueue, input.jobId ? 'Job' : ''),
+    ...jobStart(agentJobWorkflowId(input.projectId, key), input, options.taskQueue, false),
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
   };
 }
 
 /** What every start of an agentJob sets: its summary and details (the prompt) and its search attributes. */
-function jobStart(workflowId: string, input: AgentJobInput, taskQueue: string | undefined, summary: string) {
-  const prefix = summary === '' ? '' : `${summary} ${input.jobId}: `;
+function jobStart(
+  workflowId: string,
+  input: AgentJobInput,
+  taskQueue: string | undefined,
+  followUp: boolean,
+) {
+  const prefix = input.jobId === undefined ? '' : `${followUp ? 'Follow-up to job' : 'Job'} ${input.jobId}: `;
   return {
     workflowId,
     taskQueue: taskQueue ?? taskQueueFromEnv(),
@@ -93,7 +98,7 @@ function jobStart(workflowId: string, input: AgentJobInput, taskQueue: string | 
     staticDetails: `**Project:** ${input.projectId}\n\n**Prompt:**\n\n${truncate(input.prompt, 2000)}`,
     typedSearchAttributes: [
       { key: DocsProjectIdKey, value: input.projectId },
-      ...(input.jobId === undefined ? [] : [{ key: AgentJobIdKey, value: input.jobId }]),
+      ...(followUp && input.jobId !== undefined ? [{ key: AgentJobIdKey, value: input.jobId }] : []),
     ],
   };
 }
@@ -276,7 +281,7 @@ export async function followUpAnyState(
   const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,
     {
-      ...jobStart(workflowId, input, options.taskQueue ?? last.taskQueue, 'Follow-up to job'),
+      ...jobStart(workflowId, input, options.taskQueue ?? last.taskQueue, true),
       signal: followUpSignal,
       signalArgs: [request],
     },
