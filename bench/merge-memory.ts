@@ -9,7 +9,7 @@ import {
   type MergeResult,
 } from '../src/activities/visitors-export';
 import { DocsApiClient } from '../src/docs-api/client';
-import { ExportStaging } from '../src/exports/staging';
+import { ExportStaging } from '../src/exports/destination';
 import { openExportDestination, type S3DestinationOptions } from '../src/exports/s3-destination';
 import type { ExportCompression, ExportFormat } from '../src/contract/visitors-export';
 import { memoryOf } from './lib/process-stats';

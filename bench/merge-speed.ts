@@ -25,7 +25,7 @@ import type {
 } from '../src/activities/visitors-export';
 import { DocsApiClient } from '../src/docs-api/client';
 import { openExportDestination, type S3DestinationOptions } from '../src/exports/s3-destination';
-import { ExportStaging } from '../src/exports/staging';
+import { ExportStaging } from '../src/exports/destination';
 import { mergeRequestFor, stageRows } from './lib/staged-export';
 import { median } from './lib/stats';
 

@@ -1,7 +1,7 @@
 import type { MergeRequest } from '../../src/activities/visitors-export';
 import type { ExportFormat } from '../../src/contract/visitors-export';
 import { MAX_CHUNK_PAGES } from '../../src/activities/visitors-pages';
-import type { ExportStaging } from '../../src/exports/staging';
+import type { ExportStaging } from '../../src/exports/destination';
 
 /** The merge benchmarks' pages: the service's largest page. */
 export const PAGE_SIZE = 250;

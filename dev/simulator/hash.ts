@@ -9,7 +9,7 @@ export function fnv1a(text: string): number {
 }
 
 /** The murmur3 finaliser, shared with the merge's path fingerprints. */
-export { mix32 } from '../../src/exports/seen-paths';
+export { mix32 } from '../../src/exports/merge';
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
 export function seededRandom(seed: number): () => number {

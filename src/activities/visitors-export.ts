@@ -11,8 +11,7 @@ import { clearExportFolder, finishExportFolder } from '../exports/manifest-days'
 import { compressionFor, exportFileName, exportFolderKey, layoutFor } from '../exports/layout';
 import { mergeStagedPages } from '../exports/merge';
 import { openExportDestination, type S3DestinationOptions } from '../exports/s3-destination';
-import { ExportStaging } from '../exports/staging';
-import { exportFailures } from './export-failures';
+import { ExportStaging } from '../exports/destination';
 import { whileHeartbeating } from './heartbeat';
 import { createVisitorsPagesActivities } from './visitors-pages';
 
@@ -80,24 +79,20 @@ export function createVisitorsExportActivities({
      * the staging area, so a retry redoes the same merge.
      */
     async mergeVisitorsExport(request: MergeRequest): Promise<MergeResult> {
-      return exportFailures(() => whileHeartbeating(() => merge(request)));
+      return whileHeartbeating(() => merge(request));
     },
 
     /** Probes the destination, then creates the staging area: before the first page and its permit. */
     async prepareVisitorsExportStaging(exportKey: string): Promise<string> {
-      await exportFailures(async () => {
-        await destination.probe();
-        await stagingOf(exportKey).prepare();
-      });
+      await destination.probe();
+      await stagingOf(exportKey).prepare();
       return destination.root;
     },
 
     /** Removes an export's staging area (idempotent), and any staging area abandoned long ago. */
     async removeVisitorsExportStaging(exportKey: string): Promise<void> {
-      await exportFailures(async () => {
-        await stagingOf(exportKey).remove();
-        await destination.pruneStaleStaging(STALE_STAGING_MS);
-      });
+      await stagingOf(exportKey).remove();
+      await destination.pruneStaleStaging(STALE_STAGING_MS);
     },
   };
 

@@ -5,12 +5,15 @@ import { DocsApiFailureType, docsApiDetailsOf } from '../contract/failure-types'
 import { createHash } from 'node:crypto';
 import type { PageSummary, VisitorsPage } from '../contract/visitors-export';
 import type { DocsApiClient } from '../docs-api/client';
-import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
-import type { ChunkWriter, ExportStaging, StagedPageRows } from '../exports/staging';
-import { exportFailures } from './export-failures';
+import {
+  destinationUnavailable,
+  isPermanent,
+  type ChunkWriter,
+  type ExportStaging,
+  type StagedPageRows,
+} from '../exports/destination';
 import { toApplicationFailure } from './failures';
 
-/** One offset page of an export's range. */
 export interface PageRequest {
   exportKey: string;
   projectId: string;
@@ -32,7 +35,7 @@ export interface PermitSpan {
 /** Consecutive pages from `offset`, one request per permit, `width` (default 1) in flight at once. */
 export interface PageRunRequest extends PageRequest {
   permits: PermitSpan[];
-  /** With the offset, orders the run's chunks (resolveStagedPages). */
+  /** With the offset, orders the run's chunks. */
   attempt: number;
   width?: number;
 }
@@ -45,7 +48,7 @@ export interface PageRunStop {
   rateLimited: boolean;
   retryAfterMs?: number;
   message: string;
-  /** ApplicationFailure.type: the workflow counts malformed answers. */
+  /** ApplicationFailure.type (the workflow counts malformed answers). */
   type?: string;
 }
 
@@ -55,8 +58,9 @@ export interface PageRunResult {
   /** Permits spent or skipped as stale; the rest were not used. */
   permitsUsed: number;
   stopped?: PageRunStop;
-  /** The page past the last one, when it came back (page-checks.ts: it must be empty). */
+  /** The page past the last one, and page 0 read again beside the last pages, when they came back. */
   pastEnd?: PageSummary;
+  firstAgain?: PageSummary;
 }
 
 /** Details of a run's heartbeats: the pages staged so far (a cancelled run's details: `{ permitsUsed }`). */
@@ -72,10 +76,9 @@ const HEARTBEAT_EVERY_MS = 5_000;
 
 /**
  * The page activity: a run of consecutive pages, a permit per request, `width` in flight in offset order. Pages
- * fetched while a chunk is written form the next chunk; after each chunk the run heartbeats its staged pages, so
- * a dead worker costs only the pages after its last heartbeat. It stops at the last page, when its permits run
- * out or go stale, or at a failure: a failure of its first page is thrown, a later one ends the run with the
- * pages before it. A chunk that cannot be written fails the run.
+ * fetched while a chunk is written form the next chunk; the run heartbeats its staged pages after each chunk. It
+ * stops at the last page, when its permits run out or go stale, or at a failure: one of its first page is thrown,
+ * a later one ends the run with the pages before it.
  */
 export function createVisitorsPagesActivities(
   docsApi: DocsApiClient,
@@ -116,9 +119,9 @@ class PageRun {
   /** The first 429 before the last page: the limiter must hear of it even behind a failure. */
   #rateLimited: RunStop | undefined;
   #endAt = Infinity;
-  /** Every page that came back, by offset. */
   readonly #summaries = new Map<number, PageSummary>();
   #writeFailure: RunStop | undefined;
+  #firstAgain: PageSummary | undefined;
   readonly #permits: PermitSpan[];
   #permitsUsed = 0;
   readonly #inFlight = new Set<Promise<void>>();
@@ -163,6 +166,7 @@ class PageRun {
     }
     if (this.#writeFailure !== undefined) throw this.#writeFailure.error;
     const pastEnd = this.#summaries.get(this.#endAt);
+    const firstAgain = this.#firstAgain;
     const stop = this.#stop;
     const limited = (this.#rateLimited?.offset ?? Infinity) < this.#endAt ? this.#rateLimited : undefined;
     if (stop !== undefined && this.#staged.length === 0) throw (limited ?? stop).error;
@@ -170,6 +174,7 @@ class PageRun {
       pages: this.#staged,
       permitsUsed: this.#permitsUsed,
       ...(pastEnd === undefined ? {} : { pastEnd }),
+      ...(firstAgain === undefined ? {} : { firstAgain }),
       ...(stop === undefined ? {} : { stopped: describe(stop, limited) }),
     };
   }
@@ -179,7 +184,6 @@ class PageRun {
     return this.signal.aborted || this.#writeFailure !== undefined || offset >= this.#stopAt;
   }
 
-  /** MAX_CHUNK_PAGES pages wait for the write in flight: the next request waits too. */
   get #backlogged(): boolean {
     return this.#writing !== undefined && this.#pending.length >= MAX_CHUNK_PAGES;
   }
@@ -203,6 +207,7 @@ class PageRun {
       this.#stopAt = offset + this.request.limit;
       this.#endAt = this.#stopAt;
       if (this.#stop !== undefined && this.#stop.offset >= this.#stopAt) this.#stop = undefined;
+      if (offset > 0 && this.#stop === undefined) this.#readFirstAgain();
     }
     this.#fetched.set(offset, page);
     for (let next = this.#fetched.get(this.#nextToStage); next; next = this.#fetched.get(this.#nextToStage)) {
@@ -211,6 +216,19 @@ class PageRun {
       this.#nextToStage += this.request.limit;
     }
     this.#writeNext();
+  }
+
+  /** The end check's read of page 0, beside the last pages, with a permit left; a failure leaves it to the end check. */
+  #readFirstAgain(): void {
+    const grantedAt = this.#takePermit();
+    if (grantedAt === undefined) return;
+    const read = this.#get(0)
+      .then(
+        (page) => void (this.#firstAgain = summaryOf(0, page)),
+        () => undefined,
+      )
+      .finally(() => this.#inFlight.delete(read));
+    this.#inFlight.add(read);
   }
 
   async #get(offset: number): Promise<VisitorsPage> {
@@ -229,8 +247,7 @@ class PageRun {
 
   /**
    * Stages the pages fetched so far as one chunk, unless a write is in flight (they join the next one) or, but at
-   * the end of the run, they are fewer than the requests it sends at once: a chunk per round, not per page, keeps
-   * the merge's reads few.
+   * the end of the run, they are fewer than the requests it sends at once (a chunk per round keeps reads few).
    */
   #writeNext(last = false): void {
     if (this.#writing !== undefined || this.#pending.length === 0 || this.signal.aborted) return;
@@ -241,7 +258,7 @@ class PageRun {
     if (pages.length === 0) return;
     const chunk = { runOffset: this.request.offset, attempt: this.request.attempt };
     const rows = pages.map(({ offset, page }) => ({ offset, rows: page.visitors }));
-    this.#writing = exportFailures(() => this.#writeChunk(chunk, rows))
+    this.#writing = this.#writeChunk(chunk, rows)
       .then(
         () => {
           for (const { offset, page } of pages)
@@ -265,11 +282,11 @@ class PageRun {
       try {
         return await this.staging.writeChunk(chunk, rows, this.signal);
       } catch (error) {
-        if (error instanceof DestinationUnavailableError || error instanceof StagingMissingError) throw error;
+        if (isPermanent(error)) throw error;
         if (attempt === CHUNK_WRITE_ATTEMPTS) {
           // The error's name or code only: an S3 error's message may echo the access key id.
           const { code, name } = error as NodeJS.ErrnoException;
-          throw new DestinationUnavailableError(
+          throw destinationUnavailable(
             `${this.staging.directory}: ${attempt} writes of a staged chunk failed, the last with ${code ?? name}`,
           );
         }

@@ -14,17 +14,14 @@ export interface Covered {
   to: number;
 }
 
-/**
- * One export a nightly run owes: a day of its zone (`timeZone` set, dates `YYYY-MM-DD`), or the hours between
- * days of two zones after a zone change (date-times with offsets, no `timeZone`). `from`/`to` are its instants.
- */
+/** One export a nightly run owes: a day of its zone, or the hours between days of two zones after a zone change. */
 export interface NightlyExport extends Covered {
   dateFrom: string;
   dateTo: string;
   timeZone?: string;
 }
 
-/** A day's `YYYY-MM-DD`, or a range's `<dateFrom>_<dateTo>`: how results and `schedule describe` name an export. */
+/** A day's `YYYY-MM-DD`, or a range's `<dateFrom>_<dateTo>`. */
 export function exportLabel(item: {
   dateFrom: string;
   dateTo: string;
@@ -52,16 +49,15 @@ export function memoCovered(covered: readonly Covered[]): [string, string][] {
   return mergeCovered(covered).map((c) => [new Date(c.from).toISOString(), new Date(c.to).toISOString()]);
 }
 
-/** A run's export and how it ended. */
+/** A run's export (`day`: exportLabel) and how it ended. */
 export interface NightlyDay {
-  /** exportLabel. */
   day: string;
   status: 'exported' | 'found-exported' | 'failed';
   workflowId: string;
   error?: string;
 }
 
-/** An export that failed in the latest run (`day`: exportLabel): it stays due, and every run exports it again. */
+/** An export that failed in the latest run: it stays due. */
 export interface FailedDay {
   day: string;
   error: string;
@@ -70,14 +66,12 @@ export interface FailedDay {
 /** What `visitorsNightly` returns. */
 export interface VisitorsNightlyResult {
   projectId: string;
-  /** The zone whose days were exported, and where it came from. */
   timeZone: string;
   timeZoneFrom: 'input' | 'schedule' | 'default';
   /** The last day due: the day before the run's nominal time in `timeZone`. */
   through: string;
-  /** Exports done by this run or found done (by another run, a backfill), oldest first (exportLabel). */
+  /** Exports done by this run or found done (by another run, a backfill), oldest first. */
   exported: string[];
-  /** Exports that failed: the later ones were still made, and the next run makes these again. */
   failed: FailedDay[];
   days: NightlyDay[];
   /** The end of the first span of instants held whole (ISO): everything from the run's start up to it is done. */
@@ -95,13 +89,10 @@ export interface VisitorsNightlyResult {
 export const NIGHTLY_LOOK_BACK_DAYS = 100;
 
 /**
- * The exports due up to the end of `through` (a day of `timeZone`), oldest first. Due: every day of the zone in
- * the look-back whose instants no whole export holds, from the first instant a whole export holds on (all of
- * the look-back when `olderExports`: there are whole exports before it; a project's first night owes only
- * `through`), and the hours that no such day fits (a zone change: the days of
- * the old zone end where no day of the new one starts) as one range each. A day of the zone that another export
- * holds in part is not exported: its other hours become a range, so no instant is exported twice. Every export
- * due has ended by the end of `through`.
+ * The exports due up to the end of `through` (a day of `timeZone`), oldest first: every day of the zone in the
+ * look-back that no whole export holds, from the first instant one holds (all of the look-back when
+ * `olderExports`; a project's first night owes only `through`), and the hours no such day fits (after a zone
+ * change) as one range each, so no instant is exported twice. Every export due has ended by the end of `through`.
  */
 export function dueExports(
   covered: readonly Covered[],

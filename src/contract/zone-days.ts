@@ -1,24 +1,4 @@
-/** A date range: `dateTo` exclusive, as in the service. */
-export interface DateRange {
-  dateFrom: string;
-  dateTo: string;
-}
-
-/** Days of a zone, and `requestRange`, the same days as date-times with its offsets (see zoneDays). */
-export type ScheduledDay = DateRange & { requestRange?: DateRange };
-
 const DAY_MS = 86_400_000;
-
-/**
- * The calendar days [dateFrom, dateTo) of `timeZone` (both `YYYY-MM-DD`), with the range to send when either end
- * is not at offset +00:00 (the service reads a bare date as midnight UTC): the first instant of each day as a
- * date-time with the zone's offset (a DST day is 23 or 25 hours long).
- */
-export function zoneDays(dateFrom: string, dateTo: string, timeZone: string): ScheduledDay {
-  const [from, to] = [dayStart(dateFrom, timeZone).text, dayStart(dateTo, timeZone).text];
-  if (from.endsWith('+00:00') && to.endsWith('+00:00')) return { dateFrom, dateTo };
-  return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
-}
 
 /** The calendar day (`YYYY-MM-DD`) of an instant in `timeZone`. */
 export function localDayOf(instant: Date, timeZone: string): string {

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { VisitorRow } from '../contract/visitors-export';
+import { ApplicationFailure } from '@temporalio/common';
+import { InvariantError } from '../contract/errors';
+import { VisitorsExportFailureType, type VisitorRow } from '../contract/visitors-export';
+import { parseStagedChunkName, stagedChunkName, stagingFolderKey, type StagedChunkName } from './layout';
 
 /** An object written in pieces, visible at its key only whole, by `commit` (rename, or multipart completion). */
 export interface FinalObjectWriter {
@@ -9,26 +12,21 @@ export interface FinalObjectWriter {
   abort(): Promise<void>;
 }
 
-/**
- * Where exports go: a local directory or an S3 bucket (and prefix), with relative '/'-separated keys
- * (`acme/2026-11-01_2026-11-02/visitors.csv`, `.staging/<export>/chunk-….ndjson`).
- */
+/** Where exports go: a local directory or an S3 bucket (and prefix), with relative '/'-separated keys. */
 export interface ExportDestination {
-  /** An absolute directory or `s3://bucket[/prefix]`. */
+  /** An absolute directory or `s3://bucket[/prefix]`; `location` gives a key's path or URI. */
   readonly root: string;
-  /** A key as an absolute path or an `s3://` URI. */
   location(key: string): string;
-  /** Takes a write before an export fetches anything; DestinationUnavailableError when it cannot. */
+  /** Takes a write before an export fetches anything; fails with destinationUnavailable when it cannot. */
   probe(): Promise<void>;
   /** Makes a staging folder ready (idempotent): pages are staged only into a prepared folder. */
   prepareStaging(folder: string): Promise<void>;
-  /** Writes one object whole under `folder/name`; StagingMissingError when the folder is not prepared. */
+  /** Writes one object whole under `folder/name`; fails with stagingMissing when the folder is not prepared. */
   stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void>;
   removeStaging(folder: string): Promise<void>;
   /** Removes the staging folders untouched for `olderThanMs`; returns their names. */
   pruneStaleStaging(olderThanMs: number, now?: number): Promise<string[]>;
   openFinal(key: string): Promise<FinalObjectWriter>;
-  /** Writes a small final object whole. */
   writeFinal(key: string, content: string): Promise<void>;
   removeFinal(key: string): Promise<void>;
   /** Keys of the objects under `prefix`, sorted: never a file being written, nor a staged object outside staging. */
@@ -37,24 +35,30 @@ export interface ExportDestination {
   readFinal(key: string): Promise<string | undefined>;
 }
 
-/** The staging folder is gone (the export was cleaned up) or was never where this worker looks. */
-export class StagingMissingError extends Error {
-  override readonly name = 'StagingMissingError';
+/** The destination cannot take the export and another attempt cannot fix it; never names a credential. */
+export function destinationUnavailable(message: string): ApplicationFailure {
+  const type = VisitorsExportFailureType.destinationUnavailable;
+  return ApplicationFailure.create({ type, nonRetryable: true, message });
 }
 
-/** The destination cannot take the export and another attempt cannot fix it; never names a credential. */
-export class DestinationUnavailableError extends Error {
-  override readonly name = 'DestinationUnavailableError';
+/** The staging folder is gone (cleaned up) or not where this worker looks: another attempt cannot find it either. */
+export function stagingMissing(message: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: VisitorsExportFailureType.stagingMissing,
+    nonRetryable: true,
+    message,
+  });
+}
+
+/** A failure of the destination that another attempt cannot fix (destinationUnavailable, stagingMissing). */
+export function isPermanent(error: unknown): error is ApplicationFailure {
+  return error instanceof ApplicationFailure && error.nonRetryable === true;
 }
 
 /** The export file's bytes on their way to the destination, hashed as they pass (the manifest's sha256). */
-export interface HashedOutput {
-  write(chunk: Uint8Array): Promise<void>;
-  /** sha256 (hex) of every byte written; once, after the last write. */
-  sha256(): string;
-}
+export type HashedOutput = ReturnType<typeof hashedOutput>;
 
-export function hashedOutput(file: FinalObjectWriter): HashedOutput {
+export function hashedOutput(file: FinalObjectWriter) {
   const hash = createHash('sha256');
   return {
     async write(chunk: Uint8Array): Promise<void> {
@@ -65,10 +69,151 @@ export function hashedOutput(file: FinalObjectWriter): HashedOutput {
   };
 }
 
-/** Encodes rows as the merge streams them: `add` each row, `drain` between pages, `end` once. */
+/** Encodes rows as the merge streams them: `add` each row, `drain` between pages, `end` once (then commit). */
 export interface ExportFileWriter {
   add(row: VisitorRow): void;
   drain(): Promise<void>;
-  /** Writes the rest; the caller then commits the file. */
   end(): Promise<void>;
+}
+
+export interface StagedPageRows {
+  offset: number;
+  rows: readonly VisitorRow[];
+}
+
+/** Where the merge reads the page at `offset`: the chunk's name and the page's position in it. */
+export interface StagedSource {
+  offset: number;
+  object: string;
+  position: number;
+}
+
+/** The source of every offset asked for, or the offsets no chunk holds. */
+export type StagedPages = { found: true; sources: StagedSource[] } | { found: false; missing: number[] };
+
+/** The page run that writes a chunk: its first offset and the workflow's attempt there. */
+export type ChunkWriter = Pick<StagedChunkName, 'runOffset' | 'attempt'>;
+
+/** One export's staging area under `.staging/<export>/`: chunks of consecutive pages, each written whole. */
+export class ExportStaging {
+  readonly destination: ExportDestination;
+  readonly #folder: string;
+
+  constructor(destination: ExportDestination, exportKey: string) {
+    this.destination = destination;
+    this.#folder = stagingFolderKey(exportKey);
+  }
+
+  async prepare(): Promise<void> {
+    await this.destination.prepareStaging(this.#folder);
+  }
+
+  /** Consecutive pages as one chunk; stagingMissing when the area is not prepared. */
+  async writeChunk(
+    writer: ChunkWriter,
+    pages: readonly StagedPageRows[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const first = pages[0];
+    if (first === undefined) throw new InvariantError('a staged chunk holds at least one page');
+    const name = stagedChunkName({ ...writer, firstOffset: first.offset, pages: pages.length });
+    await this.destination.stage(this.#folder, name, chunkText(pages), signal);
+  }
+
+  async readObject(name: string): Promise<StagedPageRows[]> {
+    const text = await this.destination.readFinal(`${this.#folder}/${name}`);
+    if (text === undefined) throw stagingMissing(`staged page ${this.directory}/${name} not found`);
+    return parseChunk(name, text);
+  }
+
+  async stagedPages(offsets: readonly number[]): Promise<StagedPages> {
+    const keys = await this.destination.listFinal(`${this.#folder}/`);
+    return resolveStagedPages(
+      keys.map((key) => key.slice(this.#folder.length + 1)),
+      offsets,
+    );
+  }
+
+  get directory(): string {
+    return this.destination.location(this.#folder);
+  }
+
+  async remove(): Promise<void> {
+    await this.destination.removeStaging(this.#folder);
+  }
+}
+
+/**
+ * Which chunk holds each of `offsets`, from one listing. Several chunks hold one page only when a run stopped
+ * early and the workflow started a new one at the first page it had not counted (a greater offset, or the same
+ * with the next attempt; re-reads of the end check carry attempts above any run's): the chunk with the greatest
+ * (runOffset, attempt) holds the page the workflow counted.
+ */
+export function resolveStagedPages(names: Iterable<string>, offsets: readonly number[]): StagedPages {
+  const indexOf = new Map(offsets.map((offset, index) => [offset, index]));
+  const best: ({ chunk: StagedChunkName; name: string; start: number } | undefined)[] = [];
+  for (const name of names) {
+    const chunk = parseStagedChunkName(name);
+    const start = chunk === undefined ? undefined : indexOf.get(chunk.firstOffset);
+    if (chunk === undefined || start === undefined) continue;
+    for (let index = start; index < Math.min(offsets.length, start + chunk.pages); index += 1) {
+      const held = best[index];
+      if (held === undefined || newer(chunk, held.chunk)) best[index] = { chunk, name, start };
+    }
+  }
+  const sources: StagedSource[] = [];
+  const missing: number[] = [];
+  offsets.forEach((offset, index) => {
+    const chunk = best[index];
+    if (chunk === undefined) missing.push(offset);
+    else sources.push({ offset, object: chunk.name, position: index - chunk.start });
+  });
+  return missing.length > 0 ? { found: false, missing } : { found: true, sources };
+}
+
+/** (runOffset, attempt) order; the first offset only makes the choice independent of the listing's order. */
+function newer(a: StagedChunkName, b: StagedChunkName): boolean {
+  if (a.runOffset !== b.runOffset) return a.runOffset > b.runOffset;
+  if (a.attempt !== b.attempt) return a.attempt > b.attempt;
+  return a.firstOffset > b.firstOffset;
+}
+
+/** A chunk's text: a JSON header line `{"pages":[[offset,rows],…]}`, then every page's rows as NDJSON, in order. */
+export function chunkText(pages: readonly StagedPageRows[]): string {
+  const header = JSON.stringify({ pages: pages.map((page) => [page.offset, page.rows.length]) });
+  const rows = pages.flatMap((page) => page.rows.map((row) => `${JSON.stringify(row)}\n`));
+  return `${header}\n${rows.join('')}`;
+}
+
+/** The pages of a chunk's text (see chunkText); InvariantError when its header and rows disagree. */
+export function parseChunk(name: string, text: string): StagedPageRows[] {
+  const newline = text.indexOf('\n');
+  const header: unknown = JSON.parse(newline < 0 ? text : text.slice(0, newline));
+  const counts = (header as { pages?: unknown } | null)?.pages;
+  if (!Array.isArray(counts) || !counts.every(isOffsetAndRows)) {
+    throw new InvariantError(`staged chunk ${name}: its first line is not a header of pages`);
+  }
+  const rows = rowsOf(newline < 0 ? '' : text.slice(newline + 1));
+  const expected = counts.reduce((sum, [, count]) => sum + count, 0);
+  if (rows.length !== expected) {
+    throw new InvariantError(`staged chunk ${name}: ${rows.length} rows, its header lists ${expected}`);
+  }
+  let at = 0;
+  return counts.map(([offset, count]) => ({ offset, rows: rows.slice(at, (at += count)) }));
+}
+
+function isOffsetAndRows(value: unknown): value is [number, number] {
+  return (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    value.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)
+  );
+}
+
+/** The rows of staged NDJSON, one JSON object a line (JSON.stringify escapes every line break in a row). */
+function rowsOf(text: string): VisitorRow[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as VisitorRow);
 }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
-  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -10,26 +11,24 @@ import {
   S3ServiceException,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { ApplicationFailure } from '@temporalio/common';
 import {
-  DestinationUnavailableError,
-  StagingMissingError,
+  destinationUnavailable,
+  isPermanent,
+  stagingMissing,
   type ExportDestination,
   type FinalObjectWriter,
 } from './destination';
 import { ConfigError } from '../contract/errors';
 import { isStagingKey, STAGING_FOLDER } from './layout';
 import { LocalDestination } from './local-destination';
-import { isNoSuchKey, isNotFound, refusedDestination } from './s3-errors';
-import { openMultipartWriter } from './s3-multipart';
 import { isS3Uri, parseS3Uri, s3Uri, S3_URI_RULE, type S3Location } from './s3-uri';
 
 export interface S3DestinationOptions {
   /** EXPORT_S3_FORCE_PATH_STYLE: `http://host/bucket/key` addressing (MinIO, most self-hosted servers). */
   forcePathStyle?: boolean;
-  /**
-   * Beyond what the SDK reads from the standard AWS environment and files (region, credentials, profile, web
-   * identity, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL): tests and benchmarks name their server here.
-   */
+  /** Beyond what the SDK reads from the standard AWS environment and files: tests and benchmarks name their server. */
   clientConfig?: S3ClientConfig;
 }
 
@@ -43,13 +42,10 @@ export function openExportDestination(exportDir: string, s3: S3DestinationOption
 
 /** Every put carries a checksum the server verifies before it stores the object. */
 const CHECKSUM = 'CRC32';
-/** Written by prepareStaging: a page is staged only beside it (see stage). */
+/** Written by prepareStaging: a page is staged only beside it. */
 const PREPARED_MARKER = '.prepared';
 
-/**
- * An S3 bucket and prefix (EXPORT_DIR `s3://bucket[/prefix]`). PutObject and a completed multipart upload make
- * an object visible whole or not at all, so no reader sees a part at a final key, and a retry rewrites the key.
- */
+/** An S3 bucket and prefix: PutObject and a completed multipart upload make an object visible whole or not at all. */
 export class S3Destination implements ExportDestination {
   readonly root: string;
   readonly client: S3Client;
@@ -75,13 +71,14 @@ export class S3Destination implements ExportDestination {
     return this.where.prefix === '' ? key : `${this.where.prefix}/${key}`;
   }
 
-  /** Fails with DestinationUnavailableError, naming the bucket, when this worker cannot write here. */
-  probe(): Promise<void> {
-    return probeS3Destination(
-      this.client,
-      this.where,
-      this.key(`${STAGING_FOLDER}/.probe-${randomBytes(6).toString('hex')}`),
-    );
+  /**
+   * A probe object written and removed before an export fetches any page: a missing bucket, wrong credentials or a
+   * missing permission fail it at once (destinationUnavailable naming the bucket, never the credentials).
+   */
+  async probe(): Promise<void> {
+    const key = `${STAGING_FOLDER}/.probe-${randomBytes(6).toString('hex')}`;
+    await this.put(key, '', undefined, 'PutObject (probe write)');
+    await this.removeFinal(key);
   }
 
   async prepareStaging(folder: string): Promise<void> {
@@ -89,9 +86,8 @@ export class S3Destination implements ExportDestination {
   }
 
   async stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void> {
-    // Like a local page that never creates its directory: a page finishing after its export was cleaned up
-    // fails instead of leaving a stray object. The marker's check and the put go together (one round trip of
-    // latency, not two); a page put beside no marker is deleted again.
+    // A page finishing after its export was cleaned up fails instead of leaving a stray object. The marker's
+    // check and the put go together (one round trip of latency, not two); a page put beside no marker is deleted.
     const options = signal ? { abortSignal: signal } : {};
     const marker = this.client
       .send(
@@ -108,7 +104,7 @@ export class S3Destination implements ExportDestination {
     const [prepared] = await Promise.all([marker, this.put(`${folder}/${name}`, content, signal)]);
     if (prepared) return;
     await this.removeFinal(`${folder}/${name}`);
-    throw new StagingMissingError(
+    throw stagingMissing(
       `staging folder ${this.location(folder)} is not prepared: the export was cleaned up, or this worker's ` +
         'EXPORT_DIR is not the destination that prepared it',
     );
@@ -137,12 +133,58 @@ export class S3Destination implements ExportDestination {
     return stale;
   }
 
+  /**
+   * Streams into a multipart upload (a single PutObject when the whole object fits one part): nothing is visible
+   * at the key until CompleteMultipartUpload, which replaces the object whole. Parts of an upload cut short stay
+   * invisible; `abort` removes them, a bucket lifecycle rule those of a killed worker.
+   */
   openFinal(key: string): Promise<FinalObjectWriter> {
-    const params = { Bucket: this.where.bucket, Key: this.key(key), ContentType: contentTypeOf(key) };
     const refused = (error: unknown) => this.refused(error, 'multipart upload');
-    return Promise.resolve(
-      openMultipartWriter(this.client, { ...params, ChecksumAlgorithm: CHECKSUM }, refused),
-    );
+    const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+    const upload = new Upload({
+      client: this.client,
+      params: {
+        Bucket: this.where.bucket,
+        Key: this.key(key),
+        ContentType: contentTypeOf(key),
+        ChecksumAlgorithm: CHECKSUM,
+        Body: body,
+      },
+      partSize: PART_BYTES,
+      queueSize: PARTS_IN_FLIGHT,
+      leavePartsOnError: false,
+    });
+    const done = upload.done();
+    // Observed here, reported by write/commit: a failed part must not be an unhandled rejection meanwhile.
+    done.catch(() => undefined);
+    let bytes = 0;
+    return Promise.resolve({
+      async write(chunk) {
+        bytes += Buffer.byteLength(chunk);
+        if (body.write(chunk)) return;
+        // Backpressure: wait for the upload to take the buffered bytes, or for it to fail.
+        try {
+          await Promise.race([once(body, 'drain'), done]);
+        } catch (error) {
+          throw refused(error);
+        }
+      },
+      async commit() {
+        body.end();
+        try {
+          await done;
+        } catch (error) {
+          throw refused(error);
+        }
+        return bytes;
+      },
+      async abort() {
+        // A body that fails makes the upload abort its multipart upload on the server (its parts removed) before
+        // `done` settles; Upload.abort() would settle `done` at once and abort the server's upload only later.
+        body.destroy(new Error('export file aborted'));
+        await done.catch(() => undefined);
+      },
+    });
   }
 
   writeFinal(key: string, content: string): Promise<void> {
@@ -179,7 +221,12 @@ export class S3Destination implements ExportDestination {
     }
   }
 
-  private async put(key: string, content: string, signal?: AbortSignal): Promise<void> {
+  private async put(
+    key: string,
+    content: string,
+    signal?: AbortSignal,
+    operation = 'PutObject',
+  ): Promise<void> {
     try {
       await this.client.send(
         new PutObjectCommand({
@@ -193,7 +240,7 @@ export class S3Destination implements ExportDestination {
         signal ? { abortSignal: signal } : {},
       );
     } catch (error) {
-      throw this.refused(error, 'PutObject');
+      throw this.refused(error, operation);
     }
   }
 
@@ -213,9 +260,9 @@ export class S3Destination implements ExportDestination {
     } while (token);
   }
 
-  /** A refusal another attempt cannot fix becomes DestinationUnavailableError; anything else is left as is. */
+  /** A refusal another attempt cannot fix becomes destinationUnavailable; anything else is left as is. */
   private refused(error: unknown, operation: string): unknown {
-    if (error instanceof DestinationUnavailableError || error instanceof StagingMissingError) return error;
+    if (isPermanent(error)) return error;
     return refusedDestination(error, this.root, operation) ?? error;
   }
 }
@@ -227,37 +274,71 @@ function contentTypeOf(key: string): string {
   return 'application/octet-stream';
 }
 
+/** S3's smallest part; with two parts in flight the merge holds about 15 MB whatever the export's size. */
+const PART_BYTES = 5 * 1024 * 1024;
+const PARTS_IN_FLIGHT = 2;
+
+/** S3 error codes that another attempt cannot fix: the credentials, the permission or the bucket itself. */
+const REFUSED: Record<string, string> = {
+  AccessDenied: 'access denied: the credentials lack permission',
+  AllAccessDisabled: 'all access to the bucket is disabled',
+  InvalidAccessKeyId: 'the access key id is not known to the server (wrong credentials)',
+  SignatureDoesNotMatch: 'the request signature does not match (wrong secret key)',
+  InvalidToken: 'the session token is invalid',
+  ExpiredToken: 'the session token has expired',
+  InvalidBucketName: 'the bucket name is invalid',
+  NoSuchBucket: 'the bucket does not exist',
+  PermanentRedirect: 'the bucket is in another region than AWS_REGION',
+  AuthorizationHeaderMalformed: 'the request was signed for another region than the bucket is in',
+};
+
+/** HEAD answers carry no error code, only the status (a 400 may be a bad checksum: retried). */
+const REFUSED_STATUS: Record<number, string> = {
+  301: REFUSED.PermanentRedirect ?? '',
+  403: 'forbidden: wrong credentials, or the credentials lack permission',
+};
+
+/** Errors of the SDK's own configuration, before any request: no credentials found, no region. */
+const CONFIGURATION = /credential|region is missing/i;
+
 /**
- * Head-bucket, then a probe object written at `probeKey` and removed: run before an export fetches any page, so a
- * missing bucket, wrong credentials or a missing permission fail it at once (DestinationUnavailableError naming
- * the bucket, never the credentials). A HEAD's 403 has no error code, so on one the probe write still runs: its
- * refusal tells wrong credentials from a missing permission.
+ * A destinationUnavailable failure naming the destination and the reason when `error` cannot be fixed by trying
+ * again; undefined for a transient one (5xx, throttling, a reset connection), which the caller retries. The SDK's
+ * own message is not passed on: an S3 error body may echo the access key id.
  */
-async function probeS3Destination(client: S3Client, where: S3Location, probeKey: string): Promise<void> {
-  const root = s3Uri(where);
-  const refusing = async (operation: string, send: () => Promise<unknown>): Promise<void> => {
-    try {
-      await send();
-    } catch (error) {
-      throw refusedDestination(error, root, operation) ?? error;
-    }
-  };
-  let headRefusal: Error | undefined;
-  try {
-    await client.send(new HeadBucketCommand({ Bucket: where.bucket }));
-  } catch (error) {
-    const refusal = refusedDestination(error, root, 'HeadBucket', { notFoundIsBucket: true });
-    if (!refusal) throw error;
-    if (!(error instanceof S3ServiceException) || error.$metadata.httpStatusCode !== 403) throw refusal;
-    headRefusal = refusal;
+function refusedDestination(
+  error: unknown,
+  destination: string,
+  operation: string,
+): ApplicationFailure | undefined {
+  if (error instanceof S3ServiceException) {
+    const status = error.$metadata.httpStatusCode;
+    const reason = REFUSED[error.name] ?? (status === undefined ? undefined : REFUSED_STATUS[status]);
+    if (reason === undefined) return undefined;
+    return destinationUnavailable(
+      `export destination ${destination} refused ${operation}: ${reason} (${error.name}, HTTP ${status ?? '?'})`,
+    );
   }
-  await refusing('PutObject (probe write)', () =>
-    client.send(
-      new PutObjectCommand({ Bucket: where.bucket, Key: probeKey, Body: '', ChecksumAlgorithm: CHECKSUM }),
-    ),
+  if (
+    error instanceof Error &&
+    (error.name === 'CredentialsProviderError' || CONFIGURATION.test(error.message))
+  ) {
+    const reason = /region/i.test(error.message)
+      ? 'no region is configured (set AWS_REGION)'
+      : 'no AWS credentials were found (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or web identity)';
+    return destinationUnavailable(`export destination ${destination}: ${reason}`);
+  }
+  return undefined;
+}
+
+function isNotFound(error: unknown): boolean {
+  return (
+    error instanceof S3ServiceException &&
+    (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
   );
-  await refusing('DeleteObject (probe delete)', () =>
-    client.send(new DeleteObjectCommand({ Bucket: where.bucket, Key: probeKey })),
-  );
-  if (headRefusal) throw headRefusal;
+}
+
+/** GetObject of a key that has no object (a missing bucket is NoSuchBucket: a refusal). */
+function isNoSuchKey(error: unknown): boolean {
+  return error instanceof S3ServiceException && error.name === 'NoSuchKey';
 }

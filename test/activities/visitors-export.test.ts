@@ -17,7 +17,7 @@ import { DocsApiClient } from '../../src/docs-api/client';
 import type { FinalObjectWriter } from '../../src/exports/destination';
 import { stagedChunkName } from '../../src/exports/layout';
 import { LocalDestination } from '../../src/exports/local-destination';
-import { chunkText } from '../../src/exports/staging';
+import { chunkText } from '../../src/exports/destination';
 import { stagingDirectory } from '../helpers/export-paths';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 

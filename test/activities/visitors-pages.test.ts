@@ -12,7 +12,7 @@ import {
 } from '../../src/activities/visitors-pages';
 import { stagedChunkName } from '../../src/exports/layout';
 import { LocalDestination } from '../../src/exports/local-destination';
-import { ExportStaging } from '../../src/exports/staging';
+import { ExportStaging } from '../../src/exports/destination';
 import { useExportActivities } from '../helpers/export-activities';
 import { stagingDirectory } from '../helpers/export-paths';
 import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
@@ -72,7 +72,10 @@ describe('fetchVisitorsPages', () => {
         [90, 5, false],
       ],
     );
-    assert.equal(result.permitsUsed, 4, 'the permits after the last page are not used');
+    // One permit past the last page reads page 0 again for the end check, beside the last pages.
+    assert.equal(result.permitsUsed, 5, 'the other permits after the last page are not used');
+    assert.equal(result.firstAgain?.offset, 0);
+    assert.equal(result.firstAgain?.rows, 10);
     assert.equal(result.stopped, undefined);
     assert.deepEqual(Object.keys(result.pages[0] ?? {}).sort(), [
       'digest',
@@ -81,7 +84,7 @@ describe('fetchVisitorsPages', () => {
       'rows',
       'totals',
     ]);
-    assert.deepEqual(requestedOffsets(), [60, 70, 80, 90]);
+    assert.deepEqual(requestedOffsets(), [60, 70, 80, 90, 0]);
     assert.deepEqual(await stagedOffsets('k'), [60, 70, 80, 90]);
     const last = beats.at(-1) as PageRunProgress;
     assert.deepEqual(last.pages, result.pages, 'the last heartbeat reports every page staged');
@@ -373,6 +376,8 @@ function countingInFlight(sim: { url: string; apiKey: string }) {
 
 /** The page activity over `docsApi` (a client of the test's making), staging where the fixture's does. */
 function fetchWith(docsApi: DocsApiClient) {
-  return createVisitorsPagesActivities(docsApi, (key) => new ExportStaging(fixture.exportDir, key))
-    .fetchVisitorsPages;
+  return createVisitorsPagesActivities(
+    docsApi,
+    (key) => new ExportStaging(new LocalDestination(fixture.exportDir), key),
+  ).fetchVisitorsPages;
 }

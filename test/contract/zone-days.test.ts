@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseApiDate } from '../../src/contract/api-dates';
-import {
-  addDays,
-  dayBefore,
-  localDayOf,
-  zoneDays,
-  type DateRange,
-  type ScheduledDay,
-} from '../../src/contract/zone-days';
+import { addDays, dayBefore, localDayOf } from '../../src/contract/zone-days';
+import { zoneDays } from '../../src/workflows/visitors-export/workflow';
+
+type DateRange = { dateFrom: string; dateTo: string };
 
 /** The day a nightly run at `nominal` exports last: the day before, as the service is sent it. */
-function previousDay(nominal: Date, zone: string): ScheduledDay {
+function previousDay(nominal: Date, zone: string): ReturnType<typeof zoneDays> {
   return zoneDays(dayBefore(nominal, zone), localDayOf(nominal, zone), zone);
 }
 

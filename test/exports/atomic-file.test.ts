@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { openAtomicFile, writeFileAtomic } from '../../src/exports/atomic-file';
+import { openAtomicFile, writeFileAtomic } from '../../src/exports/local-destination';
 import { tempDir } from '../helpers/temp-dir';
 
 describe('atomic file', () => {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import { describe, test } from 'node:test';
-import { temporaryPathFor } from '../../src/exports/atomic-file';
-import { DestinationUnavailableError } from '../../src/exports/destination';
-import { LocalDestination } from '../../src/exports/local-destination';
+import { LocalDestination, temporaryPathFor } from '../../src/exports/local-destination';
 import { mountSmallDisk, smallDiskSkipped } from '../helpers/small-disk';
 import { tempDir } from '../helpers/temp-dir';
 
@@ -81,7 +80,7 @@ describe('LocalDestination: faults another attempt cannot fix', { skip: smallDis
       assert.deepEqual(await fs.readdir(disk.dir), [], 'the probe file is removed');
       await disk.fill();
       await assert.rejects(destination.probe(), (error: unknown) => {
-        assert.ok(error instanceof DestinationUnavailableError);
+        assert.ok(error instanceof ApplicationFailure && error.type === 'ExportDestinationUnavailable');
         assert.match(
           error.message,
           /^export directory \S+ cannot be written \(ENOSPC: write \.\.probe\.[0-9a-f]{12}\.tmp\)$/,
@@ -96,7 +95,7 @@ describe('LocalDestination: faults another attempt cannot fix', { skip: smallDis
     }
   });
 
-  test('a write that fills the disk fails with DestinationUnavailableError, and leaves no part behind', async () => {
+  test('a write that fills the disk fails with ExportDestinationUnavailable, and leaves no part behind', async () => {
     const disk = await mountSmallDisk(16 * 1024);
     try {
       const destination = new LocalDestination(disk.dir);

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
 import { LocalDestination } from '../../src/exports/local-destination';
 import { mergeStagedPages } from '../../src/exports/merge';
-import { ExportStaging } from '../../src/exports/staging';
+import { ExportStaging } from '../../src/exports/destination';
 import { tempDir } from '../helpers/temp-dir';
 
 const row = (p: string, total: number): VisitorRow => ({ path: p, human: total, ai: 0, total });
@@ -14,7 +14,7 @@ const row = (p: string, total: number): VisitorRow => ({ path: p, human: total, 
 /** Stages the pages (offset → rows) of one export in a fresh directory, each a one-page chunk. */
 async function staged(pages: Record<number, VisitorRow[]>): Promise<{ staging: ExportStaging; dir: string }> {
   const dir = await tempDir('merge');
-  const staging = new ExportStaging(dir, 'visitors-export/acme/k');
+  const staging = new ExportStaging(new LocalDestination(dir), 'visitors-export/acme/k');
   await staging.prepare();
   for (const [offset, rows] of Object.entries(pages)) {
     await staging.writeChunk({ runOffset: Number(offset), attempt: 1 }, [{ offset: Number(offset), rows }]);
@@ -84,7 +84,7 @@ describe('mergeStagedPages', () => {
     const target = 'visitors.csv';
     await fs.writeFile(path.join(dir, target), 'previous export\n');
     await assert.rejects(mergeStagedPages({ staging, offsets: [0, 1], format: 'csv', target }), {
-      name: 'StagingMissingError',
+      type: 'ExportStagingMissing',
     });
     assert.equal(await fs.readFile(path.join(dir, target), 'utf8'), 'previous export\n');
     assert.deepEqual(
@@ -231,7 +231,7 @@ describe('mergeStagedPages', () => {
       [0, 1, 2].map((offset) => ({ offset, rows: [] })),
     );
     await assert.rejects(mergeStagedPages({ staging, offsets: [0, 1, 2, 3], format: 'csv', target: 'v' }), {
-      name: 'StagingMissingError',
+      type: 'ExportStagingMissing',
       message: /1 staged page\(s\) not found .*\(offsets 3\)/,
     });
   });

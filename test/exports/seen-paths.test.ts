@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SeenPaths } from '../../src/exports/seen-paths';
+import { SeenPaths } from '../../src/exports/merge';
 
 test('SeenPaths names the page of every path added before, and no page for a new one, over 200,000 paths', () => {
   const seen = new SeenPaths();

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { InvariantError } from '../../src/contract/errors';
 import type { VisitorRow } from '../../src/contract/visitors-export';
 import { stagedChunkName } from '../../src/exports/layout';
-import { chunkText, parseChunk, resolveStagedPages, type StagedSource } from '../../src/exports/staging';
+import { chunkText, parseChunk, resolveStagedPages, type StagedSource } from '../../src/exports/destination';
 
 const PAGE = 10;
 const offsetsUpTo = (pages: number): number[] => Array.from({ length: pages }, (_, i) => i * PAGE);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
 import { stagedChunkName } from '../../src/exports/layout';
-import { ExportStaging, StagingMissingError } from '../../src/exports/staging';
+import { ExportStaging } from '../../src/exports/destination';
 import { LocalDestination } from '../../src/exports/local-destination';
 import { stagingRoot } from '../helpers/export-paths';
 import { tempDir } from '../helpers/temp-dir';
@@ -16,7 +16,10 @@ const ROWS: VisitorRow[] = [
 
 describe('ExportStaging', () => {
   test('a lone page is a one-page chunk; rewriting it replaces it whole', async () => {
-    const staging = new ExportStaging(await tempDir('staging'), 'visitors-export/acme/k');
+    const staging = new ExportStaging(
+      new LocalDestination(await tempDir('staging')),
+      'visitors-export/acme/k',
+    );
     await staging.prepare();
     const writer = { runOffset: 0, attempt: 1 };
     await staging.writeChunk(writer, [{ offset: 0, rows: ROWS }]);
@@ -27,7 +30,7 @@ describe('ExportStaging', () => {
   });
 
   test('a chunk holds consecutive pages in one object, read back page for page', async () => {
-    const staging = new ExportStaging(await tempDir('staging'), 'k');
+    const staging = new ExportStaging(new LocalDestination(await tempDir('staging')), 'k');
     await staging.prepare();
     const pages = [
       { offset: 250, rows: ROWS },
@@ -54,20 +57,19 @@ describe('ExportStaging', () => {
   });
 
   test('a chunk written after the export was cleaned up fails and leaves nothing behind', async () => {
-    const staging = new ExportStaging(await tempDir('staging'), 'k');
+    const staging = new ExportStaging(new LocalDestination(await tempDir('staging')), 'k');
     await staging.prepare();
     await staging.remove();
-    await assert.rejects(
-      staging.writeChunk({ runOffset: 0, attempt: 1 }, [{ offset: 0, rows: ROWS }]),
-      StagingMissingError,
-    );
+    await assert.rejects(staging.writeChunk({ runOffset: 0, attempt: 1 }, [{ offset: 0, rows: ROWS }]), {
+      type: 'ExportStagingMissing',
+    });
     await assert.rejects(fs.access(staging.directory), { code: 'ENOENT' });
   });
 
   test('pruneStaleStaging removes the staging areas untouched for longer than the limit', async () => {
     const exportDir = await tempDir('staging');
-    const old = new ExportStaging(exportDir, 'old');
-    const fresh = new ExportStaging(exportDir, 'fresh');
+    const old = new ExportStaging(new LocalDestination(exportDir), 'old');
+    const fresh = new ExportStaging(new LocalDestination(exportDir), 'fresh');
     await Promise.all([old.prepare(), fresh.prepare()]);
     const hourAgo = new Date(Date.now() - 3_600_000);
     await fs.utimes(old.directory, hourAgo, hourAgo);

@@ -16,9 +16,8 @@ import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportInput, VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { createVisitorsExportActivities } from '../../src/activities/visitors-export';
-import { DestinationUnavailableError } from '../../src/exports/destination';
 import { S3Destination } from '../../src/exports/s3-destination';
-import { ExportStaging } from '../../src/exports/staging';
+import { ExportStaging } from '../../src/exports/destination';
 import { visitorsExport } from '../../src/workflows';
 import { startStack } from '../../dev/stack';
 import { startTestWorker } from '../../dev/worker';
@@ -357,7 +356,7 @@ test('a chunk staged after its export was cleaned up fails and leaves no object 
     await staging.remove();
     const chunk = [{ offset: 250, rows: [{ path: '/b', human: 1, ai: 0, total: 1 }] }];
     await assert.rejects(staging.writeChunk({ runOffset: 250, attempt: 1 }, chunk), {
-      name: 'StagingMissingError',
+      type: 'ExportStagingMissing',
     });
     assert.deepEqual(await keysUnder('late/'), []);
   } finally {
@@ -421,7 +420,7 @@ describe('a destination that cannot take the export', () => {
 
   test('fails the probe at once, non-retryable, naming the bucket and never the credentials', async () => {
     const reasons: Record<string, string> = {
-      'a missing bucket': 'HeadBucket: the bucket does not exist',
+      'a missing bucket': 'PutObject \\(probe write\\): the bucket does not exist',
       'an unknown access key': 'PutObject \\(probe write\\): the access key id is not known',
       'a wrong secret key': 'PutObject \\(probe write\\): the request signature does not match',
       'credentials without permission to write': 'PutObject \\(probe write\\): access denied',
@@ -466,7 +465,10 @@ describe('a destination that cannot take the export', () => {
           ['GetObject', () => destination.readFinal('acme/manifest.json')],
         ] as const) {
           await assert.rejects(find(), (error: unknown) => {
-            assert.ok(error instanceof DestinationUnavailableError, `${name}: ${String(error)}`);
+            assert.ok(
+              error instanceof ApplicationFailure && error.type === 'ExportDestinationUnavailable',
+              `${name}: ${String(error)}`,
+            );
             const refused = `^export destination s3://${bucket} refused ${operation}: ${reason}`;
             assert.match(error.message, new RegExp(refused), name);
             assert.ok(!error.message.includes(accessKeyId) && !error.message.includes(secretAccessKey), name);

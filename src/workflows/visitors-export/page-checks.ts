@@ -1,5 +1,6 @@
+import { ApplicationFailure } from '@temporalio/workflow';
 import type { PageSummary, VisitorsExportContinuation, VisitorTotals } from '../../contract/visitors-export';
-import { pagesDisagree } from './failures';
+import { VisitorsExportFailureType } from '../../contract/visitors-export-constants';
 
 /** Pages that may disagree before the export fails without re-reading: more is a change of the data, not a glitch. */
 export const MAX_SUSPECT_PAGES = 4;
@@ -22,8 +23,9 @@ export function countPage(state: VisitorsExportContinuation, page: PageSummary, 
 }
 
 /**
- * The end check, once the last page is counted: page 0 is read again (unless it is the last) and must come back as
- * it did (rows removed or added before it change it); the page past the end must be empty (read when the last page
+ * The end check, once the last page is counted: page 0 is read again (unless it is the last; the run that met the
+ * end reads it beside the last pages when it holds a permit to spare: `firstAgain`) and must come back as it did
+ * (rows removed or added before it change it); the page past the end must be empty (read when the last page
  * is full and it was not fetched yet); every suspect is read again, staged over the page it replaces. Those that
  * still disagree are read again, up to REREAD_ROUNDS rounds, then fail with VisitorsExportPagesDisagree.
  * At most REREAD_ROUNDS * (MAX_SUSPECT_PAGES + 2) requests; 0 to 2 when the pages agree.
@@ -31,7 +33,7 @@ export function countPage(state: VisitorsExportContinuation, page: PageSummary, 
 export async function checkPages(
   state: VisitorsExportContinuation,
   pageSize: number,
-  end: { last: PageSummary; pastEnd?: PageSummary },
+  end: { last: PageSummary; pastEnd?: PageSummary; firstAgain?: PageSummary },
   reread: (offset: number, round: number) => Promise<PageSummary>,
 ): Promise<void> {
   const first = state.first ?? end.last;
@@ -43,7 +45,10 @@ export async function checkPages(
   else if (end.pastEnd === undefined && end.last.rows === pageSize) open.set(pastEnd, '');
   for (let round = 1; round <= REREAD_ROUNDS && open.size > 0; round += 1) {
     for (const offset of [...open.keys()]) {
-      const page = await reread(offset, round);
+      const page =
+        round === 1 && offset === 0 && end.firstAgain !== undefined
+          ? end.firstAgain
+          : await reread(offset, round);
       const reason =
         page.offset === 0
           ? page.digest === first.digest && sameTotals(page.totals, first.totals)
@@ -72,6 +77,19 @@ export async function checkPages(
     );
   }
   state.suspects = [];
+}
+
+/** Pages that still contradict each other after `rounds` rounds of re-reads: the export is not final. */
+function pagesDisagree(pages: { offset: number; reason: string }[], rounds: number): ApplicationFailure {
+  const offsets = pages.map((page) => page.offset);
+  return ApplicationFailure.create({
+    message:
+      `visitors pages disagree at offset(s) ${offsets.join(', ')} after ${rounds} re-read(s): ` +
+      pages.map((page) => page.reason).join('; '),
+    type: VisitorsExportFailureType.pagesDisagree,
+    nonRetryable: true,
+    details: [{ offsets, pages }],
+  });
 }
 
 /** Why `page` contradicts the export's first page, or undefined. */

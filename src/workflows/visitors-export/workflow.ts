@@ -1,18 +1,22 @@
 import {
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
   log,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { PageRequest } from '../../activities/visitors-pages';
+import type { createVisitorsExportActivities } from '../../activities/visitors-export';
 import { parseDuration } from '../../contract/duration';
+import { getProgressQuery } from '../../contract/messages';
 import { DocsProjectIdKey } from '../../contract/names';
 import type {
+  ExportProgress,
   PageSummary,
   VisitorsExportContinuation,
   VisitorsExportInput,
@@ -22,20 +26,15 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_EXPORT_DEADLINE,
   DEFAULT_PAGE_SIZE,
+  VisitorsExportFailureType,
 } from '../../contract/visitors-export-constants';
-import type { createVisitorsExportActivities } from '../../activities/visitors-export';
-import { BudgetPermits } from '../budget/permits';
-import { MAX_PERMITS_PER_ASK } from '../../contract/budget';
+import { dayStart } from '../../contract/zone-days';
 import { PagePermits } from '../budget/page-permits';
-import { fetchPageRun } from './page-run';
-import { getProgressQuery } from '../../contract/messages';
-import { zoneDays } from '../../contract/zone-days';
-import { invalidInputOf } from '../input-check';
-import { invalidInput } from './failures';
+import { BudgetPermits, clockTime } from '../budget/permits';
 import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
-import { PageWindow } from './page-window';
-import { ProgressReporter } from './progress';
+import { invalidInputOf } from '../input-check';
 import { checkPages, countPage, totalsWarnings } from './page-checks';
+import { fetchPageRun, fetchPages } from './pages';
 
 type ExportActivities = ReturnType<typeof createVisitorsExportActivities>;
 
@@ -80,7 +79,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   if (workflowInfo().typedSearchAttributes.get(DocsProjectIdKey) !== projectId) {
     upsertSearchAttributes([{ key: DocsProjectIdKey, value: projectId }]);
   }
-  const progress = new ProgressReporter(
+  const progress = reportProgress(
     `**Visitors export** ${projectId} · ${state.dateFrom} → ${state.dateTo} (exclusive)`,
     { pagesDone: state.pagesDone, rowsDone: state.rowsDone },
   );
@@ -90,11 +89,8 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   const budget: BudgetPermits = new BudgetPermits('analytics', () =>
     progress.update({ waitingForBudgetUntil: budget.waitingUntil }),
   );
-  const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
   const permits = new PagePermits(budget, projectId, state.deadlineAt);
-  // The first ask takes what the budget can spare; what the export does not spend goes back at its end.
-  permits.aimAt(MAX_PERMITS_PER_ASK);
-  const pageRequest = (offset: number): PageRequest => ({
+  const pageRequest = (offset: number) => ({
     exportKey: state.exportKey,
     projectId,
     dateFrom: state.requestRange?.dateFrom ?? state.dateFrom,
@@ -102,39 +98,26 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     offset,
     limit: pageSize,
   });
-  const pace = new RunPace(concurrency);
-  const window: PageWindow = new PageWindow({
-    firstOffset: state.pagesDone * pageSize,
-    pageSize,
-    concurrency,
-    // Room for a run as wide as the concurrency, and for the requests that may land past the end.
-    hasRoom: () => permits.room >= 2 * concurrency,
-    runPages: () => {
-      // As many as the stock holds when that is a run's worth: a run short of permits would end in a second one.
-      const inHand = permits.inStock >= concurrency ? permits.inStock : permits.room - concurrency;
-      const pages = pace.runPages(inHand);
-      // This run's permits and the next one's.
-      permits.aimAt(2 * pages);
-      return pages;
-    },
-    runWidth: () => concurrency,
-    fetchRun: (offset, pages, width) =>
-      pace.time(width, () => fetchPageRun(permits, pageRequest(offset), pages, width)),
-    shouldPause: () => continueAsNewDue(eventLimit),
-    onPage: (page: PageSummary) => countPage(state, page, pageSize),
-    onChange: () =>
-      progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight: window.inFlight }),
-  });
   let outcome;
   try {
     outcome = await removingStagingOnFailure(state.exportKey, async () => {
       const destination = await prepareVisitorsExportStaging(state.exportKey);
       progress.update({ destination });
-      const ended = await window.run();
+      const ended = await fetchPages({
+        firstOffset: state.pagesDone * pageSize,
+        pageSize,
+        concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
+        permits,
+        request: pageRequest,
+        shouldPause: () => continueAsNewDue(eventLimit),
+        onPage: (page) => countPage(state, page, pageSize),
+        onInFlight: (inFlight) =>
+          progress.update({ pagesDone: state.pagesDone, rowsDone: state.rowsDone, inFlight }),
+      });
       if (ended.kind === 'end') {
         // Re-reads are staged as chunks of their own, named after every attempt of the pages they replace.
         const reread = async (offset: number, round: number) =>
-          (await fetchPageRun(permits, pageRequest(offset), 1, 1, round * 1_000_000))[0] as PageSummary;
+          (await fetchPageRun(permits, pageRequest(offset), 1, 1, round * 1_000_000)).pages[0] as PageSummary;
         await checkPages(state, pageSize, ended, reread);
       }
       return ended;
@@ -185,33 +168,6 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     warnings: [...warnings, ...merged.warnings],
     ...(input.partial === true ? { partial: true as const } : {}),
   };
-}
-
-/** A run lasts about this long at the pace of the last one: progress moves, permits stay fresh. */
-const RUN_TARGET_MS = 2_000;
-/** The most pages one run covers: one ask's worth. */
-const MAX_RUN_PAGES = MAX_PERMITS_PER_ASK;
-
-/** Pages a run covers while the budget has room: about RUN_TARGET_MS of them at the last run's pace. */
-class RunPace {
-  #requestMs: number | undefined;
-
-  constructor(private readonly concurrency: number) {}
-
-  runPages(permits: number): number {
-    const paced =
-      this.#requestMs === undefined
-        ? this.concurrency
-        : Math.floor((RUN_TARGET_MS * this.concurrency) / Math.max(1, this.#requestMs));
-    return Math.max(this.concurrency, Math.min(MAX_RUN_PAGES, paced, permits));
-  }
-
-  async time(width: number, run: () => Promise<PageSummary[]>): Promise<PageSummary[]> {
-    const startedAt = Date.now();
-    const pages = await run();
-    if (pages.length > 0) this.#requestMs = ((Date.now() - startedAt) * width) / pages.length;
-    return pages;
-  }
 }
 
 /**
@@ -269,4 +225,57 @@ async function removeStaging(exportKey: string): Promise<void> {
   } catch (error) {
     log.warn('Could not remove the staged pages', { exportKey, error });
   }
+}
+
+/**
+ * The calendar days [dateFrom, dateTo) of `timeZone`, with the range to send when either end is not at offset
+ * +00:00 (the service reads a bare date as midnight UTC): the first instant of each day as a date-time with the
+ * zone's offset (a DST day is 23 or 25 hours long).
+ */
+export function zoneDays(
+  dateFrom: string,
+  dateTo: string,
+  timeZone: string,
+): { dateFrom: string; dateTo: string; requestRange?: { dateFrom: string; dateTo: string } } {
+  const [from, to] = [dayStart(dateFrom, timeZone).text, dayStart(dateTo, timeZone).text];
+  if (from.endsWith('+00:00') && to.endsWith('+00:00')) return { dateFrom, dateTo };
+  return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
+}
+
+export function invalidInput(message: string, issues?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    message,
+    type: VisitorsExportFailureType.invalidInput,
+    nonRetryable: true,
+    ...(issues === undefined ? {} : { details: [issues] }),
+  });
+}
+
+/**
+ * Answers the `getProgress` query and keeps the same numbers as the workflow's current details in the UI;
+ * `waitingForBudgetUntil` is given in ms since the epoch, null when no page waits for the budget.
+ */
+function reportProgress(heading: string, initial: Pick<ExportProgress, 'pagesDone' | 'rowsDone'>) {
+  const progress: ExportProgress = { ...initial, inFlight: 0, done: false };
+  setHandler(getProgressQuery, () => ({ ...progress }));
+  const update = (
+    changes: Partial<Omit<ExportProgress, 'waitingForBudgetUntil'>> & {
+      waitingForBudgetUntil?: number | null;
+    },
+  ): void => {
+    const { waitingForBudgetUntil: waiting, ...counts } = changes;
+    Object.assign(progress, counts);
+    if (waiting === null) delete progress.waitingForBudgetUntil;
+    else if (waiting !== undefined) progress.waitingForBudgetUntil = new Date(waiting).toISOString();
+    const p = progress;
+    setCurrentDetails(
+      `${heading}\n\n**Pages done:** ${p.pagesDone} · **Rows:** ${p.rowsDone} · **In flight:** ${p.inFlight}` +
+        (p.done ? ' · **Done**' : '') +
+        (p.waitingForBudgetUntil === undefined || p.done
+          ? ''
+          : `\n\n**Waiting for budget** until ${clockTime(Date.parse(p.waitingForBudgetUntil))} (the organization's analytics budget is shared by every export)`),
+    );
+  };
+  update({});
+  return { update };
 }

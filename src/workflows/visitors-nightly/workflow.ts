@@ -27,7 +27,7 @@ import type { VisitorsExportInput, VisitorsExportResult } from '../../contract/v
 import { invalidInputOf } from '../input-check';
 import { recordNightlyRun } from '../metrics';
 import { scheduledNominalTime, scheduleIdOfRun } from '../scheduled-run';
-import { invalidInput } from '../visitors-export/failures';
+import { invalidInput } from '../visitors-export/workflow';
 import type { createNightlyActivities } from '../../activities/nightly';
 
 type NightlyActivities = ReturnType<typeof createNightlyActivities>;

@@ -16,11 +16,11 @@ import type {
   PageSummary,
   PermitSpan,
 } from '../../activities/visitors-pages';
-import type { BudgetRefusal, PermitGrant } from '../../contract/budget';
+import { MAX_PERMITS_PER_ASK, type BudgetRefusal, type PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
+import { VisitorsExportFailureType } from '../../contract/visitors-export-constants';
 import type { PagePermits } from '../budget/page-permits';
 import { refusalOf } from '../budget/permits';
-import { pageFailed } from './failures';
 
 /**
  * A run of pages: one attempt (the workflow retries its pages with permits of their own). A dead worker is noticed
@@ -38,6 +38,73 @@ const MAX_PAGE_FAILURES = 20;
 /** Malformed answers (a 2xx that is not the documented page) a page gets before it fails: asking again rarely helps. */
 const MAX_MALFORMED_ANSWERS = 3;
 const MAX_BACKOFF_MS = 30_000;
+/** A run lasts about this long at the pace of the last one: progress moves, permits stay fresh. */
+const RUN_TARGET_MS = 2_000;
+
+/**
+ * `end`: the last page is counted; `pastEnd`, the page after it and `firstAgain`, page 0 read again beside the
+ * last pages, when they came back. `paused`: stopped before a new run (continue-as-new is due).
+ */
+export type PagesOutcome =
+  { kind: 'end'; last: PageSummary; pastEnd?: PageSummary; firstAgain?: PageSummary } | { kind: 'paused' };
+
+export interface PagesOptions {
+  /** Offset of the first page to fetch (0, or where a previous run stopped). */
+  firstOffset: number;
+  pageSize: number;
+  concurrency: number;
+  permits: PagePermits;
+  request(offset: number): PageRequest;
+  /** Asked before each run but the first: true stops (continue-as-new is due). */
+  shouldPause(): boolean;
+  /** Every page the export needs, in offset order, up to and including the last one. */
+  onPage(page: PageSummary): void;
+  /** Before a run (its width) and after its pages are counted (0): progress display. */
+  onInFlight(requests: number): void;
+}
+
+/**
+ * The pages from `firstOffset` up to the first whose hasMore is false, one run after another. The first page goes
+ * alone (it tells whether there is more); while the budget binds, a run is one page, so an export sends nothing
+ * past its end; while it has room for a run as wide as the concurrency (and for the requests that may land past
+ * the end), a run takes every lane over about RUN_TARGET_MS of pages at the last run's pace, at most one ask's
+ * worth, and the run that meets the end sends at most `concurrency - 1` requests past it.
+ */
+export async function fetchPages(options: PagesOptions): Promise<PagesOutcome> {
+  const { firstOffset, pageSize, concurrency, permits } = options;
+  // The first ask takes what the budget can spare; what the export does not spend goes back at its end.
+  permits.aimAt(MAX_PERMITS_PER_ASK);
+  let requestMs: number | undefined;
+  for (let offset = firstOffset; ;) {
+    if (offset > firstOffset && options.shouldPause()) return { kind: 'paused' };
+    const room = offset > firstOffset && permits.room >= 2 * concurrency;
+    let pages = 1;
+    if (room) {
+      // As many as the stock holds when that is a run's worth: a run short of permits would end in a second one.
+      const inHand = permits.inStock >= concurrency ? permits.inStock : permits.room - concurrency;
+      const paced =
+        requestMs === undefined
+          ? concurrency
+          : Math.floor((RUN_TARGET_MS * concurrency) / Math.max(1, requestMs));
+      pages = Math.max(concurrency, Math.min(MAX_PERMITS_PER_ASK, paced, inHand));
+      // This run's permits and the next one's.
+      permits.aimAt(2 * pages);
+    }
+    const width = Math.min(pages, concurrency);
+    options.onInFlight(width);
+    const startedAt = Date.now();
+    const run = await fetchPageRun(permits, options.request(offset), pages, width);
+    requestMs = ((Date.now() - startedAt) * width) / run.pages.length;
+    for (const page of run.pages) options.onPage(page);
+    options.onInFlight(0);
+    offset += run.pages.length * pageSize;
+    const last = run.pages.at(-1) as PageSummary;
+    if (!last.hasMore) {
+      const { pastEnd, firstAgain } = run;
+      return { kind: 'end', last, ...(pastEnd ? { pastEnd } : {}), ...(firstAgain ? { firstAgain } : {}) };
+    }
+  }
+}
 
 /**
  * `pages` consecutive pages from `request.offset` up to the last page, `width` requests at a time: activities
@@ -53,7 +120,7 @@ export async function fetchPageRun(
   pages: number,
   width = 1,
   firstAttempt = 1,
-): Promise<PageSummary[]> {
+): Promise<Omit<PageRunResult, 'permitsUsed' | 'stopped'>> {
   const done: PageSummary[] = [];
   let refusal: BudgetRefusal | undefined;
   const failures = { any: 0, malformed: 0 };
@@ -81,9 +148,10 @@ export async function fetchPageRun(
     }
     permits.putBack(taken.slice(result.permitsUsed));
     done.push(...result.pages);
-    const last = done.at(-1);
-    // The page past the end goes to the window: page-checks.ts checks it is empty.
-    if (last?.hasMore === false) return result.pastEnd ? [...done, result.pastEnd] : done;
+    if (done.at(-1)?.hasMore === false) {
+      const { pastEnd, firstAgain } = result;
+      return { pages: done, ...(pastEnd ? { pastEnd } : {}), ...(firstAgain ? { firstAgain } : {}) };
+    }
     if (result.pages.length > 0) {
       offset += result.pages.length * request.limit;
       attempt = firstAttempt - 1;
@@ -98,7 +166,19 @@ export async function fetchPageRun(
       await sleep(stop.retryAfterMs);
     }
   }
-  return done;
+  return { pages: done };
+}
+
+/** A page the export needs failed for good: names the offset, keeps the service's error as the cause. */
+export function pageFailed(offset: number, error: unknown): ApplicationFailure {
+  const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return ApplicationFailure.create({
+    message: `visitors page at offset ${offset} failed: ${message}`,
+    type: VisitorsExportFailureType.pageFailed,
+    nonRetryable: true,
+    ...(cause instanceof Error ? { cause } : {}),
+  });
 }
 
 /** Fails the run when the page's failure is for good; otherwise waits before the next try. */
