@@ -1,6 +1,4 @@
-import { type CommandUnknownOpts } from '@commander-js/extra-typings';
-import type { Client } from '@temporalio/client';
-import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { setUpNamespace, type SearchAttributeSetup } from '../client/setup';
 import {
   describeDeployment,
@@ -47,9 +45,6 @@ function versionOf(flags: {
 }): DeploymentTarget | undefined {
   const deploymentName = flags.deploymentName ?? process.env.TEMPORAL_DEPLOYMENT_NAME;
   const buildId = flags.buildId ?? workerBuildId(deploymentName, process.env);
-  if (flags.setCurrent && flags.ramp !== undefined) {
-    throw new UsageError('--set-current and --ramp: choose one');
-  }
   const routing = flags.setCurrent ? '--set-current' : flags.ramp !== undefined ? '--ramp' : undefined;
   if (!deploymentName && (buildId || routing)) {
     throw new UsageError(
@@ -107,9 +102,11 @@ export function setupCommand(program: CommandUnknownOpts, run: Run): void {
         text,
       ),
     )
-    .option(
-      '--set-current',
-      'make that version current: new runs start on it, long-lived workflows move to it',
+    .addOption(
+      new Option(
+        '--set-current',
+        'make that version current: new runs start on it, long-lived workflows move to it',
+      ).conflicts('ramp'),
     )
     .addOption(
       option(
@@ -144,8 +141,13 @@ export function setupCommand(program: CommandUnknownOpts, run: Run): void {
           return report.ready ? ExitCode.ok : ExitCode.failed;
         }
         const { deploymentName, buildId } = version;
-        const routing =
-          buildId === undefined ? undefined : await route(connected, { deploymentName, buildId }, flags);
+        // versionOf refused routing without a build id.
+        const target = { deploymentName, buildId: buildId ?? '' };
+        const routing = flags.setCurrent
+          ? await setCurrentVersion(connected, target)
+          : flags.ramp === undefined
+            ? undefined
+            : await rampToVersion(connected, target, flags.ramp);
         const deployment = await describeDeployment(connected, deploymentName);
         print(
           json,
@@ -155,16 +157,6 @@ export function setupCommand(program: CommandUnknownOpts, run: Run): void {
         return report.ready && routing !== 'missing' ? ExitCode.ok : ExitCode.failed;
       }),
     );
-}
-
-function route(
-  client: Client,
-  version: WorkerDeploymentVersion,
-  { setCurrent, ramp }: { setCurrent?: true; ramp?: number },
-): Promise<RoutingChange> | undefined {
-  if (setCurrent) return setCurrentVersion(client, version);
-  if (ramp !== undefined) return rampToVersion(client, version, ramp);
-  return undefined;
 }
 
 function deploymentLines(
