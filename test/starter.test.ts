@@ -229,7 +229,10 @@ describe('starter CLI', () => {
     assert.match(status.stdout, /2026-11-01_2026-11-02_Europe-Paris/);
 
     const help = await cli('schedule', 'backfill', '--help');
-    assert.match(help.stdout, /--from 2026-11-09\s+--to\s+2026-11-12\s+exports\s+the\s+9th,\s+10th\s+and\s+11th/);
+    assert.match(
+      help.stdout,
+      /--from 2026-11-09\s+--to\s+2026-11-12\s+exports\s+the\s+9th,\s+10th\s+and\s+11th/,
+    );
     assert.match(help.stdout, /--to is the day after the last, excluded/);
     assert.equal(
       (await cli('schedule', 'create', '--project', 'cli-tz', '--at', '02:30', '--tz', 'Europe/Paris')).code,
