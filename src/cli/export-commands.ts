@@ -106,10 +106,10 @@ export function exportCommands(program: CommandUnknownOpts, run: Run): void {
         visitorsExportStartOptions(input, { taskQueue });
         const connected = await client();
         const handle = await startVisitorsExport(connected, input, { taskQueue });
-        if (flags.detach || !json)
-          print(json, { workflowId: handle.workflowId }, `workflow id: ${handle.workflowId}`);
+        const { workflowId } = handle;
+        if (flags.detach || !json) print(json, { workflowId }, `workflow id: ${workflowId}`);
         if (flags.detach) return ExitCode.ok;
-        const stopWatching = watchExportProgress(connected, handle.workflowId, json);
+        const stopWatching = watchExportProgress(connected, workflowId, json);
         try {
           const result = await handle.result();
           stopWatching();

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Command, CommanderError, Help, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import {
   connectClient,
@@ -71,7 +71,10 @@ export async function runCli(argv: string[], io: CliStreams = process): Promise<
       writeErr: (line) => io.stderr.write(line),
       outputError: () => undefined,
     })
-    .configureHelp({ showGlobalOptions: true })
+    .configureHelp({
+      showGlobalOptions: true,
+      optionDescription: (o) => `${new Help().optionDescription(o)}${o.mandatory ? ' (required)' : ''}`,
+    })
     .addHelpText('afterAll', ENVIRONMENT);
   const command = () => commandOf(program, argv);
   const run: Run = async (work, trace) => {
