@@ -73,9 +73,10 @@ function workflowIdOf(flags: { workflowId?: string; project?: string; key?: stri
 /** The options of a prompt, given inline or in a file. */
 function prompted<A extends unknown[], O extends OptionValues, G extends OptionValues>(
   command: Command<A, O, G>,
+  what: string,
 ) {
   return command
-    .addOption(option('--prompt <text>', 'the instruction for the agent', promptSchema))
+    .addOption(option('--prompt <text>', what, promptSchema))
     .addOption(option('--prompt-file <path>', 'read the prompt from a file ("-" for stdin)', text));
 }
 
@@ -95,7 +96,7 @@ export function jobCommands(program: CommandUnknownOpts, run: Run): void {
   const job = program.command('job').description('agent jobs: start, follow up, watch, list, cancel, reset');
 
   const start = job.command('start').description('start an agent job from a prompt');
-  prompted(start.addOption(projectOption().makeOptionMandatory()))
+  prompted(start.addOption(projectOption().makeOptionMandatory()), 'the instruction for the agent')
     .addOption(
       option('--key <key>', 'one job per project and key (default: a new UUID)', idempotencyKeySchema),
     )
@@ -126,11 +127,11 @@ export function jobCommands(program: CommandUnknownOpts, run: Run): void {
     );
 
   const message = job.command('message').description('send a follow-up to a job (running or closed)');
-  prompted(targeted(message))
+  prompted(targeted(message), 'the follow-up instruction')
     .addOption(
       option(
         '--message-id <id>',
-        'sent at most once per id and job (default: a new UUID, printed)',
+        'deduplication id: sent at most once per job (default: a new UUID, printed)',
         followUpRequestSchema.shape.messageId,
       ),
     )
