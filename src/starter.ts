@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { runCli } from './cli/main';
-import { ExitCode } from './cli/usage-error';
+import { ExitCode } from './cli/command';
 
 runCli(process.argv.slice(2)).then(
   (code) => process.exit(code),

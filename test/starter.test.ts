@@ -81,34 +81,41 @@ async function workflowCount(): Promise<number> {
 }
 
 describe('starter CLI', () => {
-  test('--help lists every command; each command has its own help', async () => {
+  test('--help lists every group, a group its commands; each command has its own help', async () => {
     const overview = await cli('--help');
     assert.equal(overview.code, 0);
-    for (const command of [
-      'job start',
-      'job message',
-      'job status',
-      'job list',
-      'export run',
-      'schedule backfill',
-    ]) {
-      assert.match(overview.stdout, new RegExp(command));
+    for (const group of ['setup', 'job', 'export', 'schedule']) {
+      assert.match(overview.stdout, new RegExp(`^  ${group} `, 'm'));
+    }
+    for (const [group, command] of [
+      ['job', 'start'],
+      ['job', 'message'],
+      ['job', 'status'],
+      ['job', 'list'],
+      ['export', 'run'],
+      ['schedule', 'backfill'],
+    ] as const) {
+      assert.match((await cli(group, '--help')).stdout, new RegExp(`^  ${command} \\[options\\]`, 'm'));
     }
     const help = await cli('export', 'run', '--help');
     assert.equal(help.code, 0);
-    assert.match(help.stdout, /--page-size <value>/);
+    assert.match(help.stdout, /--page-size <n> +rows per page, 1\.\.250/);
   });
 
   const badArguments: [string, string[], RegExp][] = [
-    ['unknown command', ['job', 'launch'], /unknown command "job launch"/],
-    ['missing --project', ['job', 'start', '--prompt', 'x'], /--project is required/],
+    ['unknown command', ['job', 'launch'], /unknown command 'launch'/],
+    [
+      'missing --project',
+      ['job', 'start', '--prompt', 'x'],
+      /required option '--project <id>' not specified/,
+    ],
     ['empty prompt', ['job', 'start', '--project', 'p', '--prompt', ''], /prompt: must not be empty/],
     [
       'projectId with /',
       ['job', 'start', '--project', 'a/b', '--prompt', 'x'],
       /--project: must start with a letter/,
     ],
-    ['unknown flag', ['job', 'status', '--bogus', 'x'], /Unknown option '--bogus'/],
+    ['unknown flag', ['job', 'status', '--bogus', 'x'], /unknown option '--bogus'/],
     [
       'inverted dates',
       ['export', 'run', '--project', 'p', '--from', '2026-11-02', '--to', '2026-11-01'],
@@ -222,7 +229,10 @@ describe('starter CLI', () => {
     assert.match(status.stdout, /2026-11-01_2026-11-02_Europe-Paris/);
 
     const help = await cli('schedule', 'backfill', '--help');
-    assert.match(help.stdout, /--from 2026-11-09 --to 2026-11-12 exports the 9th, 10th and\s+11th/);
+    assert.match(
+      help.stdout,
+      /--from 2026-11-09\s+--to\s+2026-11-12\s+exports\s+the\s+9th,\s+10th\s+and\s+11th/,
+    );
     assert.match(help.stdout, /--to is the day after the last, excluded/);
     assert.equal(
       (await cli('schedule', 'create', '--project', 'cli-tz', '--at', '02:30', '--tz', 'Europe/Paris')).code,

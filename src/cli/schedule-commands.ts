@@ -1,205 +1,206 @@
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import {
   backfillVisitorsSchedule,
   createVisitorsSchedule,
+  defined,
   deleteVisitorsSchedule,
+  describeVisitorsNightly,
   pauseVisitorsSchedule,
   triggerVisitorsSchedule,
   unpauseVisitorsSchedule,
   updateVisitorsSchedule,
+  visitorsScheduleOptionsSchema,
   type VisitorsScheduleChanges,
 } from '../client/schedule';
-import { describeVisitorsNightly } from '../client/schedule';
-import { defined } from '../client/schedule';
-import type { CommandContext } from './command-context';
-import { PROJECT_FLAG, intFlag, intRule, parseFlags, stringFlag, type FlagSpec } from './flags';
-import { print } from './output';
-import { ExitCode, UsageError } from './usage-error';
-import { durationSchema, InputValidationError } from '../contract/validation';
 import { apiDateSchema } from '../contract/api-dates';
 import { DEFAULT_MAX_CATCH_UP_DAYS, MAX_CATCH_UP_DAYS } from '../contract/nightly';
-import { addDays } from '../contract/zone-days';
-import { visitorsScheduleOptionsSchema } from '../client/schedule';
-import { exportOptionFlags, formatFlag } from './visitors-export-commands';
-
-export const scheduleProject: FlagSpec = { project: PROJECT_FLAG };
+import { durationSchema } from '../contract/validation';
+import {
+  ExitCode,
+  integer,
+  option,
+  print,
+  projectOption,
+  text,
+  UsageError,
+  type CommandContext,
+  type Run,
+} from './command';
+import { DATE_RANGE_NOTE, exportOptions } from './export-commands';
 
 const { at, timeZone, maxCatchUpDays } = visitorsScheduleOptionsSchema.shape;
 
-export const scheduleCreateSpec: FlagSpec = {
-  ...scheduleProject,
-  at: { type: 'string', description: 'time of day HH:MM (24-hour)', required: true, rule: at },
-  tz: { type: 'string', description: 'IANA time zone, e.g. Europe/Paris (default UTC)', rule: timeZone },
-  'catchup-window': {
-    type: 'string',
-    description: 'how late a missed run may still start, e.g. 12h (default 1 day)',
-    rule: durationSchema,
-  },
-  ...exportOptionFlags,
-  'max-catch-up-days': {
-    type: 'string',
-    description: `days one run exports at most when it catches up, 1..${MAX_CATCH_UP_DAYS} (default ${DEFAULT_MAX_CATCH_UP_DAYS})`,
-    rule: intRule(maxCatchUpDays),
-  },
-};
-
-/** Every setting not given keeps its current value: update promises no default. */
-export const scheduleUpdateSpec: FlagSpec = {
-  ...Object.fromEntries(
-    Object.entries(scheduleCreateSpec).map(([name, flag]) => [
-      name,
-      name === 'project'
-        ? flag
-        : {
-            ...flag,
-            required: false,
-            description: `${flag.description.replace(/ \(default [^)]*\)$/, '')} (unchanged when not given)`,
-          },
-    ]),
-  ),
-  'task-queue': { type: 'string', description: 'task queue of the runs (unchanged when not given)' },
-};
-
-/** The schedule settings given on the command line; a flag not given is left out. */
-function scheduleFlagsOf(
-  argv: string[],
-  spec: FlagSpec,
-): { changes: VisitorsScheduleChanges; json: boolean } {
-  const flags = parseFlags(argv, spec);
-  const changes = defined({
-    at: stringFlag(flags.at),
-    timeZone: stringFlag(flags.tz),
-    catchupWindow: stringFlag(flags['catchup-window']),
-    format: formatFlag(flags.format),
-    pageSize: intFlag(flags['page-size'], 'page-size'),
-    concurrency: intFlag(flags.concurrency, 'concurrency'),
-    maxCatchUpDays: intFlag(flags['max-catch-up-days'], 'max-catch-up-days'),
-    // Update only: the schedule keeps its task queue unless named (not the caller's TEMPORAL_TASK_QUEUE).
-    taskQueue: stringFlag(flags['task-queue']),
-  });
-  return { json: flags.json === true, changes: { projectId: stringFlag(flags.project) ?? '', ...changes } };
-}
-
-export async function scheduleCreate(argv: string[], ctx: CommandContext): Promise<number> {
-  const { changes, json } = scheduleFlagsOf(argv, scheduleCreateSpec);
-  const handle = await createVisitorsSchedule(await ctx.client(), {
-    ...changes,
-    at: changes.at ?? '',
-    timeZone: changes.timeZone ?? 'UTC',
-    taskQueue: ctx.taskQueue,
-  });
-  print(json, { scheduleId: handle.scheduleId }, `schedule id: ${handle.scheduleId}`);
-  return ExitCode.ok;
-}
-
-export async function scheduleUpdate(argv: string[], ctx: CommandContext): Promise<number> {
-  const { changes, json } = scheduleFlagsOf(argv, scheduleUpdateSpec);
-  await updateVisitorsSchedule(await ctx.client(), changes);
-  print(json, { updated: changes.projectId }, 'updated');
-  return ExitCode.ok;
-}
-
-export async function scheduleDescribe(argv: string[], ctx: CommandContext): Promise<number> {
-  const flags = parseFlags(argv, scheduleProject);
-  const n = await describeVisitorsNightly(await ctx.client(), stringFlag(flags.project) ?? '');
-  const d = n.schedule;
-  const summary = {
-    scheduleId: d.scheduleId,
-    timeZone: n.timeZone,
-    scheduleTimeZone: d.spec.timezone ?? 'UTC',
-    calendars: d.spec.calendars,
-    paused: d.state.paused,
-    note: d.state.note,
-    latestRun: n.latestRun,
-    missing: n.missing,
-    failed: n.failed,
-    maxCatchUpDays: n.maxCatchUpDays,
-    nextRuns: n.nextRuns,
-    recentActions: d.info.recentActions.map((a) => ({
-      scheduledAt: a.scheduledAt.toISOString(),
-      workflowId: a.action.workflow.workflowId,
-    })),
-  };
-  const [next] = n.nextRuns;
-  print(
-    flags.json === true,
-    summary,
-    [
-      `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.scheduleTimeZone}, exports days of ${n.timeZone}`,
-      n.latestRun === null
-        ? 'latest run: none yet (the first run exports the day before it)'
-        : `latest run: ${n.latestRun.workflowId}, through ${n.latestRun.through} (${n.latestRun.timeZone})`,
-      `missing: ${n.missing.length === 0 ? 'nothing' : n.missing.join(', ')}`,
-      ...n.failed.map((f) => `failed: ${f.day}: ${f.error} (each run exports it again)`),
-      next === undefined
-        ? 'next run: -'
-        : `next run: ${next.at} exports ${next.days.length === 0 ? 'nothing' : next.days.join(', ')}` +
-          (next.remaining > 0 ? ` (${next.remaining} more day(s) left to later runs)` : ''),
-      `recent runs: ${summary.recentActions.length}`,
-    ].join('\n'),
+/**
+ * `schedule create` and `schedule update`: a schedule's settings. Create requires --at and says each default;
+ * update keeps every setting not given (the task queue too, not the caller's TEMPORAL_TASK_QUEUE).
+ */
+function settingsCommand(
+  schedule: CommandUnknownOpts,
+  run: Run,
+  create: boolean,
+  act: (changes: VisitorsScheduleChanges, ctx: CommandContext) => Promise<number>,
+): void {
+  const absent = (value: string) => (create ? ` (default ${value})` : ' (unchanged when not given)');
+  const command = schedule
+    .command(create ? 'create' : 'update')
+    .description(
+      create ? "create a project's nightly export schedule" : 'change time, zone or export options',
+    )
+    .addOption(projectOption().makeOptionMandatory())
+    .addOption(
+      option(
+        '--at <HH:MM>',
+        `time of day HH:MM (24-hour)${create ? '' : absent('')}`,
+        at,
+      ).makeOptionMandatory(create),
+    )
+    .addOption(option('--tz <zone>', `IANA time zone, e.g. Europe/Paris${absent('UTC')}`, timeZone))
+    .addOption(
+      option(
+        '--catchup-window <duration>',
+        `how late a missed run may still start, e.g. 12h${absent('1 day')}`,
+        durationSchema,
+      ),
+    )
+    .addOption(
+      option(
+        '--max-catch-up-days <n>',
+        `days one run exports at most when it catches up, 1..${MAX_CATCH_UP_DAYS}${absent(String(DEFAULT_MAX_CATCH_UP_DAYS))}`,
+        integer(maxCatchUpDays.unwrap()),
+      ),
+    )
+    .addOption(option('--task-queue <name>', `task queue of the runs${absent('TEMPORAL_TASK_QUEUE')}`, text));
+  exportOptions(command, create).action((flags) =>
+    run((ctx) => {
+      const { project: projectId, tz: timeZone, taskQueue, at, catchupWindow, maxCatchUpDays } = flags;
+      const { pageSize, concurrency, format } = flags;
+      const settings = defined({
+        at,
+        timeZone,
+        catchupWindow,
+        maxCatchUpDays,
+        pageSize,
+        concurrency,
+        format,
+      });
+      return act({ projectId, ...settings, ...defined({ taskQueue }) }, ctx);
+    }),
   );
-  return ExitCode.ok;
 }
 
-const simple = {
-  pause: pauseVisitorsSchedule,
-  unpause: unpauseVisitorsSchedule,
-  trigger: triggerVisitorsSchedule,
-  delete: deleteVisitorsSchedule,
-} as const;
-
-export function scheduleSimple(name: keyof typeof simple) {
-  return async (argv: string[], ctx: CommandContext): Promise<number> => {
-    const flags = parseFlags(argv, scheduleProject);
-    await simple[name](await ctx.client(), stringFlag(flags.project) ?? '');
-    print(flags.json === true, { [name]: stringFlag(flags.project) }, `${name}: done`);
+export function scheduleCommands(program: CommandUnknownOpts, run: Run): void {
+  const schedule = program.command('schedule').description("a project's nightly export schedule");
+  settingsCommand(schedule, run, true, async (changes, { client, taskQueue, json }) => {
+    const { at = '', timeZone = 'UTC' } = changes;
+    const options = { ...changes, at, timeZone, taskQueue: changes.taskQueue ?? taskQueue };
+    const { scheduleId } = await createVisitorsSchedule(await client(), options);
+    print(json, { scheduleId }, `schedule id: ${scheduleId}`);
     return ExitCode.ok;
-  };
-}
+  });
+  settingsCommand(schedule, run, false, async (changes, { client, json }) => {
+    await updateVisitorsSchedule(await client(), changes);
+    print(json, { updated: changes.projectId }, 'updated');
+    return ExitCode.ok;
+  });
 
-export const scheduleBackfillSpec: FlagSpec = {
-  ...scheduleProject,
-  from: {
-    type: 'string',
-    description: "first day to export, YYYY-MM-DD of the schedule's zone (included)",
-    required: true,
-    rule: apiDateSchema,
-  },
-  to: {
-    type: 'string',
-    description:
-      'end day, YYYY-MM-DD (excluded): --from 2026-11-09 --to 2026-11-12 exports the 9th, 10th and 11th, ' +
-      'one export per day, with the schedule settings',
-    required: true,
-    rule: apiDateSchema,
-  },
-};
+  schedule
+    .command('describe')
+    .description('show a schedule')
+    .addOption(projectOption().makeOptionMandatory())
+    .action(({ project }) =>
+      run(async ({ client, json }) => {
+        const n = await describeVisitorsNightly(await client(), project);
+        const d = n.schedule;
+        const summary = {
+          scheduleId: d.scheduleId,
+          timeZone: n.timeZone,
+          scheduleTimeZone: d.spec.timezone ?? 'UTC',
+          calendars: d.spec.calendars,
+          paused: d.state.paused,
+          note: d.state.note,
+          latestRun: n.latestRun,
+          missing: n.missing,
+          failed: n.failed,
+          maxCatchUpDays: n.maxCatchUpDays,
+          nextRuns: n.nextRuns,
+          recentActions: d.info.recentActions.map((a) => ({
+            scheduledAt: a.scheduledAt.toISOString(),
+            workflowId: a.action.workflow.workflowId,
+          })),
+        };
+        const [next] = n.nextRuns;
+        const lines = [
+          `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.scheduleTimeZone}, exports days of ${n.timeZone}`,
+          n.latestRun === null
+            ? 'latest run: none yet (the first run exports the day before it)'
+            : `latest run: ${n.latestRun.workflowId}, through ${n.latestRun.through} (${n.latestRun.timeZone})`,
+          `missing: ${n.missing.length === 0 ? 'nothing' : n.missing.join(', ')}`,
+          ...n.failed.map((f) => `failed: ${f.day}: ${f.error} (each run exports it again)`),
+          next === undefined
+            ? 'next run: -'
+            : `next run: ${next.at} exports ${next.days.length === 0 ? 'nothing' : next.days.join(', ')}` +
+              (next.remaining > 0 ? ` (${next.remaining} more day(s) left to later runs)` : ''),
+          `recent runs: ${summary.recentActions.length}`,
+        ];
+        print(json, summary, lines.join('\n'));
+        return ExitCode.ok;
+      }),
+    );
 
-export async function scheduleBackfill(argv: string[], ctx: CommandContext): Promise<number> {
-  const flags = parseFlags(argv, scheduleBackfillSpec);
-  const from = stringFlag(flags.from) ?? '';
-  const to = stringFlag(flags.to) ?? '';
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(from) || !/^\d{4}-\d{2}-\d{2}$/.test(to)) {
-    throw new UsageError("--from, --to: must be days YYYY-MM-DD (days of the schedule's zone)");
+  for (const [name, description, act] of [
+    ['pause', 'pause a schedule', pauseVisitorsSchedule],
+    ['unpause', 'resume a schedule', unpauseVisitorsSchedule],
+    ['trigger', 'run a schedule now (exports every day due up to yesterday)', triggerVisitorsSchedule],
+    ['delete', 'delete a schedule', deleteVisitorsSchedule],
+  ] as const) {
+    schedule
+      .command(name)
+      .description(description)
+      .addOption(projectOption().makeOptionMandatory())
+      .action(({ project }) =>
+        run(async ({ client, json }) => {
+          await act(await client(), project);
+          print(json, { [name]: project }, `${name}: done`);
+          return ExitCode.ok;
+        }),
+      );
   }
-  if (to <= from) throw new UsageError('--to: must be after --from (the end day is excluded)');
-  const days = { fromDay: from, toDay: addDays(to, -1) };
-  let started;
-  try {
-    started = await backfillVisitorsSchedule(await ctx.client(), stringFlag(flags.project) ?? '', days);
-  } catch (error) {
-    // The client names fromDay/toDay (both included): say the flags instead.
-    if (!(error instanceof InputValidationError)) throw error;
-    const flag = (field: string): string =>
-      field === 'fromDay' ? '--from' : field === 'toDay' ? '--to' : field;
-    throw new UsageError(error.issues.map((issue) => `${flag(issue.field)}: ${issue.rule}`).join('; '));
-  }
-  print(
-    flags.json === true,
-    started,
-    [
-      `exporting ${started.days.length} day(s) of ${started.timeZone}:`,
-      ...started.days.map((d) => `  ${d.day}  ${d.workflowId}`),
-    ].join('\n'),
+
+  const day = apiDateSchema.refine(
+    (value) => /^\d{4}-\d{2}-\d{2}$/.test(value),
+    "must be a day YYYY-MM-DD (a day of the schedule's zone)",
   );
-  return ExitCode.ok;
+  schedule
+    .command('backfill')
+    .description("export past days (--from..--to, --to excluded) with a schedule's settings")
+    .addOption(projectOption().makeOptionMandatory())
+    .addOption(
+      option(
+        '--from <day>',
+        "first day to export, YYYY-MM-DD of the schedule's zone (included)",
+        day,
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      option(
+        '--to <day>',
+        'end day, YYYY-MM-DD (excluded): --from 2026-11-09 --to 2026-11-12 exports the 9th, 10th and 11th, ' +
+          'one export per day, with the schedule settings',
+        day,
+      ).makeOptionMandatory(),
+    )
+    .addHelpText('after', DATE_RANGE_NOTE)
+    .action(({ project, from, to }) =>
+      run(async ({ client, json }) => {
+        if (to <= from) throw new UsageError('--to: must be after --from (the end day is excluded)');
+        const toDay = new Date(Date.parse(to) - 86_400_000).toISOString().slice(0, 10);
+        const started = await backfillVisitorsSchedule(await client(), project, { fromDay: from, toDay });
+        const lines = [
+          `exporting ${started.days.length} day(s) of ${started.timeZone}:`,
+          ...started.days.map((d) => `  ${d.day}  ${d.workflowId}`),
+        ];
+        print(json, started, lines.join('\n'));
+        return ExitCode.ok;
+      }),
+    );
 }

@@ -1,47 +1,20 @@
-import type { Client } from '@temporalio/client';
-import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { setUpNamespace, type SearchAttributeSetup } from '../client/setup';
+import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import {
   describeDeployment,
   rampToVersion,
   setCurrentVersion,
+  setUpNamespace,
   type DeploymentState,
   type RoutingChange,
+  type SearchAttributeSetup,
 } from '../client/setup';
-import type { CommandContext } from './command-context';
 import { workerBuildId } from '../config';
 import { intInRange } from '../contract/validation';
-import { intFlag, intRule, parseFlags, stringFlag, type FlagSpec, type Flags } from './flags';
-import { print } from './output';
-import { ExitCode, UsageError } from './usage-error';
-
-export const setupSpec: FlagSpec = {
-  'deployment-name': {
-    type: 'string',
-    description: 'Worker Deployment to report on or route (default TEMPORAL_DEPLOYMENT_NAME)',
-  },
-  'build-id': {
-    type: 'string',
-    description:
-      "the version of it, as its workers run it (default TEMPORAL_WORKER_BUILD_ID, or the image's stamp); without one, setup shows the deployment",
-  },
-  'set-current': {
-    type: 'boolean',
-    description: 'make that version current: new runs start on it, long-lived workflows move to it',
-  },
-  ramp: {
-    type: 'string',
-    description: 'send this percentage (0-100) of new runs to that version instead',
-    rule: intRule(intInRange(0, 100)),
-  },
-};
-
-export const SETUP_ENV = [
-  'TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID  the version --deployment-name and --build-id default to, as the worker reads them',
-];
+import { ExitCode, integer, option, print, text, UsageError, type Run } from './command';
 
 /** `docs-agent setup --help`: the rolling deploy these flags serve (docs/upgrading.md). */
-export const SETUP_DEPLOY_STEPS = `Checks the namespace and registers the search attributes (once per namespace).
+const SETUP_HELP = `
+Checks the namespace and registers the search attributes (once per namespace).
 With a Worker Deployment Version, shows the deployment; routes new runs to the version only with --set-current
 or --ramp. A rolling deploy under Worker Versioning (docs/upgrading.md):
   1. Start the new version's workers: TEMPORAL_DEPLOYMENT_NAME=<name> TEMPORAL_WORKER_BUILD_ID=<new>.
@@ -49,7 +22,10 @@ or --ramp. A rolling deploy under Worker Versioning (docs/upgrading.md):
      (or ramp first: --ramp 10, later --set-current).
   3. Watch the old version drain: its pinned runs finish on it.
      temporal worker deployment describe-version --deployment-name <name> --build-id <old>
-  4. Stop the old workers once it is drained.`;
+  4. Stop the old workers once it is drained.
+
+Also read: TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID  the version --deployment-name and --build-id
+  default to, as the worker reads them`;
 
 /** A Worker Deployment, and the version of it setup names (none: only the deployment is shown). */
 interface DeploymentTarget {
@@ -62,14 +38,15 @@ interface DeploymentTarget {
  * environment, so that setup runs with the worker's env file (a name and, from the image's stamp, no build id).
  * A name alone shows the deployment; routing needs the build id.
  */
-function versionOf(flags: Flags): DeploymentTarget | undefined {
-  const deploymentName = stringFlag(flags['deployment-name']) ?? process.env.TEMPORAL_DEPLOYMENT_NAME;
-  const buildId = stringFlag(flags['build-id']) ?? workerBuildId(deploymentName, process.env);
-  if (flags['set-current'] === true && flags.ramp !== undefined) {
-    throw new UsageError('--set-current and --ramp: choose one');
-  }
-  const routing =
-    flags['set-current'] === true ? '--set-current' : flags.ramp !== undefined ? '--ramp' : undefined;
+function versionOf(flags: {
+  deploymentName?: string;
+  buildId?: string;
+  setCurrent?: true;
+  ramp?: number;
+}): DeploymentTarget | undefined {
+  const deploymentName = flags.deploymentName ?? process.env.TEMPORAL_DEPLOYMENT_NAME;
+  const buildId = flags.buildId ?? workerBuildId(deploymentName, process.env);
+  const routing = flags.setCurrent ? '--set-current' : flags.ramp !== undefined ? '--ramp' : undefined;
   if (!deploymentName && (buildId || routing)) {
     throw new UsageError(
       `${routing ?? '--build-id'} needs the Worker Deployment: --deployment-name or TEMPORAL_DEPLOYMENT_NAME`,
@@ -81,10 +58,6 @@ function versionOf(flags: Flags): DeploymentTarget | undefined {
     );
   }
   return deploymentName ? { deploymentName, buildId: buildId || undefined } : undefined;
-}
-
-function rampOf(flags: Flags): number | undefined {
-  return intFlag(flags.ramp, 'ramp');
 }
 
 function attributeLine(a: SearchAttributeSetup): string {
@@ -112,55 +85,79 @@ function attributeLine(a: SearchAttributeSetup): string {
  * the deployment, and routes new runs to that version only when asked (--set-current, --ramp). Exit 0 when the
  * namespace is ready, 3 when it does not exist, 1 when a step is left to an operator.
  */
-export async function setup(argv: string[], ctx: CommandContext): Promise<number> {
-  const flags = parseFlags(argv, setupSpec);
-  const version = versionOf(flags);
-  const ramp = rampOf(flags);
-  const client = await ctx.client();
-  const report = await setUpNamespace(client);
-  const json = flags.json === true;
-  if (!report.namespaceFound) {
-    print(
-      json,
-      report,
-      `namespace ${report.namespace}: not found. Create it (temporal operator namespace create -n ${report.namespace}, or in Temporal Cloud: tcld namespace create / the Cloud UI), or set TEMPORAL_NAMESPACE; then run setup again`,
+export function setupCommand(program: CommandUnknownOpts, run: Run): void {
+  program
+    .command('setup')
+    .description('check the namespace, register its search attributes; route new runs to a version')
+    .addOption(
+      option(
+        '--deployment-name <name>',
+        'Worker Deployment to report on or route (default TEMPORAL_DEPLOYMENT_NAME)',
+        text,
+      ),
+    )
+    .addOption(
+      option(
+        '--build-id <id>',
+        "the version of it, as its workers run it (default TEMPORAL_WORKER_BUILD_ID, or the image's stamp); without one, setup shows the deployment",
+        text,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--set-current',
+        'make that version current: new runs start on it, long-lived workflows move to it',
+      ).conflicts('ramp'),
+    )
+    .addOption(
+      option(
+        '--ramp <percent>',
+        'send this percentage (0-100) of new runs to that version instead',
+        integer(intInRange(0, 100)),
+      ),
+    )
+    .addHelpText('after', SETUP_HELP)
+    .action((flags) =>
+      run(async ({ client, json }) => {
+        const version = versionOf(flags);
+        const connected = await client();
+        const report = await setUpNamespace(connected);
+        if (!report.namespaceFound) {
+          print(
+            json,
+            report,
+            `namespace ${report.namespace}: not found. Create it (temporal operator namespace create -n ${report.namespace}, or in Temporal Cloud: tcld namespace create / the Cloud UI), or set TEMPORAL_NAMESPACE; then run setup again`,
+          );
+          return ExitCode.notFound;
+        }
+        const namespaceLines = [
+          `namespace ${report.namespace}: found`,
+          ...report.searchAttributes.map(attributeLine),
+          report.ready
+            ? `ready: workflows on ${report.namespace} can set ${report.searchAttributes.map((a) => a.name).join(', ')}`
+            : 'not ready: finish the steps above, then run setup again',
+        ];
+        if (!version) {
+          print(json, report, namespaceLines.join('\n'));
+          return report.ready ? ExitCode.ok : ExitCode.failed;
+        }
+        const { deploymentName, buildId } = version;
+        // versionOf refused routing without a build id.
+        const target = { deploymentName, buildId: buildId ?? '' };
+        const routing = flags.setCurrent
+          ? await setCurrentVersion(connected, target)
+          : flags.ramp === undefined
+            ? undefined
+            : await rampToVersion(connected, target, flags.ramp);
+        const deployment = await describeDeployment(connected, deploymentName);
+        print(
+          json,
+          { ...report, deployment, ...(routing ? { routing } : {}) },
+          [...namespaceLines, ...deploymentLines(version, deployment, routing)].join('\n'),
+        );
+        return report.ready && routing !== 'missing' ? ExitCode.ok : ExitCode.failed;
+      }),
     );
-    return ExitCode.notFound;
-  }
-  const namespaceLines = [
-    `namespace ${report.namespace}: found`,
-    ...report.searchAttributes.map(attributeLine),
-    report.ready
-      ? `ready: workflows on ${report.namespace} can set ${report.searchAttributes.map((a) => a.name).join(', ')}`
-      : 'not ready: finish the steps above, then run setup again',
-  ];
-  if (!version) {
-    print(json, report, namespaceLines.join('\n'));
-    return report.ready ? ExitCode.ok : ExitCode.failed;
-  }
-  const { deploymentName, buildId } = version;
-  const routing =
-    buildId === undefined
-      ? undefined
-      : await route(client, { deploymentName, buildId }, flags['set-current'] === true, ramp);
-  const deployment = await describeDeployment(client, version.deploymentName);
-  print(
-    json,
-    { ...report, deployment, ...(routing ? { routing } : {}) },
-    [...namespaceLines, ...deploymentLines(version, deployment, routing)].join('\n'),
-  );
-  return report.ready && routing !== 'missing' ? ExitCode.ok : ExitCode.failed;
-}
-
-function route(
-  client: Client,
-  version: WorkerDeploymentVersion,
-  setCurrent: boolean,
-  ramp: number | undefined,
-): Promise<RoutingChange> | undefined {
-  if (setCurrent) return setCurrentVersion(client, version);
-  if (ramp !== undefined) return rampToVersion(client, version, ramp);
-  return undefined;
 }
 
 function deploymentLines(

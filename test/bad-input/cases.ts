@@ -187,7 +187,7 @@ export const cliCases: CliCase[] = [
     name: 'job start --colour (unknown flag)',
     args: (p) => jobStart(p, '--prompt', 'x', '--colour', 'red'),
     exit: 2,
-    stderr: /Unknown option '--colour'/,
+    stderr: /unknown option '--colour'/,
     workflowId: jobId,
   },
   {

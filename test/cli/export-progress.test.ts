@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { exportProgressLine } from '../../src/cli/export-progress';
+import { exportProgressLine } from '../../src/cli/export-commands';
 
 const progress = { pagesDone: 57, rowsDone: 14_250, inFlight: 4, done: false };
 

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Connection, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
-import { runCli } from '../../src/cli/main';
-import { describeFailure } from '../../src/cli/output';
-import { ExitCode } from '../../src/cli/usage-error';
+import { ExitCode } from '../../src/cli/command';
+import { describeFailure, runCli } from '../../src/cli/main';
 import { connectClient, grpcStatusOf, TemporalUnreachableError } from '../../src/client/connect';
 import { freePort } from '../../dev/ports';
 
@@ -83,31 +82,42 @@ async function runCaptured(...argv: string[]): Promise<{ code: number; stdout: s
 }
 
 describe('CLI help', () => {
-  test('every group answers --help with its commands; a group alone is a usage error', async () => {
+  test('every group and every command answers --help; a group alone is a usage error', async () => {
     for (const [group, commands] of [
-      ['job', ['start', 'message', 'status', 'list', 'cancel']],
+      ['job', ['start', 'message', 'status', 'list', 'cancel', 'reset']],
       ['export', ['run', 'status', 'list']],
       ['schedule', ['create', 'update', 'describe', 'pause', 'unpause', 'trigger', 'backfill', 'delete']],
     ] as const) {
       const help = await runCaptured(group, '--help');
       assert.equal(help.code, 0, `${group} --help: ${help.stderr}`);
-      assert.match(help.stdout, new RegExp(`^Usage: docs-agent ${group} <command>`));
+      assert.match(help.stdout, new RegExp(`^Usage: docs-agent ${group} \\[options\\] \\[command\\]`));
       for (const command of commands) {
-        assert.match(help.stdout, new RegExp(`^  ${group} ${command} `, 'm'));
+        assert.match(help.stdout, new RegExp(`^  ${command} \\[options\\] +\\S`, 'm'));
         const own = await runCaptured(group, command, '--help');
         assert.equal(own.code, 0);
         assert.match(own.stdout, new RegExp(`^Usage: docs-agent ${group} ${command} \\[options\\]`));
+        assert.match(own.stdout, /^Global Options:\n {2}--version /m);
+        assert.match(
+          own.stdout,
+          /^Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 not found, 4 Temporal unreachable\.$/m,
+        );
       }
       assert.doesNotMatch(help.stdout, /^ {2}setup /m, 'only the group');
       const bare = await runCaptured(group);
       assert.equal(bare.code, 2, 'a group without a command is a usage error');
-      assert.match(bare.stderr, new RegExp(`^Usage: docs-agent ${group} <command>`));
+      assert.equal(bare.stdout, '');
+      assert.match(bare.stderr, new RegExp(`^Usage: docs-agent ${group} \\[options\\] \\[command\\]`));
       const unknown = await runCaptured(group, 'launch');
       assert.equal(unknown.code, 2);
-      assert.match(unknown.stderr, new RegExp(`unknown command "${group} launch"`));
+      assert.match(unknown.stderr, new RegExp(`^docs-agent ${group}: unknown command 'launch'`));
     }
     const overview = await runCaptured('--help');
-    assert.match(overview.stdout, /^ {2}setup {14}check the namespace/m);
+    assert.match(overview.stdout, /^ {2}setup \[options\] +check the namespace/m);
+    for (const group of ['job', 'export', 'schedule'])
+      assert.match(overview.stdout, new RegExp(`^  ${group} `, 'm'));
+    const bare = await runCaptured();
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /^Usage: docs-agent \[options\] \[command\]/);
     assert.equal((await runCaptured('setup', '--help')).code, 0);
   });
 });
