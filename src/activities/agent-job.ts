@@ -15,8 +15,9 @@ import {
   POLL_JITTER_RATIO,
   STATUS_UNREAD,
   TERMINAL_JOB_STATUSES,
+  callOutcomeOf,
 } from '../contract/agent-job-constants';
-import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
+import type { DocsApiFailureDetails } from '../contract/failure-types';
 import type { UnendedCreate } from '../client/agent-job-record';
 import type { ReleasePermit } from './budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
@@ -45,9 +46,7 @@ export interface EarlierFollowUps {
 }
 
 /** A call made on an exclusive permit of the project's agent budget: the activity gives it back itself. */
-export interface PermitHeld {
-  permitId?: string;
-}
+type PermitHeld = { permitId?: string };
 
 /** A release that takes longer than this is given up (logged): the limiter's hold timeout frees the permit. */
 const RELEASE_TIMEOUT_MS = 10_000;
@@ -72,11 +71,12 @@ export interface PollInput {
   status: string | null;
 }
 
-/** Carried from attempt to attempt in the heartbeat details, and in the still-running failure's details. */
+/**
+ * Carried from attempt to attempt in the heartbeat details, and in the still-running failure's details: the reads
+ * the service answered (errors are not polls) and the last error a read got.
+ */
 interface PollProgress {
-  /** Reads the service answered (errors are not polls). */
   polls: number;
-  /** The last error a read got, kept until the deadline failure or describe() shows it. */
   lastError?: string;
 }
 
@@ -87,15 +87,9 @@ export interface CreateToRecord {
   jobId?: string | undefined;
 }
 
-export interface AgentJobRef {
-  projectId: string;
-  jobId: string;
-}
-
 /**
- * Activities of the agent job workflow. createAgentJob and sendAgentJobMessage are not idempotent:
- * the workflow runs them with a single attempt and re-sends only when the failure details say
- * safeToRetry (see docs/architecture.md).
+ * Activities of the agent job workflow. createAgentJob and sendAgentJobMessage are not idempotent: the workflow
+ * runs them with a single attempt and re-sends only when the service cannot have acted (callOutcomeOf).
  */
 export function createAgentJobActivities({
   docsApi,
@@ -224,8 +218,11 @@ export function createAgentJobActivities({
             docsApi.createJob(input.projectId, { prompt: input.prompt }, options),
           );
         } catch (failure) {
-          const outcome = createOutcomeOf(failure);
-          if (outcome.mayExist) await writeRecord({ ...input, ...outcome });
+          // A create the service may have acted on is recorded, with the job's id when its answer named it.
+          const { kind, details } = callOutcomeOf(
+            failure instanceof ApplicationFailure ? failure : undefined,
+          );
+          if (kind === 'unknown') await writeRecord({ ...input, jobId: details?.jobId });
           throw failure;
         }
         return (await writeRecord({ ...input, jobId: job.id })) ? job : { ...job, unrecorded: true };
@@ -303,7 +300,9 @@ export function createAgentJobActivities({
       throw stillRunning(job.status, carried, delayAfter(polls));
     },
 
-    sendAgentJobMessage: (input: AgentJobRef & { prompt: string } & PermitHeld): Promise<AgentJobAnswer> =>
+    sendAgentJobMessage: (
+      input: { projectId: string; jobId: string; prompt: string } & PermitHeld,
+    ): Promise<AgentJobAnswer> =>
       released(input, () =>
         answer((options) =>
           docsApi.sendMessage(input.projectId, input.jobId, { prompt: input.prompt }, options),
@@ -348,17 +347,6 @@ function recordOf(run: { workflowId: string; runId: string }, create: CreateToRe
     promptSha256: sha256(create.prompt),
     recordedAt: new Date().toISOString(),
   };
-}
-
-/**
- * Whether a failed create may have created a job (neither refused nor safe to send again), and its id when the
- * answer named it.
- */
-function createOutcomeOf(failure: unknown): { mayExist: boolean; jobId?: string } {
-  if (!(failure instanceof ApplicationFailure)) return { mayExist: true };
-  const details = docsApiDetailsOf(failure.details);
-  if (failure.nonRetryable || details?.safeToRetry === true) return { mayExist: false };
-  return { mayExist: true, ...(details?.jobId === undefined ? {} : { jobId: details.jobId }) };
 }
 
 /**

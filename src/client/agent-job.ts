@@ -17,6 +17,7 @@ import {
   agentJobInputSchema,
   followUpRequestSchema,
   pollProgressOf,
+  SentFollowUpLedger,
   type AgentJob,
   type AgentJobInput,
   type AgentJobResult,
@@ -28,7 +29,6 @@ import {
   type SentFollowUps,
 } from '../contract/agent-job';
 import { FollowUpNotAcceptedError } from '../contract/errors';
-import { SentFollowUpLedger } from '../contract/follow-up-checks';
 import {
   followUpSignal,
   getSentFollowUpsQuery,
