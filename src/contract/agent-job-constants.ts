@@ -116,7 +116,9 @@ export function pollProgressOf(failure: {
  * have acted (timeout, worker crash, other 5xx), so it is never sent again.
  */
 export function callOutcomeOf(
-  failure: { nonRetryable?: boolean | null | undefined; details?: readonly unknown[] | null | undefined } | undefined,
+  failure:
+    | { nonRetryable?: boolean | null | undefined; details?: readonly unknown[] | null | undefined }
+    | undefined,
 ): { kind: 'resend' | 'rejected' | 'unknown'; details?: DocsApiFailureDetails | undefined } {
   const details = docsApiDetailsOf(failure?.details);
   if (failure === undefined) return { kind: 'unknown' };

@@ -91,14 +91,15 @@ function scheduleResend(state: RunState, retryAfterMs: number | undefined): stri
   return iso(state.resendAt);
 }
 
-function answered(state: RunState, job: AgentJob): void {
+/** The service answered (a job, or a refusal): nothing waits to be sent again. */
+function answered(state: RunState, job?: AgentJob): void {
   state.lastError = null;
   state.resendAttempt = 0;
   state.resendAt = 0;
-  applyJob(state, job);
+  if (job) applyJob(state, job);
 }
 
-export function messageOf(error: unknown): string {
+function messageOf(error: unknown): string {
   if (error instanceof ActivityFailure && error.cause) return messageOf(error.cause);
   return error instanceof Error ? error.message : String(error);
 }
@@ -174,7 +175,8 @@ export async function attemptCreate(state: RunState): Promise<void> {
         { projectId, prompt: input.prompt, ...permit },
       ]),
     );
-    created(state, job);
+    state.jobId = job.id;
+    answered(state, job);
     log.info('Agent job created', { jobId: job.id, projectId, status: job.status });
     if (unrecorded === true) await recordThisCreate(state, job.id);
   } catch (error) {
@@ -190,7 +192,8 @@ export async function attemptCreate(state: RunState): Promise<void> {
       throw failure(state, AgentJobFailureType.createRejected, message, error);
     } else if (outcome.kind === 'unknown' && jobId !== undefined) {
       // A malformed answer that named the new job: it exists; reading it tells its status.
-      created(state, { id: jobId, status: STATUS_UNREAD, prLink: null });
+      state.jobId = jobId;
+      answered(state, { id: jobId, status: STATUS_UNREAD, prLink: null });
       await recordThisCreate(state, jobId);
     } else if (outcome.kind === 'unknown') {
       await recordThisCreate(state, undefined);
@@ -208,11 +211,6 @@ export async function attemptCreate(state: RunState): Promise<void> {
   } finally {
     refreshVisibility(state);
   }
-}
-
-function created(state: RunState, job: AgentJob): void {
-  state.jobId = job.id;
-  answered(state, job);
 }
 
 /**
@@ -262,10 +260,9 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
     } else {
       const status = outcome.kind === 'rejected' ? 'rejected' : 'outcome_unknown';
       state.followUps.failHead(status, outcome.reason);
-      state.lastError = `follow-up ${messageId} ${status.replace('_', ' ')}: ${outcome.reason}`;
       log.warn('Follow-up not delivered', { messageId, status, reason: outcome.reason });
-      state.resendAttempt = 0;
-      state.resendAt = 0;
+      answered(state);
+      state.lastError = `follow-up ${messageId} ${status.replace('_', ' ')}: ${outcome.reason}`;
       // Refused for the job's state (failed, archived): read it before the next, which it may refuse unsent.
       if (outcome.kind === 'rejected' && outcome.details?.status === 409) state.readBeforeNextMessage = true;
     }
@@ -370,7 +367,7 @@ function pollProgressIn(error: unknown): ReturnType<typeof pollProgressOf> | und
   return undefined;
 }
 
-export function applyJob(state: RunState, job: AgentJob): void {
+function applyJob(state: RunState, job: AgentJob): void {
   const before = statusOf(state);
   state.job = job;
   if (job.status === before) return;

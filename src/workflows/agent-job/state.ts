@@ -27,14 +27,9 @@ import { truncate } from '../../contract/text';
 import { clockTime, type BudgetPermits } from '../budget/permits';
 
 /** Polling options in milliseconds. */
-export interface PollingSettings {
-  initialIntervalMs: number;
-  maxIntervalMs: number;
-  backoffCoefficient: number;
-  deadlineMs: number;
-}
+export type PollingSettings = ReturnType<typeof resolvePolling>;
 
-export function resolvePolling(polling: AgentJobInput['polling']): PollingSettings {
+export function resolvePolling(polling: AgentJobInput['polling']) {
   // Input was validated: only the fallback literal can be parsed here when the value is absent.
   const ms = (value: DurationInput | undefined, fallback: string) => parseDuration(value ?? fallback) ?? 0;
   return {
@@ -63,7 +58,7 @@ export function initialState(input: AgentJobInput, now: number) {
     jobId: input.jobId ?? null,
     job: carried?.job ?? null,
     polls: carried?.polls ?? 0,
-    /** The running poll activity (its retries are the waits between reads), and when it started. */
+    /** The running poll activity (its retries are the waits between reads). */
     poll: null as Promise<void> | null,
     pollStartedAt: 0,
     /** How the poll activity ended the job's workflow (not found, refused, deadline): thrown by the loop. */
@@ -178,10 +173,7 @@ export function toContinuation(state: RunState): AgentJobContinuation {
   };
 }
 
-/**
- * Keeps what operators see current: DocsProjectId, AgentJobId and AgentJobStatus (upserted only when they change:
- * each upsert is a history event) and the current details (no event).
- */
+/** Keeps the search attributes (upserted only when they change: each upsert is an event) and current details. */
 export function refreshVisibility(state: RunState): void {
   const current = workflowInfo().typedSearchAttributes;
   const wanted: SearchAttributeUpdatePair[] = [
@@ -191,7 +183,8 @@ export function refreshVisibility(state: RunState): void {
   ];
   const changed = wanted.filter((pair) => current.get(pair.key) !== pair.value);
   if (changed.length > 0) upsertSearchAttributes(changed);
-  const counts = state.followUps.countByStatus();
+  const counts = { pending: 0, delivered: 0, rejected: 0, outcome_unknown: 0 };
+  for (const record of state.followUps.records()) counts[record.status] += 1;
   const until = state.budget?.waitingUntil;
   setCurrentDetails(
     [
@@ -295,8 +288,7 @@ export class FollowUpQueue {
   }
 
   head(): PendingFollowUp | undefined {
-    const first = this.#queue[0];
-    return first && { messageId: first.messageId, prompt: first.prompt };
+    return this.#queue[0];
   }
 
   enqueue(messageId: string, prompt: string, waiter?: FollowUpWaiter): void {
@@ -356,12 +348,6 @@ export class FollowUpQueue {
       status: 'pending' as const,
     }));
     return [...this.#records, ...pending];
-  }
-
-  countByStatus(): Record<FollowUpStatus, number> {
-    const counts = { pending: this.#queue.length, delivered: 0, rejected: 0, outcome_unknown: 0 };
-    for (const record of this.#records) counts[record.status] += 1;
-    return counts;
   }
 
   sent(): SentFollowUps {

@@ -47,7 +47,6 @@ describe('FollowUpQueue', () => {
       { messageId: 'b', prompt: 'Second', status: 'rejected', error: 'HTTP 409' },
       { messageId: 'c', prompt: 'Third', status: 'pending' },
     ]);
-    assert.deepEqual(queue.countByStatus(), { pending: 1, delivered: 1, rejected: 1, outcome_unknown: 0 });
     assert.equal(queue.statusOf('a'), 'delivered');
     assert.equal(queue.statusOf('b'), undefined, 'refused: it may come again');
     assert.equal(queue.statusOf('c'), 'pending');
