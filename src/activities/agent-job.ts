@@ -48,7 +48,7 @@ export interface EarlierFollowUps {
 /** A call made on an exclusive permit of the project's agent budget: the activity gives it back itself. */
 type PermitHeld = { permitId?: string };
 
-/** A release that takes longer than this is given up (logged): the limiter's hold timeout frees the permit. */
+/** A release that takes longer is given up (logged): the limiter's hold timeout frees the permit. */
 const RELEASE_TIMEOUT_MS = 10_000;
 
 /**
@@ -107,20 +107,16 @@ export function createAgentJobActivities({
       return await call();
     } finally {
       if (ref.permitId !== undefined && releasePermit !== undefined) {
-        const release = releasePermit({
-          kind: 'agent',
-          projectId: ref.projectId,
-          releases: [{ permitId: ref.permitId }],
-        });
+        const { projectId, permitId } = ref;
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error('no answer in 10 s')), RELEASE_TIMEOUT_MS);
         });
-        await Promise.race([release, timeout])
+        await Promise.race([releasePermit({ kind: 'agent', projectId, releases: [{ permitId }] }), timeout])
           .catch((error: unknown) => {
             log.warn('Permit release given up: the limiter frees it after its hold timeout', {
-              projectId: ref.projectId,
-              error: error instanceof Error ? error.message : String(error),
+              projectId,
+              error: messageOf(error),
             });
           })
           .finally(() => clearTimeout(timer));
@@ -131,11 +127,8 @@ export function createAgentJobActivities({
   async function answer(call: (options: RequestOptions) => Promise<AgentJob>): Promise<AgentJobAnswer> {
     const warnings: string[] = [];
     try {
-      const options = {
-        signal: Context.current().cancellationSignal,
-        onWarning: (warning: string) => warnings.push(warning),
-      };
-      const job = await call(options);
+      const signal = Context.current().cancellationSignal;
+      const job = await call({ signal, onWarning: (warning) => warnings.push(warning) });
       return warnings.length === 0 ? job : { ...job, responseWarnings: warnings };
     } catch (error) {
       throw toApplicationFailure(error, mapping);
@@ -147,9 +140,10 @@ export function createAgentJobActivities({
       return await read();
     } catch (error) {
       const details: DocsApiFailureDetails = { operation: 'createJob', safeToRetry: true };
+      const message = `The create was not sent: ${what} could not be read (${messageOf(error)})`;
       throw ApplicationFailure.create({
         type: AgentJobActivityFailureType.createRecordUnreadable,
-        message: `The create was not sent: ${what} could not be read (${messageOf(error)})`,
+        message,
         details: [details],
       });
     }

@@ -47,47 +47,38 @@ export const DEFAULT_POLLING = {
 /** Each poll interval is shortened by up to this fraction, deterministically (see docs/agent-job.md). */
 export const POLL_JITTER_RATIO = 0.1;
 
-/** Bounds that keep the workflow state (carried across continue-as-new) far below Temporal's payload limits. */
+/**
+ * Bounds that keep the workflow state (carried across continue-as-new) far below Temporal's payload limits:
+ * follow-ups queued and not yet sent; settled ones listed in state and result (older ones dropped from the list);
+ * follow-ups one job takes in its life, sent or waiting (SentFollowUpLedger); characters kept of a listed prompt.
+ */
 export const FOLLOW_UP_LIMITS = {
-  /** Follow-ups queued and not yet sent; more are refused. */
   maxPending: 20,
-  /** Settled follow-ups listed in state and result; older ones are dropped from the list (display only). */
   maxRecords: 500,
-  /** Follow-ups one job takes in its whole life, sent or waiting (SentFollowUpLedger); past it, refused. */
   maxPerJob: 10_000,
-  /** A settled follow-up keeps this many characters of its prompt. */
   recordPromptChars: 500,
 } as const;
 
-/** ApplicationFailure types the agentJob workflow fails with; details[0] carries the AgentJobState unless noted. */
+/** ApplicationFailure types the agentJob workflow fails with: docs/agent-job.md, "Result and failures". */
 export const AgentJobFailureType = {
-  /** The job ended `failed`; details[0] is the AgentJobResult. */
   jobFailed: 'AgentJobFailed',
-  /** The deadline passed first (the service job may still run). */
   timedOut: 'AgentJobTimedOut',
-  /** The create may or may not have reached the service; it is never re-sent. */
   createOutcomeUnknown: 'AgentJobCreateOutcomeUnknown',
-  /**
-   * The workflow id already created a job for another prompt, or sent a create whose outcome is unknown: nothing
-   * was sent. details[0]: the earlier job (`jobId`, `createdByRunId`, `recordedAt`).
-   */
   keyInUse: 'AgentJobKeyInUse',
-  /** The service refused the create (4xx); no job exists. */
   createRejected: 'AgentJobCreateRejected',
-  /** Get-job answered 404. */
   jobNotFound: 'AgentJobNotFound',
-  /** Get-job was refused for another reason (401, 403, 400...). */
   pollRejected: 'AgentJobPollRejected',
   invalidInput: INVALID_INPUT_FAILURE_TYPE,
 } as const;
 
 export type AgentJobFailureTypeName = (typeof AgentJobFailureType)[keyof typeof AgentJobFailureType];
 
-/** Failures of the agent job activities that the workflow handles itself. */
+/**
+ * Failures of the agent job activities that the workflow handles itself: a poll attempt found the job still
+ * running (benign, retried after the next interval); the create record could not be read (nothing was sent).
+ */
 export const AgentJobActivityFailureType = {
-  /** A poll attempt found the job still running: benign, retried after the next poll interval. */
   stillRunning: 'AgentJobStillRunning',
-  /** The create activity could not read its workflow id's create record: nothing was sent (safe to send again). */
   createRecordUnreadable: 'CreateRecordUnreadable',
 } as const;
 
@@ -126,16 +117,16 @@ export function callOutcomeOf(
   return { kind: details?.safeToRetry === true ? 'resend' : 'unknown', details };
 }
 
-/** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */
+/**
+ * ApplicationFailure types a `sendFollowUp` update fails with (the workflow goes on): refused before anything was
+ * sent (notAccepted, invalidInput), refused by the service (4xx), maybe received (outcomeUnknown, never re-sent),
+ * or never sent because the workflow ended first (notSent).
+ */
 export const FollowUpFailureType = {
-  /** Refused by the workflow before anything was sent: duplicate messageId, queue full, job failed or archived. */
   notAccepted: 'FollowUpNotAccepted',
   invalidInput: INVALID_INPUT_FAILURE_TYPE,
-  /** The service refused the message (4xx). */
   rejected: 'FollowUpRejected',
-  /** The message may or may not have reached the service; it is not re-sent. */
   outcomeUnknown: 'FollowUpOutcomeUnknown',
-  /** The workflow ended (job failed, deadline, cancellation) before the message could be sent. */
   notSent: 'FollowUpNotSent',
 } as const;
 

@@ -52,11 +52,7 @@ export const alreadyCreatedBySchema = z.object({ runId: z.string(), recordedAt: 
 
 export type AlreadyCreatedBy = z.infer<typeof alreadyCreatedBySchema>;
 
-/**
- * The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count.
- * `alreadyCreatedBy`: this run created nothing; an earlier run of its workflow id had created the job with the
- * same prompt.
- */
+/** The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count. */
 export type AgentJobResult = Omit<AgentJob, 'id'> & {
   jobId: string;
   followUps: FollowUpRecord[];
@@ -113,19 +109,19 @@ export const pollingOptionsSchema = z
   .strict()
   .superRefine((polling, ctx) => {
     const ms = (value: DurationInput | undefined) => (value === undefined ? undefined : parseDuration(value));
-    const initial = ms(polling.initialInterval);
-    const max = ms(polling.maxInterval);
-    const deadline = ms(polling.deadline);
-    if (initial !== undefined && initial < MIN_POLL_INTERVAL_MS)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['initialInterval'],
-        message: `must be at least ${MIN_POLL_INTERVAL_MS} ms`,
-      });
+    const issue = (field: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [field], message });
+    const [initial, max, deadline] = [
+      ms(polling.initialInterval),
+      ms(polling.maxInterval),
+      ms(polling.deadline),
+    ];
+    if (initial !== undefined && initial < MIN_POLL_INTERVAL_MS) {
+      issue('initialInterval', `must be at least ${MIN_POLL_INTERVAL_MS} ms`);
+    }
     if (max !== undefined && max < (initial ?? MIN_POLL_INTERVAL_MS))
-      ctx.addIssue({ code: 'custom', path: ['maxInterval'], message: 'must be at least initialInterval' });
-    if (deadline !== undefined && deadline < 1000)
-      ctx.addIssue({ code: 'custom', path: ['deadline'], message: 'must be at least 1 s' });
+      issue('maxInterval', 'must be at least initialInterval');
+    if (deadline !== undefined && deadline < 1000) issue('deadline', 'must be at least 1 s');
   });
 
 export type PollingOptions = z.infer<typeof pollingOptionsSchema>;

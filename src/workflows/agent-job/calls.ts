@@ -105,22 +105,16 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * A create or message on an exclusive permit of the project's budget, so that they reach the service one at a
- * time in the order their asks reached the limiter (the wait ends at the deadline, as AgentJobTimedOut). The
- * call runs to its end whatever happens to the workflow; a 429 is reported with the next ask.
+ * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
+ * the order their asks reached the limiter. Its wait ends at the deadline, as AgentJobTimedOut.
  */
-async function callService(
-  state: RunState,
-  what: string,
-  call: (permit: { permitId?: string }) => Promise<AgentJobAnswer>,
-): Promise<AgentJob & Pick<AgentJobAnswer, 'unrecorded'>> {
+async function acquirePermit(state: RunState): Promise<PermitGrant | undefined> {
   const refusal = state.budgetRefusal;
   state.budgetRefusal = undefined;
   state.queuedForBudget = state.budget !== null;
   refreshVisibility(state);
-  let permit: PermitGrant | undefined;
   try {
-    permit = await state.budget?.acquire({
+    return await state.budget?.acquire({
       projectId: state.projectId,
       exclusive: true,
       deadlineAt: state.deadlineAt,
@@ -132,6 +126,18 @@ async function callService(
   } finally {
     state.queuedForBudget = false;
   }
+}
+
+/**
+ * A create or message on its permit: it runs to its end whatever happens to the workflow (the request may be at
+ * the service); a 429 is reported with the next ask.
+ */
+async function callService(
+  state: RunState,
+  permit: PermitGrant | undefined,
+  what: string,
+  call: (permit: { permitId?: string }) => Promise<AgentJobAnswer>,
+): Promise<AgentJob & Pick<AgentJobAnswer, 'unrecorded'>> {
   state.inFlight = `${what} sent at ${iso(Date.now())}, waiting for the service's answer`;
   refreshVisibility(state);
   try {
@@ -169,10 +175,11 @@ function jobOf(state: RunState, answer: AgentJobAnswer): AgentJob & Pick<AgentJo
 
 export async function attemptCreate(state: RunState): Promise<void> {
   const { projectId, input } = state;
+  const permit = await acquirePermit(state);
   try {
-    const { unrecorded, ...job } = await callService(state, 'the create', (permit) =>
+    const { unrecorded, ...job } = await callService(state, permit, 'the create', (held) =>
       createAgentJob.executeWithOptions({ summary: `Create the agent job: ${firstLine(input.prompt)}` }, [
-        { projectId, prompt: input.prompt, ...permit },
+        { projectId, prompt: input.prompt, ...held },
       ]),
     );
     state.jobId = job.id;
@@ -236,8 +243,9 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
   const jobId = state.jobId;
   if (!next || jobId === null) return;
   const { messageId, prompt } = next;
+  const permit = await acquirePermit(state);
   try {
-    const job = await callService(state, `follow-up ${messageId}`, (permit) => {
+    const job = await callService(state, permit, `follow-up ${messageId}`, (held) => {
       // In the workflow task that schedules the send: a run replayed from here (a query of a terminated run)
       // knows the service may have it.
       state.followUps.sendingHead();
@@ -245,7 +253,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
       state.pollAfterMessage = true;
       return sendAgentJobMessage.executeWithOptions(
         { summary: `Send follow-up ${messageId}: ${firstLine(prompt)}` },
-        [{ projectId: state.projectId, jobId, prompt, ...permit }],
+        [{ projectId: state.projectId, jobId, prompt, ...held }],
       );
     });
     state.followUps.deliverHead(job);
