@@ -247,6 +247,12 @@ function acceptSignal(state: RunState, raw: unknown): void {
   refreshVisibility(state);
 }
 
+const FAILURE_TYPE_OF = {
+  rejected: FollowUpFailureType.rejected,
+  outcome_unknown: FollowUpFailureType.outcomeUnknown,
+  not_sent: FollowUpFailureType.notSent,
+} as const;
+
 async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<AgentJob> {
   const messageId =
     request.messageId ?? `update-${currentUpdateInfo()?.id ?? state.followUps.nextUnnamedId()}`;
@@ -254,21 +260,10 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
     state.followUps.enqueue(messageId, request.prompt, {
       delivered: resolve,
       failed: (status, reason) => {
-        const type =
-          status === 'rejected'
-            ? FollowUpFailureType.rejected
-            : status === 'outcome_unknown'
-              ? FollowUpFailureType.outcomeUnknown
-              : FollowUpFailureType.notSent;
+        const type = FAILURE_TYPE_OF[status];
         const message = `follow-up ${messageId}: ${reason}`;
-        reject(
-          ApplicationFailure.create({
-            type,
-            message,
-            nonRetryable: true,
-            details: [{ messageId, status, reason }],
-          }),
-        );
+        const details = [{ messageId, status, reason }];
+        reject(ApplicationFailure.create({ type, message, nonRetryable: true, details }));
       },
     });
   });
@@ -289,14 +284,15 @@ function whyNotAccepted(
       reason: new InputValidationError(issues, 'follow-up').message,
     };
   }
-  const refusal = (() => {
-    const { messageId } = raw as FollowUpRequest;
-    const seen = messageId === undefined ? undefined : state.followUps.statusOf(messageId);
-    if (seen !== undefined) return `follow-up ${messageId} was already received (status: ${seen})`;
-    if (state.closingReason !== null) return `the workflow is ending (${state.closingReason})`;
-    const status = statusOf(state);
-    if (refusesFollowUps(status)) return `job ${state.jobId} is ${status}: it takes no follow-ups`;
-    return state.followUps.refusal(state.jobId);
-  })();
-  return refusal === undefined ? undefined : { type: FollowUpFailureType.notAccepted, reason: refusal };
+  const reason = refusalOf(state, (raw as FollowUpRequest).messageId);
+  return reason === undefined ? undefined : { type: FollowUpFailureType.notAccepted, reason };
+}
+
+function refusalOf(state: RunState, messageId: string | undefined): string | undefined {
+  const seen = messageId === undefined ? undefined : state.followUps.statusOf(messageId);
+  if (seen !== undefined) return `follow-up ${messageId} was already received (status: ${seen})`;
+  if (state.closingReason !== null) return `the workflow is ending (${state.closingReason})`;
+  const status = statusOf(state);
+  if (refusesFollowUps(status)) return `job ${state.jobId} is ${status}: it takes no follow-ups`;
+  return state.followUps.refusal(state.jobId);
 }
