@@ -15,8 +15,9 @@ import {
   POLL_JITTER_RATIO,
   STATUS_UNREAD,
   TERMINAL_JOB_STATUSES,
+  callOutcomeOf,
 } from '../contract/agent-job-constants';
-import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
+import type { DocsApiFailureDetails } from '../contract/failure-types';
 import type { UnendedCreate } from '../client/agent-job-runs';
 import type { ReleasePermit } from './budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
@@ -45,11 +46,9 @@ export interface EarlierFollowUps {
 }
 
 /** A call made on an exclusive permit of the project's agent budget: the activity gives it back itself. */
-export interface PermitHeld {
-  permitId?: string;
-}
+type PermitHeld = { permitId?: string };
 
-/** A release that takes longer than this is given up (logged): the limiter's hold timeout frees the permit. */
+/** A release that takes longer is given up (logged): the limiter's hold timeout frees the permit. */
 const RELEASE_TIMEOUT_MS = 10_000;
 
 /**
@@ -72,11 +71,12 @@ export interface PollInput {
   status: string | null;
 }
 
-/** Carried from attempt to attempt in the heartbeat details, and in the still-running failure's details. */
+/**
+ * Carried from attempt to attempt in the heartbeat details, and in the still-running failure's details: the reads
+ * the service answered (errors are not polls) and the last error a read got.
+ */
 interface PollProgress {
-  /** Reads the service answered (errors are not polls). */
   polls: number;
-  /** The last error a read got, kept until the deadline failure or describe() shows it. */
   lastError?: string;
 }
 
@@ -87,15 +87,9 @@ export interface CreateToRecord {
   jobId?: string | undefined;
 }
 
-export interface AgentJobRef {
-  projectId: string;
-  jobId: string;
-}
-
 /**
- * Activities of the agent job workflow. createAgentJob and sendAgentJobMessage are not idempotent:
- * the workflow runs them with a single attempt and re-sends only when the failure details say
- * safeToRetry (see docs/architecture.md).
+ * Activities of the agent job workflow. createAgentJob and sendAgentJobMessage are not idempotent: the workflow
+ * runs them with a single attempt and re-sends only when the service cannot have acted (callOutcomeOf).
  */
 export function createAgentJobActivities({
   docsApi,
@@ -113,20 +107,16 @@ export function createAgentJobActivities({
       return await call();
     } finally {
       if (ref.permitId !== undefined && releasePermit !== undefined) {
-        const release = releasePermit({
-          kind: 'agent',
-          projectId: ref.projectId,
-          releases: [{ permitId: ref.permitId }],
-        });
+        const { projectId, permitId } = ref;
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error('no answer in 10 s')), RELEASE_TIMEOUT_MS);
         });
-        await Promise.race([release, timeout])
+        await Promise.race([releasePermit({ kind: 'agent', projectId, releases: [{ permitId }] }), timeout])
           .catch((error: unknown) => {
             log.warn('Permit release given up: the limiter frees it after its hold timeout', {
-              projectId: ref.projectId,
-              error: error instanceof Error ? error.message : String(error),
+              projectId,
+              error: messageOf(error),
             });
           })
           .finally(() => clearTimeout(timer));
@@ -137,11 +127,8 @@ export function createAgentJobActivities({
   async function answer(call: (options: RequestOptions) => Promise<AgentJob>): Promise<AgentJobAnswer> {
     const warnings: string[] = [];
     try {
-      const options = {
-        signal: Context.current().cancellationSignal,
-        onWarning: (warning: string) => warnings.push(warning),
-      };
-      const job = await call(options);
+      const signal = Context.current().cancellationSignal;
+      const job = await call({ signal, onWarning: (warning) => warnings.push(warning) });
       return warnings.length === 0 ? job : { ...job, responseWarnings: warnings };
     } catch (error) {
       throw toApplicationFailure(error, mapping);
@@ -153,9 +140,10 @@ export function createAgentJobActivities({
       return await read();
     } catch (error) {
       const details: DocsApiFailureDetails = { operation: 'createJob', safeToRetry: true };
+      const message = `The create was not sent: ${what} could not be read (${messageOf(error)})`;
       throw ApplicationFailure.create({
         type: AgentJobActivityFailureType.createRecordUnreadable,
-        message: `The create was not sent: ${what} could not be read (${messageOf(error)})`,
+        message,
         details: [details],
       });
     }
@@ -224,8 +212,11 @@ export function createAgentJobActivities({
             docsApi.createJob(input.projectId, { prompt: input.prompt }, options),
           );
         } catch (failure) {
-          const outcome = createOutcomeOf(failure);
-          if (outcome.mayExist) await writeRecord({ ...input, ...outcome });
+          // A create the service may have acted on is recorded, with the job's id when its answer named it.
+          const { kind, details } = callOutcomeOf(
+            failure instanceof ApplicationFailure ? failure : undefined,
+          );
+          if (kind === 'unknown') await writeRecord({ ...input, jobId: details?.jobId });
           throw failure;
         }
         return (await writeRecord({ ...input, jobId: job.id })) ? job : { ...job, unrecorded: true };
@@ -303,7 +294,9 @@ export function createAgentJobActivities({
       throw stillRunning(job.status, carried, delayAfter(polls));
     },
 
-    sendAgentJobMessage: (input: AgentJobRef & { prompt: string } & PermitHeld): Promise<AgentJobAnswer> =>
+    sendAgentJobMessage: (
+      input: { projectId: string; jobId: string; prompt: string } & PermitHeld,
+    ): Promise<AgentJobAnswer> =>
       released(input, () =>
         answer((options) =>
           docsApi.sendMessage(input.projectId, input.jobId, { prompt: input.prompt }, options),
@@ -348,17 +341,6 @@ function recordOf(run: { workflowId: string; runId: string }, create: CreateToRe
     promptSha256: sha256(create.prompt),
     recordedAt: new Date().toISOString(),
   };
-}
-
-/**
- * Whether a failed create may have created a job (neither refused nor safe to send again), and its id when the
- * answer named it.
- */
-function createOutcomeOf(failure: unknown): { mayExist: boolean; jobId?: string } {
-  if (!(failure instanceof ApplicationFailure)) return { mayExist: true };
-  const details = docsApiDetailsOf(failure.details);
-  if (failure.nonRetryable || details?.safeToRetry === true) return { mayExist: false };
-  return { mayExist: true, ...(details?.jobId === undefined ? {} : { jobId: details.jobId }) };
 }
 
 /**

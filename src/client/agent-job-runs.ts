@@ -21,7 +21,7 @@ import {
   type AgentJobCreateRecordWorkflow,
   type FollowUpRecord,
 } from '../contract';
-import { SentFollowUpLedger } from '../contract/follow-up-checks';
+import { SentFollowUpLedger } from '../contract/agent-job-constants';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 

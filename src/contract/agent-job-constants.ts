@@ -1,15 +1,14 @@
-import { INVALID_INPUT_FAILURE_TYPE } from './input-error';
+import type { SentFollowUps } from './agent-job';
+import { docsApiDetailsOf, type DocsApiFailureDetails } from './failure-types';
+import { INVALID_INPUT_FAILURE_TYPE, type InputIssue } from './input-error';
 
-// The agent job's names and constants, free of zod: workflow code imports values only from here (and types
+// The agent job's names, constants and checks, free of zod: workflow code imports values only from here (and types
 // from ./agent-job with `import type`), so that zod is never evaluated in the workflow sandbox, where every
 // module is evaluated again for each workflow (docs/agent-job.md, "Validation and the sandbox").
 
 /** Upper bound that keeps every prompt far below Temporal's 2 MB payload limit, also once carried in state. */
 export const MAX_PROMPT_CHARS = 32_000;
-/**
- * The prompt's text rule, declared once for the zod schema and the sandbox's hand-written checks. The service asks
- * only for a minimum length of 1; the project also refuses a prompt of nothing but whitespace.
- */
+/** The service asks only for a minimum length of 1; the project also refuses a prompt of only whitespace. */
 export const PROMPT_TEXT_RULES = {
   empty: 'must not be empty',
   blank:
@@ -24,19 +23,17 @@ export function promptTextIssue(prompt: string): string | undefined {
 
 /** A follow-up's messageId (its deduplication key) is at most this long. */
 export const MAX_MESSAGE_ID_CHARS = 200;
+export const MIN_POLL_INTERVAL_MS = 100;
 
 export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
 export const KNOWN_JOB_STATUSES = ['active', ...TERMINAL_JOB_STATUSES] as const;
 /** The status shown (getState, AgentJobStatus) before the service has answered the create. */
 export const STATUS_NOT_CREATED = 'creating';
-/**
- * The status held for a job known by its id whose status was not read yet (a malformed create answer that named
- * it, a create answered from its record): read at once.
- */
+/** A job known by its id whose status was not read yet (a malformed create answer, a create record): read at once. */
 export const STATUS_UNREAD = 'unread';
-/** The status a run ends with when get-job answered 404 (AgentJobNotFound): no such job at the service. */
+/** The status a run ends with when get-job answered 404 (AgentJobNotFound). */
 export const STATUS_NOT_FOUND = 'not_found';
-/** Statuses whose job refuses follow-ups: the workflow does not send them (the update validator rejects). */
+/** Statuses whose job refuses follow-ups: the workflow does not send them. */
 export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived', STATUS_NOT_FOUND] as const;
 
 /** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
@@ -45,46 +42,31 @@ export const DEFAULT_POLLING = {
   maxInterval: '2m',
   backoffCoefficient: 2,
   deadline: '24h',
-} as const satisfies Record<'initialInterval' | 'maxInterval' | 'deadline', string> & {
-  backoffCoefficient: number;
-};
+} as const;
 
 /** Each poll interval is shortened by up to this fraction, deterministically (see docs/agent-job.md). */
 export const POLL_JITTER_RATIO = 0.1;
 
-/** Bounds that keep the workflow state (carried across continue-as-new) far below Temporal's payload limits. */
+/**
+ * Bounds that keep the workflow state (carried across continue-as-new) far below Temporal's payload limits:
+ * follow-ups queued and not yet sent; settled ones listed in state and result (older ones dropped from the list);
+ * follow-ups one job takes in its life, sent or waiting (SentFollowUpLedger); characters kept of a listed prompt.
+ */
 export const FOLLOW_UP_LIMITS = {
-  /** Follow-ups queued and not yet sent; more are refused. */
   maxPending: 20,
-  /** Settled follow-ups listed in state and result; older ones are counted, not listed (display only). */
   maxRecords: 500,
-  /**
-   * Follow-ups one job takes in its whole life: sent (or being sent) and waiting. Their messageIds are never
-   * forgotten (SentFollowUpLedger); one refused or never sent takes no place. Past it, follow-ups are refused.
-   */
   maxPerJob: 10_000,
-  /** A settled follow-up keeps this many characters of its prompt. */
   recordPromptChars: 500,
 } as const;
 
-/** ApplicationFailure types the agentJob workflow fails with; details[0] carries the data. */
+/** ApplicationFailure types the agentJob workflow fails with: docs/agent-job.md, "Result and failures". */
 export const AgentJobFailureType = {
-  /** The job ended `failed`; details[0] is the AgentJobResult. */
   jobFailed: 'AgentJobFailed',
-  /** The deadline passed first; details[0] is the AgentJobState (the service job may still run). */
   timedOut: 'AgentJobTimedOut',
-  /** The create may or may not have reached the service; it is never re-sent. details[0]: AgentJobState. */
   createOutcomeUnknown: 'AgentJobCreateOutcomeUnknown',
-  /**
-   * The workflow id already created a job for another prompt, or sent a create whose outcome is unknown: nothing
-   * was sent. details[0]: the earlier job (`jobId`, `status`, `prLink` when known, `createdByRunId`, `recordedAt`).
-   */
   keyInUse: 'AgentJobKeyInUse',
-  /** The service refused the create (4xx); no job exists. details[0]: AgentJobState. */
   createRejected: 'AgentJobCreateRejected',
-  /** Get-job answered 404. details[0]: AgentJobState. */
   jobNotFound: 'AgentJobNotFound',
-  /** Get-job was refused for another reason (401, 403, 400...). details[0]: AgentJobState. */
   pollRejected: 'AgentJobPollRejected',
   invalidInput: INVALID_INPUT_FAILURE_TYPE,
 } as const;
@@ -92,30 +74,23 @@ export const AgentJobFailureType = {
 export type AgentJobFailureTypeName = (typeof AgentJobFailureType)[keyof typeof AgentJobFailureType];
 
 /**
- * Failures of the agent job activities that the workflow handles itself. `stillRunning`: the poll activity's
- * failure while the job runs, benign (not logged as an error), retried after the next poll interval; the workflow
- * never sees it unless the activity's retries end.
+ * Failures of the agent job activities that the workflow handles itself: a poll attempt found the job still
+ * running (benign, retried after the next interval); the create record could not be read (nothing was sent).
  */
 export const AgentJobActivityFailureType = {
   stillRunning: 'AgentJobStillRunning',
-  /** The create activity could not read its workflow id's create record: nothing was sent (safe to send again). */
   createRecordUnreadable: 'CreateRecordUnreadable',
 } as const;
 
 /**
- * What the poll activity's last attempt tells (its ApplicationFailure: still running, or a service error): the
- * live status, the reads so far and the last service error. The still-running failure carries them in
- * details[0], a service error's failure in details[1] (details[0] is the HTTP client's).
+ * What the poll activity's last attempt tells: the live status, the reads so far and the last service error. The
+ * still-running failure carries them in details[0], a service error's failure in details[1].
  */
 export function pollProgressOf(failure: {
   type?: string | null | undefined;
   message: string;
   details?: unknown[] | null | undefined;
-}): {
-  status?: string;
-  polls: number;
-  lastError?: string;
-} {
+}): { status?: string; polls: number; lastError?: string } {
   const stillRunning = failure.type === AgentJobActivityFailureType.stillRunning;
   const raw = (failure.details?.[stillRunning ? 0 : 1] ?? {}) as Record<string, unknown>;
   const lastError = stillRunning ? raw.lastError : failure.message;
@@ -126,24 +101,129 @@ export function pollProgressOf(failure: {
   };
 }
 
-/** ApplicationFailure types a `sendFollowUp` update fails with (the workflow itself goes on). */
+/**
+ * What a failed create or message means, from its ApplicationFailure (undefined: a timeout, a crash): `resend`
+ * the service cannot have acted (connection refused, 429, 503); `rejected` it refused for good; `unknown` it may
+ * have acted (timeout, worker crash, other 5xx), so it is never sent again.
+ */
+export function callOutcomeOf(
+  failure:
+    | { nonRetryable?: boolean | null | undefined; details?: readonly unknown[] | null | undefined }
+    | undefined,
+): { kind: 'resend' | 'rejected' | 'unknown'; details?: DocsApiFailureDetails | undefined } {
+  const details = docsApiDetailsOf(failure?.details);
+  if (failure === undefined) return { kind: 'unknown' };
+  if (failure.nonRetryable === true) return { kind: 'rejected', details };
+  return { kind: details?.safeToRetry === true ? 'resend' : 'unknown', details };
+}
+
+/**
+ * ApplicationFailure types a `sendFollowUp` update fails with (the workflow goes on): refused before anything was
+ * sent (notAccepted, invalidInput), refused by the service (4xx), maybe received (outcomeUnknown, never re-sent),
+ * or never sent because the workflow ended first (notSent).
+ */
 export const FollowUpFailureType = {
-  /** Refused by the workflow before anything was sent: bad input, duplicate messageId, job failed or archived. */
   notAccepted: 'FollowUpNotAccepted',
   invalidInput: INVALID_INPUT_FAILURE_TYPE,
-  /** The service refused the message (4xx). */
   rejected: 'FollowUpRejected',
-  /** The message may or may not have reached the service; it is not re-sent. */
   outcomeUnknown: 'FollowUpOutcomeUnknown',
-  /** The workflow ended (job failed, deadline, cancellation) before the message could be sent. */
   notSent: 'FollowUpNotSent',
 } as const;
 
 export type FollowUpFailureTypeName = (typeof FollowUpFailureType)[keyof typeof FollowUpFailureType];
 
-export const MIN_POLL_INTERVAL_MS = 100;
-
-/** pending: queued in the workflow; delivered: the service accepted it; rejected: the service refused it (4xx);
- * outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
+/** pending: queued in the workflow; delivered: the service accepted it; rejected: refused (by the service or the
+ * workflow); outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
 export const FOLLOW_UP_STATUSES = ['pending', 'delivered', 'rejected', 'outcome_unknown'] as const;
 export type FollowUpStatus = (typeof FOLLOW_UP_STATUSES)[number];
+
+const REQUEST_KEYS = new Set(['prompt', 'messageId']);
+
+/**
+ * The rules of the contract's `followUpRequestSchema` with zod's own messages, for the sandbox, where the
+ * `sendFollowUp` update validator must be synchronous and zod is not evaluated. test/contract/follow-up-checks.test.ts
+ * runs a table of requests through both and requires the same issues.
+ */
+export function followUpRequestIssues(raw: unknown, subject: string): InputIssue[] {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    const kind = raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw;
+    return [{ field: subject, rule: `Invalid input: expected object, received ${kind}` }];
+  }
+  const { prompt, messageId, ...rest } = raw as Record<string, unknown>;
+  const issues: InputIssue[] = [];
+  const issue = (field: string, rule: string) => issues.push({ field, rule });
+  if (typeof prompt !== 'string') issue('prompt', 'is required and must be a string');
+  else {
+    const textRule = promptTextIssue(prompt);
+    if (textRule !== undefined) issue('prompt', textRule);
+    if (prompt.length > MAX_PROMPT_CHARS) issue('prompt', `must be at most ${MAX_PROMPT_CHARS} characters`);
+  }
+  if (messageId !== undefined && typeof messageId !== 'string') issue('messageId', 'must be a string');
+  else if (messageId === '') issue('messageId', 'must not be empty');
+  else if (messageId !== undefined && messageId.length > MAX_MESSAGE_ID_CHARS) {
+    issue('messageId', `must be at most ${MAX_MESSAGE_ID_CHARS} characters`);
+  }
+  const unknown = Object.keys(rest).filter((key) => !REQUEST_KEYS.has(key));
+  if (unknown.length > 0) {
+    const names = unknown.map((key) => `"${key}"`).join(', ');
+    issue(subject, `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${names}`);
+  }
+  return issues;
+}
+
+/**
+ * What the ledger keeps of a messageId: FNV-1a (64 bit) of its UTF-16 code units, 16 hex digits, so that 10,000 ids
+ * take 190 KB of state whatever their length. Two ids with one key (about 3 in 10^12 at 10,000 ids) make the second
+ * a duplicate, refused: never a message sent twice.
+ */
+export function messageIdKey(messageId: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (let i = 0; i < messageId.length; i++) {
+    hash = ((hash ^ BigInt(messageId.charCodeAt(i))) * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, '0');
+}
+
+type SentStatus = 'delivered' | 'outcome_unknown';
+
+/**
+ * The messageIds the service may have received for one job, by key: delivered, or outcome unknown (in flight
+ * included). Never trimmed: FOLLOW_UP_LIMITS.maxPerJob bounds it. One the service refused, or never got, leaves
+ * it. Carried across continue-as-new and into a new run of a closed job.
+ */
+export class SentFollowUpLedger {
+  readonly #status = new Map<string, SentStatus>();
+
+  constructor(carried?: SentFollowUps) {
+    this.add(carried);
+  }
+
+  /** Takes in another run's ledger of the same job: a delivered id stays delivered. */
+  add(carried: SentFollowUps | undefined): void {
+    for (const key of carried?.outcomeUnknown ?? []) {
+      if (!this.#status.has(key)) this.#status.set(key, 'outcome_unknown');
+    }
+    for (const key of carried?.delivered ?? []) this.#status.set(key, 'delivered');
+  }
+
+  get size(): number {
+    return this.#status.size;
+  }
+
+  statusOf(messageId: string): SentStatus | undefined {
+    return this.#status.get(messageIdKey(messageId));
+  }
+
+  set(messageId: string, status: SentStatus | undefined): void {
+    if (status === undefined) this.#status.delete(messageIdKey(messageId));
+    else this.#status.set(messageIdKey(messageId), status);
+  }
+
+  toJSON(): SentFollowUps {
+    const sent: SentFollowUps = { delivered: [], outcomeUnknown: [] };
+    for (const [key, status] of this.#status) {
+      (status === 'delivered' ? sent.delivered : sent.outcomeUnknown).push(key);
+    }
+    return sent;
+  }
+}

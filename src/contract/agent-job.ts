@@ -11,9 +11,8 @@ import { durationSchema, intInRange, jobIdSchema, promptSchema, projectIdSchema 
 export * from './agent-job-constants';
 
 /**
- * The job as the documentation service describes it (section 2.1 of its interface): the one declaration of its
- * shape. The workflow state, the result and the update's answer use it; the HTTP client's lenient parser
- * (src/docs-api/schemas.ts) produces it. Only `id`, `status` and `prLink` are required of an answer.
+ * The job as the documentation service describes it (section 2.1 of its interface), as the HTTP client's lenient
+ * parser (src/docs-api/schemas.ts) produces it. Only `id`, `status` and `prLink` are required of an answer.
  */
 export const agentJobSchema = z
   .object({
@@ -35,38 +34,25 @@ export const agentJobSchema = z
 export type AgentJob = z.infer<typeof agentJobSchema>;
 
 /**
- * What the create activity records once it sent a create (see agentJobCreateRecordId): the job the service
- * answered, or no `jobId` when the answer never came and the service may have created one.
+ * What the create activity records once it sent a create: the agentJob workflow and run that sent it, the job
+ * the service answered (no `jobId`: the outcome is unknown, a job may exist), the hex SHA-256 of the prompt (a
+ * later run under the same id with another prompt is refused) and when (ISO 8601).
  */
 export interface AgentJobCreateRecord {
-  /** The agentJob workflow and run that sent the create. */
   workflowId: string;
   runId: string;
   projectId: string;
-  /** Absent: the create's outcome is unknown. */
   jobId?: string;
-  /** Hex SHA-256 of the prompt sent: a later run under the same id with another prompt is refused. */
   promptSha256: string;
-  /** ISO 8601 time of the service's answer (or of the unknown outcome). */
   recordedAt: string;
 }
 
 /** The run that created the job, when a later run under the same workflow id answered from its record. */
-export const alreadyCreatedBySchema = z
-  .object({
-    runId: z.string(),
-    /** ISO 8601 time the create was recorded. */
-    recordedAt: z.string(),
-  })
-  .strict();
+export const alreadyCreatedBySchema = z.object({ runId: z.string(), recordedAt: z.string() }).strict();
 
 export type AlreadyCreatedBy = z.infer<typeof alreadyCreatedBySchema>;
 
-/**
- * The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count.
- * `alreadyCreatedBy`: this run created nothing; an earlier run of its workflow id had created the job with the
- * same prompt.
- */
+/** The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count. */
 export type AgentJobResult = Omit<AgentJob, 'id'> & {
   jobId: string;
   followUps: FollowUpRecord[];
@@ -74,36 +60,30 @@ export type AgentJobResult = Omit<AgentJob, 'id'> & {
   alreadyCreatedBy?: AlreadyCreatedBy;
 };
 
-/**
- * The workflow's view of the job while it runs. `model` and `source` (the job schema's own fields) are those of
- * the service's last answer the workflow recorded (create, follow-up message, a poll that returned); absent
- * before the service answered, or when it did not give them.
- */
+/** The workflow's view of the job while it runs; `model` and `source` as the service last answered them. */
 export interface AgentJobState extends Pick<AgentJob, 'model' | 'source'> {
   projectId: string;
   jobId: string | null;
   status: string;
   prLink: string | null;
   /**
-   * Reads the service answered. From the workflow (getState), those of finished poll activities; the typed
-   * client's getAgentJobState adds the running one's, and its next read as `nextPollAt` (ISO 8601), from
-   * describe()'s pending activity. The workflow's own nextPollAt is null.
+   * Reads the service answered: getState counts finished poll activities; the typed client's getAgentJobState
+   * adds the running one's, and its next read as `nextPollAt` (ISO 8601), from describe(). Null from getState.
    */
   polls: number;
   nextPollAt: string | null;
   /** ISO 8601 time the running poll activity started, or null when none runs. */
   pollingSince: string | null;
+  /** A create or follow-up sent and not answered yet: what, and since when; null when none is. */
+  inFlight: string | null;
   pendingFollowUps: number;
-  /**
-   * Follow-up signals this job did not queue (invalid, queue full at FOLLOW_UP_LIMITS.maxPending, job ending),
-   * since it started: each is also listed in `followUps` as `rejected`, with the reason.
-   */
+  /** Follow-up signals not queued (invalid, queue full, job ending), each listed in `followUps` as `rejected`. */
   notAcceptedFollowUps: number;
   followUps: FollowUpRecord[];
   lastError: string | null;
   /** ISO 8601 time after which the workflow fails with AgentJobTimedOut. */
   deadlineAt: string;
-  /** The job's polling, durations in milliseconds: a new run of the closed job (followUpAnyState) keeps it. */
+  /** The job's polling in milliseconds: a new run of the closed job (followUpAnyState) keeps it. */
   polling: CompletePollingOptions;
   /** Runs of this workflow id before the current one (continue-as-new). */
   continuedRuns: number;
@@ -124,25 +104,24 @@ export const pollingOptionsSchema = z
       .min(1, 'must be at least 1')
       .max(10, 'must be at most 10')
       .optional(),
-    /** How long the workflow waits for a terminal status before failing with a timeout. */
     deadline: durationSchema.optional(),
   })
   .strict()
   .superRefine((polling, ctx) => {
     const ms = (value: DurationInput | undefined) => (value === undefined ? undefined : parseDuration(value));
-    const initial = ms(polling.initialInterval);
-    const max = ms(polling.maxInterval);
-    const deadline = ms(polling.deadline);
-    if (initial !== undefined && initial < MIN_POLL_INTERVAL_MS)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['initialInterval'],
-        message: `must be at least ${MIN_POLL_INTERVAL_MS} ms`,
-      });
+    const issue = (field: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [field], message });
+    const [initial, max, deadline] = [
+      ms(polling.initialInterval),
+      ms(polling.maxInterval),
+      ms(polling.deadline),
+    ];
+    if (initial !== undefined && initial < MIN_POLL_INTERVAL_MS) {
+      issue('initialInterval', `must be at least ${MIN_POLL_INTERVAL_MS} ms`);
+    }
     if (max !== undefined && max < (initial ?? MIN_POLL_INTERVAL_MS))
-      ctx.addIssue({ code: 'custom', path: ['maxInterval'], message: 'must be at least initialInterval' });
-    if (deadline !== undefined && deadline < 1000)
-      ctx.addIssue({ code: 'custom', path: ['deadline'], message: 'must be at least 1 s' });
+      issue('maxInterval', 'must be at least initialInterval');
+    if (deadline !== undefined && deadline < 1000) issue('deadline', 'must be at least 1 s');
   });
 
 export type PollingOptions = z.infer<typeof pollingOptionsSchema>;
@@ -170,7 +149,6 @@ export const followUpRecordSchema = z
     messageId: z.string().min(1),
     prompt: z.string(),
     status: z.enum(FOLLOW_UP_STATUSES),
-    /** Why a follow-up was rejected or its outcome is unknown. */
     error: z.string().optional(),
   })
   .strict();
@@ -186,7 +164,7 @@ const messageIdKeys = z
   .array(z.string().regex(/^[0-9a-f]{16}$/, 'must be 16 hex digits (messageIdKey)'))
   .max(FOLLOW_UP_LIMITS.maxPerJob);
 
-/** The keys (messageIdKey) of the messageIds the service may have received: see SentFollowUpLedger. */
+/** The keys (messageIdKey) of the messageIds the service may have received (SentFollowUpLedger). */
 export const sentFollowUpsSchema = z
   .object({ delivered: messageIdKeys, outcomeUnknown: messageIdKeys })
   .strict();
@@ -200,16 +178,13 @@ export const agentJobContinuationSchema = z
     deadlineAt: nonNegativeInt,
     polls: nonNegativeInt,
     job: agentJobSchema.nullable(),
-    /** A message went out since the last read: the job is read again before it counts as finished. */
     pollAfterMessage: z.boolean(),
     followUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords),
     pendingFollowUps: z.array(pendingFollowUpSchema).max(FOLLOW_UP_LIMITS.maxPending),
     sentFollowUps: sentFollowUpsSchema,
-    omittedFollowUps: nonNegativeInt,
     /** Follow-ups received without a messageId so far (their default ids are numbered). */
     unnamedFollowUps: nonNegativeInt,
     lastError: z.string().nullable(),
-    /** When a create or follow-up the service could not take yet is sent again (epoch ms), and its attempts. */
     resendAt: nonNegativeInt,
     resendAttempt: nonNegativeInt,
     notAcceptedFollowUps: nonNegativeInt,
@@ -223,7 +198,7 @@ export type AgentJobContinuation = z.infer<typeof agentJobContinuationSchema>;
 export const agentJobInputSchema = z
   .object({
     projectId: projectIdSchema,
-    /** The task for the agent. With `jobId`, nothing is created: the prompt only describes the run. */
+    /** With `jobId`, nothing is created: the prompt only describes the run. */
     prompt: promptSchema,
     polling: pollingOptionsSchema.optional(),
     /** Attach to an existing service job instead of creating one (a follow-up after the workflow closed). */
@@ -232,10 +207,7 @@ export const agentJobInputSchema = z
     continueAsNewAfterEvents: intInRange(100)
       .max(40_000, 'must be at most 40000 (Temporal fails a run at 51200 events)')
       .optional(),
-    /**
-     * With `jobId`, set by followUpAnyState: the follow-ups earlier runs of this workflow id settled (listed in
-     * state and result), and the messageIds they sent, so that a messageId is sent at most once per job.
-     */
+    /** With `jobId`, set by followUpAnyState: what earlier runs of this workflow id settled and sent. */
     earlierFollowUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords).optional(),
     sentFollowUps: sentFollowUpsSchema.optional(),
     /** Set by the workflow itself when it continues as new; not for callers. */

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { followUpRequestSchema, MAX_MESSAGE_ID_CHARS, MAX_PROMPT_CHARS } from '../../src/contract/agent-job';
-import { followUpRequestIssues } from '../../src/contract/follow-up-checks';
+import {
+  followUpRequestIssues,
+  followUpRequestSchema,
+  MAX_MESSAGE_ID_CHARS,
+  MAX_PROMPT_CHARS,
+} from '../../src/contract/agent-job';
 import { InputValidationError, parseOrThrow } from '../../src/contract/validation';
 import { signalCases, updateCases } from '../bad-input/cases';
 

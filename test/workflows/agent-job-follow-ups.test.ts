@@ -14,10 +14,10 @@ import {
 import {
   FOLLOW_UP_LIMITS,
   FollowUpFailureType,
+  SentFollowUpLedger,
   type AgentJobInput,
   type AgentJobState,
 } from '../../src/contract/agent-job';
-import { SentFollowUpLedger } from '../../src/contract/follow-up-checks';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
 import { AgentJobIdKey } from '../../src/contract/names';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';

@@ -4,7 +4,15 @@ import { followUpAnyState, getAgentJobState, sendFollowUp } from '../../src/clie
 import { budgetLimiterWorkflowId, type RateBudget } from '../../src/contract/budget';
 import { ApiKey } from '../../src/docs-api/api-key';
 import { useStack } from '../helpers/stack';
-import { eventually, projectWithJobs, requestsOf, startJob } from './agent-job-harness';
+import { AgentJobFailureType, type AgentJobState } from '../../src/contract/agent-job';
+import {
+  TEST_POLLING,
+  eventually,
+  projectWithJobs,
+  requestsOf,
+  startJob,
+  workflowFailure,
+} from './agent-job-harness';
 
 // Issue 39, cases 4 and 5: permits belong to a run, and their release never waits on a limiter that is gone.
 // The worker's budget is small (2 creates and messages per 12 s) so that a permit has to wait.
@@ -53,6 +61,28 @@ describe("agent jobs and their project's permits", () => {
     assert.ok(Date.now() - cancelledAt < 40_000);
     assert.equal(sent(projectId, 'm2'), 0, 'm2 was never sent: its run was cancelled while it waited');
     await h.client.workflow.getHandle(handle.workflowId).terminate();
+  });
+
+  test('a follow-up still waiting for the budget at the deadline ends the run AgentJobTimedOut, unsent', async () => {
+    const projectId = projectWithJobs(h.sim, 'permit-deadline', 600_000);
+    const handle = await startJob(
+      h.client,
+      { projectId, prompt: 'Deadline in the queue', polling: { ...TEST_POLLING, deadline: '8s' } },
+      'deadline',
+    );
+    await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('d1'), messageId: 'd1' });
+    await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('d2'), messageId: 'd2' });
+
+    const failure = await workflowFailure(handle.result());
+    assert.equal(failure.type, AgentJobFailureType.timedOut);
+    const state = failure.details?.[0] as AgentJobState;
+    assert.deepEqual(
+      state.followUps.map((f) => `${f.messageId}: ${f.status}`),
+      ['d1: delivered', 'd2: pending'],
+      'd2 waited for the window’s third permit until the deadline: not sent, not refused',
+    );
+    assert.equal(sent(projectId, 'd1'), 1);
+    assert.equal(sent(projectId, 'd2'), 0);
   });
 
   test('case 5: a limiter terminated during a call does not wedge the job; the next ask starts one', async () => {

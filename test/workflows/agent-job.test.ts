@@ -9,7 +9,7 @@ import {
   type AgentJobState,
 } from '../../src/contract/agent-job';
 import { FollowUpNotAcceptedError } from '../../src/contract/errors';
-import { getStateQuery } from '../../src/contract/messages';
+import { followUpSignal, getStateQuery } from '../../src/contract/messages';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey, WorkflowType } from '../../src/contract/names';
 import { pollDelayMs } from '../../src/activities/agent-job';
 import { resolvePolling } from '../../src/workflows/agent-job/state';
@@ -63,6 +63,33 @@ describe('agentJob: outcomes', () => {
     // 11 events per poll, as agent-job/backoff.test.ts assumes for its 24-hour estimate; the create's budget
     // permit (ask, grant signal, release) adds 10.
     assert.ok(description.historyLength <= 24 + 11 * result.polls, `${description.historyLength} events`);
+  });
+
+  test('while a create or a follow-up waits for its answer, getState and the details say so', async () => {
+    const projectId = projectWithJobs(h.sim, 'in-flight', 3000);
+    h.sim.faults.add({ route: 'createJob', projectId, kind: 'latency', latencyMs: 2000, times: 1 });
+    h.sim.faults.add({ route: 'sendMessage', projectId, kind: 'latency', latencyMs: 2000, times: 1 });
+    const handle = await startJob(h.client, { projectId, prompt: 'Fix the typos' });
+    const creating = await eventually(async () => {
+      const state = await handle.query(getStateQuery);
+      return state.inFlight !== null && state;
+    }, 'the create in flight');
+    assert.equal(creating.status, 'creating');
+    assert.match(creating.inFlight ?? '', /^the create sent at \S+Z, waiting for the service's answer$/);
+    const metadata = await handle.query(workflowMetadataQuery);
+    assert.match(metadata.currentDetails ?? '', /\*\*In flight:\*\* the create sent at/);
+
+    await eventually(async () => (await handle.query(getStateQuery)).jobId !== null, 'the job created');
+    await handle.signal(followUpSignal, { prompt: 'Also the FAQ', messageId: 'faq' });
+    const sending = await eventually(async () => {
+      const state = await handle.query(getStateQuery);
+      return state.inFlight !== null && state;
+    }, 'the follow-up in flight');
+    assert.match(sending.inFlight ?? '', /^follow-up faq sent at \S+Z, waiting for the service's answer$/);
+
+    const result = await handle.result();
+    assert.equal(result.followUps[0]?.status, 'delivered');
+    assert.equal((await handle.query(getStateQuery)).inFlight, null);
   });
 
   test('a job completed without edits returns prLink null', async () => {

@@ -15,13 +15,14 @@ import {
   AgentJobActivityFailureType,
   AgentJobFailureType,
   KNOWN_JOB_STATUSES,
-  pollProgressOf,
   STATUS_NOT_FOUND,
   STATUS_UNREAD,
+  callOutcomeOf,
+  pollProgressOf,
   type AgentJobFailureTypeName,
 } from '../../contract/agent-job-constants';
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
-import { DocsApiFailureType, REJECTION_FAILURE_TYPES, docsApiDetailsOf } from '../../contract/failure-types';
+import { DocsApiFailureType, REJECTION_FAILURE_TYPES } from '../../contract/failure-types';
 import { truncate } from '../../contract/text';
 import { refusalOf } from '../budget/permits';
 import {
@@ -69,26 +70,18 @@ const { pollAgentJob } = proxyActivities<Activities>({
   priority: { priorityKey: 5 },
 });
 
-/**
- * What a failed create or message means: `resend` the service cannot have acted (connection refused, 429, 503);
- * `rejected` it refused for good; `unknown` it may have acted (timeout, worker crash, other 5xx): never re-sent.
- */
-type CallOutcome =
-  | { kind: 'resend'; reason: string; retryAfterMs: number | undefined }
-  | { kind: 'rejected'; reason: string; status: number | undefined }
-  | { kind: 'unknown'; reason: string; jobId?: string };
+function applicationFailureIn(error: unknown): ApplicationFailure | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure ? cause : undefined;
+}
 
-function classify(error: unknown): CallOutcome {
+/** A failed create or message (callOutcomeOf), with its reason. */
+function outcomeOf(error: unknown): ReturnType<typeof callOutcomeOf> & { reason: string } {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof TimeoutFailure) {
     return { kind: 'unknown', reason: `no answer within the activity's ${cause.timeoutType ?? ''} timeout` };
   }
-  const reason = truncate(messageOf(cause), 300);
-  if (!(cause instanceof ApplicationFailure)) return { kind: 'unknown', reason };
-  const details = docsApiDetailsOf(cause.details);
-  if (cause.nonRetryable) return { kind: 'rejected', reason, status: details?.status };
-  if (details?.safeToRetry === true) return { kind: 'resend', reason, retryAfterMs: details.retryAfterMs };
-  return { kind: 'unknown', reason, ...(details?.jobId === undefined ? {} : { jobId: details.jobId }) };
+  return { ...callOutcomeOf(applicationFailureIn(cause)), reason: truncate(messageOf(cause), 300) };
 }
 
 /** Re-sends of what the service cannot have acted on: Retry-After, else 1 s, 2 s, 4 s... up to 1 min. */
@@ -98,63 +91,130 @@ function scheduleResend(state: RunState, retryAfterMs: number | undefined): stri
   return iso(state.resendAt);
 }
 
-function resetResend(state: RunState): void {
+/** The service answered (a job, or a refusal): nothing waits to be sent again. */
+function answered(state: RunState, job?: AgentJob): void {
+  state.lastError = null;
   state.resendAttempt = 0;
   state.resendAt = 0;
+  if (job) applyJob(state, job);
 }
 
-export function messageOf(error: unknown): string {
+function messageOf(error: unknown): string {
   if (error instanceof ActivityFailure && error.cause) return messageOf(error.cause);
   return error instanceof Error ? error.message : String(error);
 }
 
-function typeOf(error: unknown): string | undefined {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+/**
+ * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
+ * the order their asks reached the limiter. Its wait ends at the deadline, as AgentJobTimedOut.
+ */
+async function acquirePermit(state: RunState): Promise<PermitGrant | undefined> {
+  const refusal = state.budgetRefusal;
+  state.budgetRefusal = undefined;
+  state.queuedForBudget = state.budget !== null;
+  refreshVisibility(state);
+  try {
+    return await state.budget?.acquire({
+      projectId: state.projectId,
+      exclusive: true,
+      deadlineAt: state.deadlineAt,
+      ...(refusal === undefined ? {} : { refusal }),
+    });
+  } catch (error) {
+    if (!(error instanceof ApplicationFailure && error.type === BudgetFailureType.waitTimedOut)) throw error;
+    throw timedOut(state, error);
+  } finally {
+    state.queuedForBudget = false;
+  }
+}
+
+/**
+ * A create or message on its permit: it runs to its end whatever happens to the workflow (the request may be at
+ * the service); a 429 is reported with the next ask.
+ */
+async function callService(
+  state: RunState,
+  permit: PermitGrant | undefined,
+  what: string,
+  call: (permit: { permitId?: string }) => Promise<AgentJobAnswer>,
+): Promise<AgentJob & Pick<AgentJobAnswer, 'unrecorded'>> {
+  state.inFlight = `${what} sent at ${iso(Date.now())}, waiting for the service's answer`;
+  refreshVisibility(state);
+  try {
+    return jobOf(
+      state,
+      await CancellationScope.nonCancellable(() => call(permit ? { permitId: permit.permitId } : {})),
+    );
+  } catch (error) {
+    if (permit) state.budgetRefusal = refusalOf(error, permit);
+    throw error;
+  } finally {
+    state.inFlight = null;
+  }
+}
+
+/** The job of an activity's answer; a create answered from its record brings the earlier runs' follow-ups. */
+function jobOf(state: RunState, answer: AgentJobAnswer): AgentJob & Pick<AgentJobAnswer, 'unrecorded'> {
+  const { responseWarnings, alreadyCreatedBy, earlier, ...job } = answer;
+  if (alreadyCreatedBy !== undefined) {
+    state.alreadyCreatedBy = alreadyCreatedBy;
+    if (earlier !== undefined) state.followUps.addEarlier(earlier);
+    log.warn('This workflow id created its job before: not created again, reading it', {
+      jobId: job.id,
+      createdByRun: alreadyCreatedBy.runId,
+    });
+  }
+  if (responseWarnings !== undefined) {
+    log.warn('The service answered fields of an unexpected type: they were dropped', {
+      jobId: job.id,
+      warnings: responseWarnings,
+    });
+  }
+  return job;
 }
 
 export async function attemptCreate(state: RunState): Promise<void> {
+  const { projectId, input } = state;
   const permit = await acquirePermit(state);
   try {
-    const answer = await spendingPermit(state, permit, () =>
-      createAgentJob.executeWithOptions(
-        { summary: `Create the agent job: ${firstLine(state.input.prompt)}` },
-        [{ projectId: state.projectId, prompt: state.input.prompt, ...permitHeld(permit) }],
-      ),
+    const { unrecorded, ...job } = await callService(state, permit, 'the create', (held) =>
+      createAgentJob.executeWithOptions({ summary: `Create the agent job: ${firstLine(input.prompt)}` }, [
+        { projectId, prompt: input.prompt, ...held },
+      ]),
     );
-    const job = jobOf(state, answer);
-    created(state, job);
-    log.info('Agent job created', { jobId: job.id, projectId: state.projectId, status: job.status });
-    if (answer.unrecorded === true) await recordThisCreate(state, job.id);
+    state.jobId = job.id;
+    answered(state, job);
+    log.info('Agent job created', { jobId: job.id, projectId, status: job.status });
+    if (unrecorded === true) await recordThisCreate(state, job.id);
   } catch (error) {
     if (isCancellation(error)) throw error;
-    if (typeOf(error) === AgentJobFailureType.keyInUse) throw keyInUse(error);
-    const outcome = classify(error);
+    const refusal = applicationFailureIn(error);
+    if (refusal?.type === AgentJobFailureType.keyInUse) {
+      throw failure(state, AgentJobFailureType.keyInUse, refusal.message, error, refusal.details?.[0]);
+    }
+    const outcome = outcomeOf(error);
+    const jobId = outcome.details?.jobId;
     if (outcome.kind === 'rejected') {
-      throw failure(
-        state,
-        AgentJobFailureType.createRejected,
-        `The service rejected the create of the agent job: ${outcome.reason}`,
-        error,
-      );
-    }
-    if (outcome.kind === 'unknown' && outcome.jobId !== undefined) {
+      const message = `The service rejected the create of the agent job: ${outcome.reason}`;
+      throw failure(state, AgentJobFailureType.createRejected, message, error);
+    } else if (outcome.kind === 'unknown' && jobId !== undefined) {
       // A malformed answer that named the new job: it exists; reading it tells its status.
-      created(state, { id: outcome.jobId, status: STATUS_UNREAD, prLink: null });
-      await recordThisCreate(state, outcome.jobId);
-      return;
-    }
-    if (outcome.kind === 'unknown') {
+      state.jobId = jobId;
+      answered(state, { id: jobId, status: STATUS_UNREAD, prLink: null });
+      await recordThisCreate(state, jobId);
+    } else if (outcome.kind === 'unknown') {
       await recordThisCreate(state, undefined);
       throw failure(
         state,
         AgentJobFailureType.createOutcomeUnknown,
         `Creating the agent job may or may not have succeeded (${outcome.reason}). It was not sent again, so that ` +
-          `no second job is created: look at project ${state.projectId}'s jobs at the service before starting another.`,
+          `no second job is created: look at project ${projectId}'s jobs at the service before starting another.`,
         error,
       );
+    } else {
+      const at = scheduleResend(state, outcome.details?.retryAfterMs);
+      state.lastError = `create not accepted yet, sending again at ${at}: ${outcome.reason}`;
     }
-    state.lastError = `create not accepted yet, sending again at ${scheduleResend(state, outcome.retryAfterMs)}: ${outcome.reason}`;
   } finally {
     refreshVisibility(state);
   }
@@ -177,70 +237,42 @@ async function recordThisCreate(state: RunState, jobId: string | undefined): Pro
   }
 }
 
-function created(state: RunState, job: AgentJob): void {
-  state.jobId = job.id;
-  state.lastError = null;
-  resetResend(state);
-  applyJob(state, job);
-}
-
-/** The job of an activity's answer; a create answered from its record brings the earlier runs' follow-ups. */
-function jobOf(state: RunState, answer: AgentJobAnswer): AgentJob {
-  const { responseWarnings, alreadyCreatedBy, earlier, unrecorded: _unrecorded, ...job } = answer;
-  if (alreadyCreatedBy !== undefined) {
-    state.alreadyCreatedBy = alreadyCreatedBy;
-    if (earlier !== undefined) state.followUps.addEarlier(earlier);
-    log.warn('This workflow id created its job before: not created again, reading it', {
-      jobId: job.id,
-      createdByRun: alreadyCreatedBy.runId,
-    });
-  }
-  if (responseWarnings !== undefined) {
-    log.warn('The service answered fields of an unexpected type: they were dropped', {
-      jobId: job.id,
-      warnings: responseWarnings,
-    });
-  }
-  return job;
-}
-
 /** Sends the head of the queue, once. The poll activity, if any, keeps running meanwhile. */
 export async function deliverNextFollowUp(state: RunState): Promise<void> {
   const next = state.followUps.head();
-  if (!next || state.jobId === null) return;
   const jobId = state.jobId;
+  if (!next || jobId === null) return;
+  const { messageId, prompt } = next;
   const permit = await acquirePermit(state);
-  // In the workflow task that schedules the send: a run replayed from here (a query of a terminated run) knows
-  // the service may have it.
-  state.followUps.sendingHead();
-  state.messagesSent += 1;
-  state.pollAfterMessage = true;
   try {
-    const answer = await spendingPermit(state, permit, () =>
-      sendAgentJobMessage.executeWithOptions(
-        { summary: `Send follow-up ${next.messageId}: ${firstLine(next.prompt)}` },
-        [{ projectId: state.projectId, jobId, prompt: next.prompt, ...permitHeld(permit) }],
-      ),
-    );
-    const job = jobOf(state, answer);
+    const job = await callService(state, permit, `follow-up ${messageId}`, (held) => {
+      // In the workflow task that schedules the send: a run replayed from here (a query of a terminated run)
+      // knows the service may have it.
+      state.followUps.sendingHead();
+      state.messagesSent += 1;
+      state.pollAfterMessage = true;
+      return sendAgentJobMessage.executeWithOptions(
+        { summary: `Send follow-up ${messageId}: ${firstLine(prompt)}` },
+        [{ projectId: state.projectId, jobId, prompt, ...held }],
+      );
+    });
     state.followUps.deliverHead(job);
-    state.lastError = null;
-    resetResend(state);
-    applyJob(state, job);
+    answered(state, job);
   } catch (error) {
     if (isCancellation(error)) throw error;
-    const outcome = classify(error);
+    const outcome = outcomeOf(error);
     if (outcome.kind === 'resend') {
-      state.followUps.headNotTaken();
-      state.lastError = `follow-up ${next.messageId} not accepted yet, sending again at ${scheduleResend(state, outcome.retryAfterMs)}: ${outcome.reason}`;
+      state.followUps.sendingHead(false);
+      const at = scheduleResend(state, outcome.details?.retryAfterMs);
+      state.lastError = `follow-up ${messageId} not accepted yet, sending again at ${at}: ${outcome.reason}`;
     } else {
       const status = outcome.kind === 'rejected' ? 'rejected' : 'outcome_unknown';
       state.followUps.failHead(status, outcome.reason);
-      state.lastError = `follow-up ${next.messageId} ${status.replace('_', ' ')}: ${outcome.reason}`;
-      log.warn('Follow-up not delivered', { messageId: next.messageId, status, reason: outcome.reason });
-      resetResend(state);
+      log.warn('Follow-up not delivered', { messageId, status, reason: outcome.reason });
+      answered(state);
+      state.lastError = `follow-up ${messageId} ${status.replace('_', ' ')}: ${outcome.reason}`;
       // Refused for the job's state (failed, archived): read it before the next, which it may refuse unsent.
-      if (outcome.kind === 'rejected' && outcome.status === 409) state.readBeforeNextMessage = true;
+      if (outcome.kind === 'rejected' && outcome.details?.status === 409) state.readBeforeNextMessage = true;
     }
   } finally {
     refreshVisibility(state);
@@ -270,10 +302,7 @@ export function startPoll(state: RunState): void {
   refreshVisibility(state);
 }
 
-/**
- * A follow-up was refused with 409: the job is read once (the same activity, returning its first read) before
- * the next is sent, which the job's state may refuse without a request.
- */
+/** A follow-up was refused with 409: the job is read once before the next is sent (which it may refuse unsent). */
 export async function readBeforeNextMessage(state: RunState): Promise<void> {
   await poll(state, null);
   state.readBeforeNextMessage = false;
@@ -312,29 +341,21 @@ async function poll(state: RunState, status: string | null): Promise<boolean> {
 }
 
 function pollFailure(state: RunState, jobId: string, error: unknown): Error {
-  const timedOutNow =
+  if (
     error instanceof ActivityFailure &&
-    (error.cause instanceof TimeoutFailure || error.retryState === RetryState.TIMEOUT);
-  if (timedOutNow) {
+    (error.cause instanceof TimeoutFailure || error.retryState === RetryState.TIMEOUT)
+  ) {
     state.polls += pollProgressIn(error)?.polls ?? 0;
     return timedOut(state, error);
   }
-  if (typeOf(error) === DocsApiFailureType.notFound) {
+  if (applicationFailureIn(error)?.type === DocsApiFailureType.notFound) {
     // Shown as the job's status: a job that does not exist takes no follow-ups.
     state.job = { ...(state.job ?? { id: jobId, prLink: null }), status: STATUS_NOT_FOUND };
-    return failure(
-      state,
-      AgentJobFailureType.jobNotFound,
-      `The service does not know the agent job ${jobId} in project ${state.projectId} (get-job answered 404)`,
-      error,
-    );
+    const message = `The service does not know the agent job ${jobId} in project ${state.projectId} (get-job answered 404)`;
+    return failure(state, AgentJobFailureType.jobNotFound, message, error);
   }
-  return failure(
-    state,
-    AgentJobFailureType.pollRejected,
-    `The service rejected reading the agent job ${jobId}: ${messageOf(error)}`,
-    error,
-  );
+  const message = `The service rejected reading the agent job ${jobId}: ${messageOf(error)}`;
+  return failure(state, AgentJobFailureType.pollRejected, message, error);
 }
 
 /** The poll activity's last attempt, from its failure chain (see pollProgressOf). */
@@ -347,75 +368,28 @@ function pollProgressIn(error: unknown): ReturnType<typeof pollProgressOf> | und
       cause.lastHeartbeatDetails != null &&
       !(cause.cause instanceof Error)
     ) {
-      const { polls, lastError } = cause.lastHeartbeatDetails as { polls?: unknown; lastError?: unknown };
-      return pollProgressOf({
-        type: AgentJobActivityFailureType.stillRunning,
-        message: '',
-        details: [{ polls, lastError }],
-      });
+      const type = AgentJobActivityFailureType.stillRunning;
+      return pollProgressOf({ type, message: '', details: [cause.lastHeartbeatDetails] });
     }
   }
   return undefined;
 }
 
-export function applyJob(state: RunState, job: AgentJob): void {
+function applyJob(state: RunState, job: AgentJob): void {
   const before = statusOf(state);
   state.job = job;
   if (job.status === before) return;
-  if (isTerminal(job.status))
+  if (isTerminal(job.status)) {
     log.info('Agent job reached a terminal status', { jobId: job.id, status: job.status });
-  else if (!(KNOWN_JOB_STATUSES as readonly string[]).includes(job.status) && job.status !== STATUS_UNREAD) {
+  } else if (
+    !(KNOWN_JOB_STATUSES as readonly string[]).includes(job.status) &&
+    job.status !== STATUS_UNREAD
+  ) {
     log.warn('The service reported a job status this worker does not know; treating the job as running', {
       jobId: job.id,
       status: job.status,
     });
   }
-}
-
-/**
- * An exclusive permit of the project's budget, so that creates and messages reach the service one at a time in
- * the order their asks reached the limiter. Its wait ends at the deadline, as AgentJobTimedOut.
- */
-async function acquirePermit(state: RunState): Promise<PermitGrant | null> {
-  const budget = state.budget;
-  if (budget === null) return null;
-  const refusal = state.budgetRefusal;
-  state.budgetRefusal = undefined;
-  state.queuedForBudget = true;
-  refreshVisibility(state);
-  try {
-    return await budget.acquire({
-      projectId: state.projectId,
-      exclusive: true,
-      deadlineAt: state.deadlineAt,
-      ...(refusal === undefined ? {} : { refusal }),
-    });
-  } catch (error) {
-    if (error instanceof ApplicationFailure && error.type === BudgetFailureType.waitTimedOut) {
-      throw timedOut(state, error);
-    }
-    throw error;
-  } finally {
-    state.queuedForBudget = false;
-  }
-}
-
-/** The call runs to its end whatever happens to the workflow; a 429 is reported with the next ask. */
-async function spendingPermit<T>(
-  state: RunState,
-  permit: PermitGrant | null,
-  call: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await CancellationScope.nonCancellable(call);
-  } catch (error) {
-    if (permit !== null) state.budgetRefusal = refusalOf(error, permit);
-    throw error;
-  }
-}
-
-function permitHeld(permit: PermitGrant | null): { permitId?: string } {
-  return permit === null ? {} : { permitId: permit.permitId };
 }
 
 function firstLine(text: string): string {
@@ -440,13 +414,8 @@ function failure(
 }
 
 export function jobFailed(state: RunState, job: AgentJob): ApplicationFailure {
-  return failure(
-    state,
-    AgentJobFailureType.jobFailed,
-    `The agent job ${job.id} failed at the service (project ${state.projectId})`,
-    undefined,
-    toResult(state, job),
-  );
+  const message = `The agent job ${job.id} failed at the service (project ${state.projectId})`;
+  return failure(state, AgentJobFailureType.jobFailed, message, undefined, toResult(state, job));
 }
 
 export function timedOut(state: RunState, cause?: unknown): ApplicationFailure {
@@ -461,17 +430,4 @@ export function timedOut(state: RunState, cause?: unknown): ApplicationFailure {
       `${state.polls} polls${serviceError ? `, last service error: ${serviceError}` : ''}); ${job}`,
     cause,
   );
-}
-
-/** The create activity's refusal (AgentJobKeyInUse), as the workflow's own failure with the same data. */
-function keyInUse(error: unknown): ApplicationFailure {
-  const refusal = error instanceof ActivityFailure ? error.cause : error;
-  const details = refusal instanceof ApplicationFailure ? refusal.details?.[0] : undefined;
-  return ApplicationFailure.create({
-    type: AgentJobFailureType.keyInUse,
-    message: messageOf(error),
-    nonRetryable: true,
-    details: [details],
-    ...(error instanceof Error ? { cause: error } : {}),
-  });
 }

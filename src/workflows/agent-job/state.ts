@@ -6,31 +6,30 @@ import type {
   AgentJobInput,
   AgentJobResult,
   AgentJobState,
-  AlreadyCreatedBy,
+  FollowUpRecord,
+  FollowUpStatus,
+  PendingFollowUp,
+  SentFollowUps,
 } from '../../contract/agent-job';
 import {
   DEFAULT_POLLING,
+  FOLLOW_UP_LIMITS,
   FOLLOW_UP_REFUSING_STATUSES,
   STATUS_NOT_CREATED,
   STATUS_UNREAD,
+  SentFollowUpLedger,
   TERMINAL_JOB_STATUSES,
 } from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
-import { CONTINUE_AS_NEW_AFTER_EVENTS } from '../continue-as-new';
 import { parseDuration, type DurationInput } from '../../contract/duration';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey } from '../../contract/names';
+import { truncate } from '../../contract/text';
 import { clockTime, type BudgetPermits } from '../budget/permits';
-import { FollowUpQueue } from './follow-ups';
 
 /** Polling options in milliseconds. */
-export interface PollingSettings {
-  initialIntervalMs: number;
-  maxIntervalMs: number;
-  backoffCoefficient: number;
-  deadlineMs: number;
-}
+export type PollingSettings = ReturnType<typeof resolvePolling>;
 
-export function resolvePolling(polling: AgentJobInput['polling']): PollingSettings {
+export function resolvePolling(polling: AgentJobInput['polling']) {
   // Input was validated: only the fallback literal can be parsed here when the value is absent.
   const ms = (value: DurationInput | undefined, fallback: string) => parseDuration(value ?? fallback) ?? 0;
   return {
@@ -42,43 +41,9 @@ export function resolvePolling(polling: AgentJobInput['polling']): PollingSettin
 }
 
 /** Everything one run knows. What crosses continue-as-new is `toContinuation`. */
-export interface RunState {
-  readonly input: AgentJobInput;
-  readonly projectId: string;
-  readonly polling: PollingSettings;
-  readonly deadlineAt: number;
-  readonly continuedRuns: number;
-  readonly followUps: FollowUpQueue;
-  jobId: string | null;
-  job: AgentJob | null;
-  polls: number;
-  /** The running poll activity (its retries are the waits between reads), null when none runs. */
-  poll: Promise<void> | null;
-  pollStartedAt: number;
-  /** How the poll activity ended the job's workflow (not found, refused, deadline): thrown by the loop. */
-  pollFailure: Error | null;
-  /** A message went out since the running poll started: its terminal answer may predate it, read once more. */
-  pollAfterMessage: boolean;
-  /** A follow-up was refused with 409: the job is read before the next one is sent. */
-  readBeforeNextMessage: boolean;
-  /** Messages sent in this run: a poll started before the latest one does not clear pollAfterMessage. */
-  messagesSent: number;
-  notAccepted: number;
-  lastError: string | null;
-  /** When the create (before the job exists) or the head follow-up may be sent again, and how often it was. */
-  resendAttempt: number;
-  resendAt: number;
-  /** Bumped by every follow-up that arrives: it ends the loop's wait. */
-  arrivals: number;
-  /** Set when the run ends in failure or cancellation: new follow-ups are not accepted. */
-  closingReason: string | null;
-  budget: BudgetPermits | null;
-  queuedForBudget: boolean;
-  budgetRefusal: BudgetRefusal | undefined;
-  alreadyCreatedBy: AlreadyCreatedBy | undefined;
-}
+export type RunState = ReturnType<typeof initialState>;
 
-export function initialState(input: AgentJobInput, now: number): RunState {
+export function initialState(input: AgentJobInput, now: number) {
   const polling = resolvePolling(input.polling);
   const carried = input.continuation;
   return {
@@ -93,27 +58,33 @@ export function initialState(input: AgentJobInput, now: number): RunState {
     jobId: input.jobId ?? null,
     job: carried?.job ?? null,
     polls: carried?.polls ?? 0,
-    poll: null,
+    /** The running poll activity (its retries are the waits between reads). */
+    poll: null as Promise<void> | null,
     pollStartedAt: 0,
-    pollFailure: null,
+    /** How the poll activity ended the job's workflow (not found, refused, deadline): thrown by the loop. */
+    pollFailure: null as Error | null,
+    /** A message went out since the last read: the job is read again before it counts as finished. */
     pollAfterMessage: carried?.pollAfterMessage ?? false,
+    /** A follow-up was refused with 409: the job is read before the next one is sent. */
     readBeforeNextMessage: false,
+    /** Messages sent in this run: a poll started before the latest one does not clear pollAfterMessage. */
     messagesSent: 0,
+    /** The create or follow-up sent and not answered yet (getState's inFlight). */
+    inFlight: null as string | null,
     notAccepted: carried?.notAcceptedFollowUps ?? 0,
     lastError: carried?.lastError ?? null,
+    /** When the create (before the job exists) or the head follow-up may be sent again, and how often it was. */
     resendAttempt: carried?.resendAttempt ?? 0,
     resendAt: carried?.resendAt ?? 0,
+    /** Bumped by every follow-up that arrives: it ends the loop's wait. */
     arrivals: 0,
-    closingReason: null,
-    budget: null,
+    /** Set when the run ends in failure or cancellation: new follow-ups are not accepted. */
+    closingReason: null as string | null,
+    budget: null as BudgetPermits | null,
     queuedForBudget: false,
-    budgetRefusal: undefined,
+    budgetRefusal: undefined as BudgetRefusal | undefined,
     alreadyCreatedBy: carried?.alreadyCreatedBy,
   };
-}
-
-export function continueAsNewAfter(state: RunState): number {
-  return state.input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.agentJob;
 }
 
 export function statusOf(state: RunState): string {
@@ -144,12 +115,8 @@ export function isFinished(state: RunState): boolean {
   );
 }
 
-/**
- * The workflow's view. The poll activity's reads in progress (live status, reads, last service error, next
- * attempt) are in its pending activity: the client's getAgentJobState adds them from describe().
- */
 export function toAgentJobState(state: RunState): AgentJobState {
-  const job = state.job;
+  const { job, polling } = state;
   return {
     projectId: state.projectId,
     jobId: state.jobId,
@@ -160,16 +127,17 @@ export function toAgentJobState(state: RunState): AgentJobState {
     polls: state.polls,
     nextPollAt: null,
     pollingSince: state.poll === null ? null : iso(state.pollStartedAt),
+    inFlight: state.inFlight,
     pendingFollowUps: state.followUps.pendingCount,
     notAcceptedFollowUps: state.notAccepted,
     followUps: state.followUps.records(),
     lastError: state.lastError,
     deadlineAt: iso(state.deadlineAt),
     polling: {
-      initialInterval: state.polling.initialIntervalMs,
-      maxInterval: state.polling.maxIntervalMs,
-      backoffCoefficient: state.polling.backoffCoefficient,
-      deadline: state.polling.deadlineMs,
+      initialInterval: polling.initialIntervalMs,
+      maxInterval: polling.maxIntervalMs,
+      backoffCoefficient: polling.backoffCoefficient,
+      deadline: polling.deadlineMs,
     },
     continuedRuns: state.continuedRuns,
     queuedForBudget: state.queuedForBudget,
@@ -194,7 +162,6 @@ export function toContinuation(state: RunState): AgentJobContinuation {
     deadlineAt: state.deadlineAt,
     polls: state.polls,
     job: state.job,
-    // A poll cut short by continue-as-new may have missed the last message's effect.
     pollAfterMessage: state.pollAfterMessage,
     ...state.followUps.snapshot(),
     lastError: state.lastError,
@@ -206,10 +173,7 @@ export function toContinuation(state: RunState): AgentJobContinuation {
   };
 }
 
-/**
- * Keeps what operators see current: DocsProjectId, AgentJobId and AgentJobStatus (upserted only when they change:
- * each upsert is a history event) and the current details (no event).
- */
+/** Keeps the search attributes (upserted only when they change: each upsert is an event) and current details. */
 export function refreshVisibility(state: RunState): void {
   const current = workflowInfo().typedSearchAttributes;
   const wanted: SearchAttributeUpdatePair[] = [
@@ -219,7 +183,8 @@ export function refreshVisibility(state: RunState): void {
   ];
   const changed = wanted.filter((pair) => current.get(pair.key) !== pair.value);
   if (changed.length > 0) upsertSearchAttributes(changed);
-  const counts = state.followUps.countByStatus();
+  const counts = { pending: 0, delivered: 0, rejected: 0, outcome_unknown: 0 };
+  for (const record of state.followUps.records()) counts[record.status] += 1;
   const until = state.budget?.waitingUntil;
   setCurrentDetails(
     [
@@ -229,6 +194,7 @@ export function refreshVisibility(state: RunState): void {
           ? ''
           : ' · reading in the pending activity pollAgentJob (its last failure, next attempt)'),
       `**Follow-ups:** ${counts.pending} pending, ${counts.delivered} delivered, ${counts.rejected} rejected, ${counts.outcome_unknown} outcome unknown`,
+      state.inFlight ? `**In flight:** ${state.inFlight}` : '',
       state.queuedForBudget
         ? `**Queued for budget** (the project's creates and messages, in order)${until == null ? '' : ` until about ${clockTime(until)}`}`
         : '',
@@ -243,4 +209,177 @@ export function refreshVisibility(state: RunState): void {
 
 export function iso(epochMs: number): string {
   return new Date(epochMs).toISOString();
+}
+
+/** How an update handler learns the fate of its follow-up (in memory only: updates never cross a run). */
+export interface FollowUpWaiter {
+  delivered(job: AgentJob): void;
+  failed(status: 'rejected' | 'outcome_unknown' | 'not_sent', reason: string): void;
+}
+
+export interface FollowUpQueueSnapshot {
+  followUps: FollowUpRecord[];
+  pendingFollowUps?: PendingFollowUp[];
+  unnamedFollowUps?: number;
+  sentFollowUps?: SentFollowUps | undefined;
+}
+
+/**
+ * The follow-ups of one job, in arrival order: the queue still to send, the ledger of messageIds the service may
+ * have (the duplicate check, never trimmed) and the settled records shown in state and result (prompts shortened,
+ * oldest dropped past a cap, one per messageId). Signals and updates share this one queue; one loop drains it.
+ */
+export class FollowUpQueue {
+  readonly #records: FollowUpRecord[];
+  readonly #queue: (PendingFollowUp & { waiter?: FollowUpWaiter })[];
+  readonly #sent: SentFollowUpLedger;
+  #unnamed: number;
+
+  constructor(carried: FollowUpQueueSnapshot = { followUps: [] }) {
+    this.#records = [...carried.followUps];
+    this.#queue = (carried.pendingFollowUps ?? []).map((p) => ({ ...p }));
+    this.#sent = new SentFollowUpLedger(carried.sentFollowUps);
+    this.#unnamed = carried.unnamedFollowUps ?? 0;
+  }
+
+  /**
+   * What earlier runs of this workflow id sent and settled, learned after this run started (a start again under
+   * the same id, answered from the job's create record): no messageId they sent is sent again.
+   */
+  addEarlier(earlier: { followUps: FollowUpRecord[]; sentFollowUps: SentFollowUps }): void {
+    this.#sent.add(earlier.sentFollowUps);
+    for (const item of [...this.#queue]) {
+      const status = this.#sent.statusOf(item.messageId);
+      if (status === undefined) continue;
+      this.#queue.splice(this.#queue.indexOf(item), 1);
+      item.waiter?.failed('not_sent', `already sent by an earlier run of this workflow id (${status})`);
+    }
+    const known = new Set(this.#records.map((record) => record.messageId));
+    this.#records.unshift(...earlier.followUps.filter((record) => !known.has(record.messageId)));
+    this.#trim();
+  }
+
+  /** A deterministic id for a signal sent without one: numbered in arrival order, stable across runs. */
+  nextUnnamedId(): string {
+    this.#unnamed += 1;
+    return `followup-${this.#unnamed}`;
+  }
+
+  /** The status of a messageId queued or sent for this job, if any (a refused one is not: it may come again). */
+  statusOf(messageId: string): FollowUpStatus | undefined {
+    if (this.#queue.some((item) => item.messageId === messageId)) return 'pending';
+    return this.#sent.statusOf(messageId);
+  }
+
+  get pendingCount(): number {
+    return this.#queue.length;
+  }
+
+  /** Why the queue takes no follow-up now, or undefined when it takes one. */
+  refusal(jobId: string | null): string | undefined {
+    const { maxPending, maxPerJob } = FOLLOW_UP_LIMITS;
+    if (this.#queue.length >= maxPending) {
+      return `${maxPending} follow-ups are already waiting to be sent; try again later`;
+    }
+    if (this.#sent.size + this.#queue.length >= maxPerJob) {
+      return `job ${jobId ?? '(not created yet)'} has taken ${maxPerJob} follow-ups, the most one job takes; start a new job`;
+    }
+    return undefined;
+  }
+
+  head(): PendingFollowUp | undefined {
+    return this.#queue[0];
+  }
+
+  enqueue(messageId: string, prompt: string, waiter?: FollowUpWaiter): void {
+    this.#forgetRecord(messageId);
+    this.#queue.push({ messageId, prompt, ...(waiter ? { waiter } : {}) });
+  }
+
+  /** Records a follow-up not accepted into the queue (invalid signal, queue full): its status is `rejected`. */
+  recordNotAccepted(messageId: string, prompt: string, reason: string): void {
+    this.#forgetRecord(messageId);
+    this.#record(messageId, prompt, 'rejected', reason);
+  }
+
+  /**
+   * The head goes to the service now: until its answer, the service may have it (outcome unknown). `false`: the
+   * service did not take it and cannot have acted on it, so it waits to be sent again.
+   */
+  sendingHead(sending = true): void {
+    const first = this.#queue[0];
+    if (first) this.#sent.set(first.messageId, sending ? 'outcome_unknown' : undefined);
+  }
+
+  deliverHead(job: AgentJob): void {
+    const item = this.#queue.shift();
+    if (!item) return;
+    this.#sent.set(item.messageId, 'delivered');
+    this.#record(item.messageId, item.prompt, 'delivered');
+    item.waiter?.delivered(job);
+  }
+
+  failHead(status: 'rejected' | 'outcome_unknown', reason: string): void {
+    const item = this.#queue.shift();
+    if (!item) return;
+    this.#sent.set(item.messageId, status === 'rejected' ? undefined : status);
+    this.#record(item.messageId, item.prompt, status, reason);
+    item.waiter?.failed(status, reason);
+  }
+
+  /** Settles every queued follow-up as rejected without sending it (the job takes no more messages). */
+  rejectAll(reason: string): void {
+    while (this.#queue.length > 0) this.failHead('rejected', reason);
+  }
+
+  /** The workflow is ending: waiting updates fail; queued signals stay listed as pending (never sent). */
+  abandon(reason: string): void {
+    for (const item of this.#queue) {
+      item.waiter?.failed('not_sent', reason);
+      delete item.waiter;
+    }
+  }
+
+  /** Settled follow-ups first, then the queue (status pending), as getState and results show them. */
+  records(): FollowUpRecord[] {
+    const pending = this.#queue.map((item) => ({
+      messageId: item.messageId,
+      prompt: shortPrompt(item.prompt),
+      status: 'pending' as const,
+    }));
+    return [...this.#records, ...pending];
+  }
+
+  sent(): SentFollowUps {
+    return this.#sent.toJSON();
+  }
+
+  snapshot(): Required<FollowUpQueueSnapshot> & { sentFollowUps: SentFollowUps } {
+    return {
+      followUps: [...this.#records],
+      pendingFollowUps: this.#queue.map(({ messageId, prompt }) => ({ messageId, prompt })),
+      unnamedFollowUps: this.#unnamed,
+      sentFollowUps: this.sent(),
+    };
+  }
+
+  /** A messageId refused before is listed once, as it stands now. */
+  #forgetRecord(messageId: string): void {
+    const index = this.#records.findIndex((record) => record.messageId === messageId);
+    if (index !== -1) this.#records.splice(index, 1);
+  }
+
+  #record(messageId: string, prompt: string, status: FollowUpStatus, error?: string): void {
+    this.#records.push({ messageId, prompt: shortPrompt(prompt), status, ...(error ? { error } : {}) });
+    this.#trim();
+  }
+
+  #trim(): void {
+    const excess = this.#records.length - FOLLOW_UP_LIMITS.maxRecords;
+    if (excess > 0) this.#records.splice(0, excess);
+  }
+}
+
+function shortPrompt(prompt: string): string {
+  return truncate(prompt, FOLLOW_UP_LIMITS.recordPromptChars);
 }

@@ -21,9 +21,8 @@ import type {
 import {
   AgentJobFailureType,
   FollowUpFailureType,
-  MAX_MESSAGE_ID_CHARS,
+  followUpRequestIssues,
 } from '../../contract/agent-job-constants';
-import { followUpRequestIssues } from '../../contract/follow-up-checks';
 import { InputValidationError } from '../../contract/input-error';
 import {
   followUpSignal,
@@ -33,7 +32,7 @@ import {
 } from '../../contract/messages';
 import { agentJobWorkflowIdIssue } from '../../contract/names';
 import { BudgetPermits } from '../budget/permits';
-import { continueAsNewDue } from '../continue-as-new';
+import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
 import { invalidInputOf } from '../input-check';
 import { recordFollowUpNotAccepted } from '../metrics';
 import {
@@ -45,7 +44,6 @@ import {
   timedOut,
 } from './calls';
 import {
-  continueAsNewAfter,
   initialState,
   isRead,
   isFinished,
@@ -117,6 +115,7 @@ async function failOnBadInput(input: unknown): Promise<void> {
  * time, in order, while the poll activity keeps running.
  */
 async function runUntilDone(state: RunState): Promise<AgentJobResult> {
+  const eventLimit = state.input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.agentJob;
   for (;;) {
     if (state.pollFailure) throw state.pollFailure;
     if (isFinished(state)) {
@@ -127,7 +126,7 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
     const now = Date.now();
     // While the poll activity runs, its own timeout ends it at the deadline, naming the last service error.
     if (now >= state.deadlineAt && state.poll === null) throw timedOut(state);
-    if (continueAsNewDue(continueAsNewAfter(state)) && allHandlersFinished()) await continueAsNew(state);
+    if (continueAsNewDue(eventLimit) && allHandlersFinished()) await continueAsNew(state);
 
     const pending = state.followUps.pendingCount > 0;
     if (state.jobId === null) {
@@ -178,15 +177,11 @@ async function continueAsNew(state: RunState): Promise<never> {
     historyLength: info.historyLength,
     pendingFollowUps: state.followUps.pendingCount,
   });
-  const { input } = state;
+  // What earlier runs sent and settled travels in the continuation.
+  const { earlierFollowUps: _settled, sentFollowUps: _sent, ...input } = state.input;
   const next: AgentJobInput = {
-    projectId: state.projectId,
-    prompt: input.prompt,
-    ...(input.polling === undefined ? {} : { polling: input.polling }),
+    ...input,
     ...(state.jobId === null ? {} : { jobId: state.jobId }),
-    ...(input.continueAsNewAfterEvents === undefined
-      ? {}
-      : { continueAsNewAfterEvents: input.continueAsNewAfterEvents }),
     continuation: toContinuation(state),
   };
   // Search attributes hold the job id and status the next run starts from.
@@ -220,20 +215,26 @@ export function registerHandlers(state: RunState): void {
   setHandler(getSentFollowUpsQuery, () => state.followUps.sent());
   setHandler(followUpSignal, (request) => acceptSignal(state, request));
   setHandler(sendFollowUpUpdate, (request) => sendAndWait(state, request), {
-    validator: (request) => validateUpdate(state, request),
+    // Runs before the update enters history: an update not accepted sends nothing and leaves no trace.
+    validator: (request) => {
+      const notAccepted = whyNotAccepted(state, request);
+      if (notAccepted) throw ApplicationFailure.nonRetryable(notAccepted.reason, notAccepted.type);
+    },
   });
 }
 
 /** A signal cannot be turned back to its sender, so one not accepted is recorded as rejected (visible in getState). */
 function acceptSignal(state: RunState, raw: unknown): void {
-  const givenId = messageIdOf(raw);
-  if (givenId !== undefined && state.followUps.statusOf(givenId) !== undefined) {
+  const fields = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<Record<string, unknown>>;
+  const issues = followUpRequestIssues(raw, 'follow-up');
+  const givenId = issues.some((i) => i.field === 'messageId') ? undefined : fields.messageId;
+  if (typeof givenId === 'string' && state.followUps.statusOf(givenId) !== undefined) {
     log.info('Duplicate follow-up ignored', { messageId: givenId });
     return;
   }
-  const messageId = givenId ?? state.followUps.nextUnnamedId();
-  const prompt = promptOf(raw);
-  const notAccepted = whyNotAccepted(state, raw);
+  const messageId = typeof givenId === 'string' ? givenId : state.followUps.nextUnnamedId();
+  const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
+  const notAccepted = whyNotAccepted(state, raw, issues);
   if (notAccepted !== undefined) {
     log.warn('Follow-up signal not accepted', { messageId, reason: notAccepted.reason });
     state.followUps.recordNotAccepted(messageId, prompt, notAccepted.reason);
@@ -246,11 +247,11 @@ function acceptSignal(state: RunState, raw: unknown): void {
   refreshVisibility(state);
 }
 
-/** Runs before the update enters history: an update not accepted sends nothing and leaves no trace. */
-function validateUpdate(state: RunState, raw: unknown): void {
-  const notAccepted = whyNotAccepted(state, raw);
-  if (notAccepted !== undefined) throw ApplicationFailure.nonRetryable(notAccepted.reason, notAccepted.type);
-}
+const FAILURE_TYPE_OF = {
+  rejected: FollowUpFailureType.rejected,
+  outcome_unknown: FollowUpFailureType.outcomeUnknown,
+  not_sent: FollowUpFailureType.notSent,
+} as const;
 
 async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<AgentJob> {
   const messageId =
@@ -258,7 +259,12 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
   const answer = new Promise<AgentJob>((resolve, reject) => {
     state.followUps.enqueue(messageId, request.prompt, {
       delivered: resolve,
-      failed: (status, reason) => reject(followUpFailure(messageId, status, reason)),
+      failed: (status, reason) => {
+        const type = FAILURE_TYPE_OF[status];
+        const message = `follow-up ${messageId}: ${reason}`;
+        const details = [{ messageId, status, reason }];
+        reject(ApplicationFailure.create({ type, message, nonRetryable: true, details }));
+      },
     });
   });
   state.arrivals += 1;
@@ -266,58 +272,27 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
   return answer;
 }
 
-interface NotAccepted {
-  type: typeof FollowUpFailureType.invalidInput | typeof FollowUpFailureType.notAccepted;
-  reason: string;
-}
-
 /** Why a follow-up cannot be queued, or undefined when it can. */
-function whyNotAccepted(state: RunState, raw: unknown): NotAccepted | undefined {
-  const issues = followUpRequestIssues(raw, 'follow-up');
+function whyNotAccepted(
+  state: RunState,
+  raw: unknown,
+  issues = followUpRequestIssues(raw, 'follow-up'),
+): { type: string; reason: string } | undefined {
   if (issues.length > 0) {
     return {
       type: FollowUpFailureType.invalidInput,
       reason: new InputValidationError(issues, 'follow-up').message,
     };
   }
-  const notAccepted = (reason: string): NotAccepted => ({ type: FollowUpFailureType.notAccepted, reason });
-  const messageId = messageIdOf(raw);
+  const reason = refusalOf(state, (raw as FollowUpRequest).messageId);
+  return reason === undefined ? undefined : { type: FollowUpFailureType.notAccepted, reason };
+}
+
+function refusalOf(state: RunState, messageId: string | undefined): string | undefined {
   const seen = messageId === undefined ? undefined : state.followUps.statusOf(messageId);
-  if (seen !== undefined) return notAccepted(`follow-up ${messageId} was already received (status: ${seen})`);
-  if (state.closingReason !== null) return notAccepted(`the workflow is ending (${state.closingReason})`);
+  if (seen !== undefined) return `follow-up ${messageId} was already received (status: ${seen})`;
+  if (state.closingReason !== null) return `the workflow is ending (${state.closingReason})`;
   const status = statusOf(state);
-  if (refusesFollowUps(status)) return notAccepted(`job ${state.jobId} is ${status}: it takes no follow-ups`);
-  const refusal = state.followUps.refusal(state.jobId);
-  return refusal === undefined ? undefined : notAccepted(refusal);
-}
-
-function followUpFailure(messageId: string, status: string, reason: string): ApplicationFailure {
-  const type =
-    status === 'rejected'
-      ? FollowUpFailureType.rejected
-      : status === 'outcome_unknown'
-        ? FollowUpFailureType.outcomeUnknown
-        : FollowUpFailureType.notSent;
-  return ApplicationFailure.create({
-    type,
-    message: `follow-up ${messageId}: ${reason}`,
-    nonRetryable: true,
-    details: [{ messageId, status, reason }],
-  });
-}
-
-function messageIdOf(raw: unknown): string | undefined {
-  const value = isRecord(raw) ? raw.messageId : undefined;
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_MESSAGE_ID_CHARS
-    ? value
-    : undefined;
-}
-
-function promptOf(raw: unknown): string {
-  const value = isRecord(raw) ? raw.prompt : undefined;
-  return typeof value === 'string' ? value : '';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
+  if (refusesFollowUps(status)) return `job ${state.jobId} is ${status}: it takes no follow-ups`;
+  return state.followUps.refusal(state.jobId);
 }

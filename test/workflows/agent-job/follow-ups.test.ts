@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FOLLOW_UP_LIMITS, sentFollowUpsSchema, type AgentJob } from '../../../src/contract/agent-job';
-import { messageIdKey } from '../../../src/contract/follow-up-checks';
+import {
+  FOLLOW_UP_LIMITS,
+  messageIdKey,
+  sentFollowUpsSchema,
+  type AgentJob,
+} from '../../../src/contract/agent-job';
 import {
   FollowUpQueue,
   type FollowUpQueueSnapshot,
   type FollowUpWaiter,
-} from '../../../src/workflows/agent-job/follow-ups';
+} from '../../../src/workflows/agent-job/state';
 
 const JOB: AgentJob = { id: 'job_1', status: 'active', prLink: null };
 
@@ -43,7 +47,6 @@ describe('FollowUpQueue', () => {
       { messageId: 'b', prompt: 'Second', status: 'rejected', error: 'HTTP 409' },
       { messageId: 'c', prompt: 'Third', status: 'pending' },
     ]);
-    assert.deepEqual(queue.countByStatus(), { pending: 1, delivered: 1, rejected: 1, outcome_unknown: 0 });
     assert.equal(queue.statusOf('a'), 'delivered');
     assert.equal(queue.statusOf('b'), undefined, 'refused: it may come again');
     assert.equal(queue.statusOf('c'), 'pending');
@@ -133,7 +136,7 @@ describe('FollowUpQueue', () => {
     queue.enqueue('b', 'Second');
     queue.sendingHead();
     assert.deepEqual(queue.sent(), { delivered: [], outcomeUnknown: [messageIdKey('a')] }, 'in flight');
-    queue.headNotTaken();
+    queue.sendingHead(false);
     assert.deepEqual(
       queue.sent(),
       { delivered: [], outcomeUnknown: [] },
@@ -204,13 +207,12 @@ describe('FollowUpQueue', () => {
     assert.equal(queue.records()[0]?.prompt.length, FOLLOW_UP_LIMITS.recordPromptChars);
   });
 
-  test('past maxRecords the oldest records are dropped from the list and counted', () => {
+  test('past maxRecords the oldest records are dropped from the list', () => {
     const queue = new FollowUpQueue();
     const total = FOLLOW_UP_LIMITS.maxRecords + 3;
     for (let i = 0; i < total; i++) queue.recordNotAccepted(`m${i}`, 'x', 'bad');
     const snapshot = queue.snapshot();
     assert.equal(snapshot.followUps.length, FOLLOW_UP_LIMITS.maxRecords);
-    assert.equal(snapshot.omittedFollowUps, 3);
     assert.equal(snapshot.followUps[0]?.messageId, 'm3');
   });
 

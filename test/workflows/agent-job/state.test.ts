@@ -34,6 +34,7 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
       polls: 0,
       nextPollAt: null,
       pollingSince: null,
+      inFlight: null,
       pendingFollowUps: 0,
       notAcceptedFollowUps: 0,
       followUps: [],
