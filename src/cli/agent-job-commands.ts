@@ -369,6 +369,7 @@ async function jobStatus(client: Client, workflowId: string, json: boolean): Pro
       state.prLink ? `pull request: ${state.prLink}` : '',
       ...modelAndSource(state),
       state.queuedForBudget ? `queued for the project's budget${until ? ` until ${until}` : ''}` : '',
+      state.inFlight ? `in flight: ${state.inFlight}` : '',
       state.lastError ? `last error: ${state.lastError}` : '',
     ];
     print(json, { workflow, state }, lines.filter(Boolean).join('\n'));
