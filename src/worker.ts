@@ -15,11 +15,9 @@ import { DocsApiClient } from './docs-api/client';
 import { dataConverterFromEnv } from './codec/data-converter';
 import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
 import { ServerReachability, startHealthServer, workerChecks } from './operations/health';
-import { recordActivityMetrics } from './operations/activity-metrics';
-import { countDocsApiRequests } from './operations/docs-api-metrics';
-import { WorkerMetrics, workflowMetricsSinks } from './operations/metrics';
+import { countDocsApiRequests, recordActivityMetrics } from './operations/recorders';
+import { histogramBuckets, WorkerMetrics, workflowMetricsSinks } from './operations/metrics';
 import { watchNightlyWatermarks } from './operations/nightly-watermarks';
-import { histogramBuckets } from './contract/metrics';
 import { coreLogFilter, createLogger, logStartFailure } from './operations/logging';
 import { DROPPED_WORKFLOW_SPANS, startTracing, type Tracing } from './tracing/setup';
 

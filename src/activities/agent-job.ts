@@ -20,9 +20,10 @@ import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failur
 import type { UnendedCreate } from '../client/agent-job-record';
 import type { ReleasePermit } from './budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
-import { toApplicationFailure, type FailureMappingOptions } from './failures';
 
-export interface AgentJobActivityDeps extends FailureMappingOptions {
+export interface AgentJobActivityDeps {
+  /** Operator opt-in (DOCS_API_RETRY_UNKNOWN_OUTCOME): a create or message whose outcome is unknown may be re-sent. */
+  retryUnknownOutcome?: boolean;
   docsApi: DocsApiClient;
   /** Gives the call's budget permit back (createActivities passes the budget activities' release). */
   releasePermit?: ReleasePermit;
@@ -101,7 +102,7 @@ export function createAgentJobActivities({
   docsApi,
   releasePermit,
   createRecords,
-  ...mapping
+  retryUnknownOutcome = false,
 }: AgentJobActivityDeps) {
   /**
    * The permit goes back as soon as the service answered (or failed), from the activity itself: it is released
@@ -136,16 +137,12 @@ export function createAgentJobActivities({
   /** One call with the activity's cancellation signal; dropped fields travel with the answer for the workflow to log. */
   async function answer(call: (options: RequestOptions) => Promise<AgentJob>): Promise<AgentJobAnswer> {
     const warnings: string[] = [];
-    try {
-      const options = {
-        signal: Context.current().cancellationSignal,
-        onWarning: (warning: string) => warnings.push(warning),
-      };
-      const job = await call(options);
-      return warnings.length === 0 ? job : { ...job, responseWarnings: warnings };
-    } catch (error) {
-      throw toApplicationFailure(error, mapping);
-    }
+    const job = await call({
+      signal: Context.current().cancellationSignal,
+      onWarning: (warning: string) => warnings.push(warning),
+      retryUnknownOutcome,
+    });
+    return warnings.length === 0 ? job : { ...job, responseWarnings: warnings };
   }
   /** Nothing is sent while what decides the create cannot be read: the workflow sends it again later (safeToRetry). */
   async function readOrResend<T>(what: string, read: () => Promise<T>): Promise<T> {
@@ -279,8 +276,7 @@ export function createAgentJobActivities({
             });
           },
         });
-      } catch (error) {
-        const failure = toApplicationFailure(error, mapping);
+      } catch (failure) {
         if (!(failure instanceof ApplicationFailure) || failure.nonRetryable) throw failure;
         context.heartbeat({ ...progress, lastError: failure.message } satisfies PollProgress);
         // Without Retry-After, the poll interval, not the retry policy's own backoff.

@@ -8,7 +8,6 @@ import type { DocsApiClient } from '../docs-api/client';
 import { DestinationUnavailableError, StagingMissingError } from '../exports/destination';
 import type { ChunkWriter, ExportStaging, StagedPageRows } from '../exports/staging';
 import { exportFailures } from './export-failures';
-import { toApplicationFailure } from './failures';
 
 /** One offset page of an export's range. */
 export interface PageRequest {
@@ -223,7 +222,7 @@ class PageRun {
       );
     } catch (error) {
       if (this.signal.aborted) throw new CancelledFailure('page run cancelled while a request was in flight');
-      throw toApplicationFailure(error);
+      throw error;
     }
   }
 

@@ -1,14 +1,28 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, DecoratorHandler, request, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import { apiDateSchema, checkDateOrder } from '../contract/api-dates';
 import type { AgentJob } from '../contract/agent-job';
 import { ConfigError } from '../contract/errors';
-import { visitorsPageSchema, type VisitorsPage } from '../contract/visitors-export';
+import { MAX_PAGE_SIZE, visitorsPageSchema, type VisitorsPage } from '../contract/visitors-export';
+import {
+  InputValidationError,
+  intInRange,
+  jobIdSchema,
+  parseOrThrow,
+  projectIdSchema,
+  promptSchema,
+} from '../contract/validation';
 import { ApiKey } from './api-key';
-import { checkJobId, checkProjectId, checkPrompt, checkVisitorsQuery, type VisitorsQuery } from './arguments';
-import { type DocsApiErrorInit, type DocsApiOperation } from './errors';
-import { firstHeader, readText, REQUEST_ID_HEADERS } from './http-response';
-import { answerOf, bodyExcerpt, errorFromStatus } from './response-errors';
-import { parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
-import { errorFromTransport } from './transport-errors';
+import {
+  bodyExcerpt,
+  docsApiFailure,
+  statusFailure,
+  transportFailure,
+  type DocsApiOperation,
+  type FailureFacts,
+} from './failures';
+import { answerOf, parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
 
 export interface DocsApiClientOptions {
   /** Base URL of the service, e.g. https://api.example.com (a path prefix is kept). */
@@ -37,11 +51,13 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Told of each field of a job answer dropped for its unexpected type (the answer itself is still used). */
   onWarning?: (warning: string) => void;
+  /** Operator opt-in (DOCS_API_RETRY_UNKNOWN_OUTCOME): a create or message whose outcome is unknown is safe to re-send. */
+  retryUnknownOutcome?: boolean;
 }
 
 /**
- * Typed client of the documentation service. It never retries: retries belong to Temporal's activity
- * policies, so they never multiply. Every failure is a DocsApiError subclass; messages never hold the key.
+ * Typed client of the documentation service. It never retries: retries belong to Temporal's activity policies, so
+ * they never multiply. Every failure is an ApplicationFailure of failures.ts; messages never hold the key.
  */
 export class DocsApiClient {
   readonly #apiKey: ApiKey;
@@ -75,7 +91,7 @@ export class DocsApiClient {
     this.#dispatcher = interceptors.length > 0 ? dispatcher.compose(...interceptors) : dispatcher;
   }
 
-  /** POST /v2/agent/{projectId}/job. Not idempotent: a failure with safeToRetry false may have created a job. */
+  /** POST /v2/agent/{projectId}/job. Not idempotent: a failure whose details say safeToRetry false may have created a job. */
   async createJob(
     projectId: string,
     body: { prompt: string },
@@ -143,7 +159,8 @@ export class DocsApiClient {
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const redact = (text: string) => this.#apiKey.redact(text);
-    const transport = { operation, signal: options.signal, redact };
+    const facts: FailureFacts = { operation, retryUnknownOutcome: options.retryUnknownOutcome };
+    const transport = { ...facts, signal: options.signal, redact };
 
     let response: Dispatcher.ResponseData;
     try {
@@ -155,28 +172,22 @@ export class DocsApiClient {
         signal: options.signal,
       });
     } catch (error) {
-      throw errorFromTransport({ ...transport, error, responseStarted: false });
+      throw transportFailure(error, { ...transport, responseStarted: false });
     }
 
     const status = response.statusCode;
+    const header = (name: string) => firstHeader(response.headers, [name]);
     const requestId = firstHeader(response.headers, REQUEST_ID_HEADERS);
     let text: string;
     try {
       text = await readText(response.body);
     } catch (error) {
-      throw errorFromTransport({ ...transport, error, responseStarted: true, status, requestId });
+      throw transportFailure(error, { ...transport, responseStarted: true, status, requestId });
     }
 
-    const answer = { status, headers: response.headers, text };
-    const init = (safeToRetry: boolean): DocsApiErrorInit => ({
-      operation,
-      status,
-      safeToRetry,
-      bodyExcerpt: bodyExcerpt(text, redact),
-      ...(requestId === undefined ? {} : { requestId }),
-    });
+    const answered = { ...facts, status, requestId, bodyExcerpt: bodyExcerpt(text, redact) };
     if (status < 200 || status > 299) {
-      throw errorFromStatus(answer, init, {
+      throw statusFailure({ status, text, header }, answered, {
         redact,
         maxRetryAfterMs: this.#maxRetryAfterMs,
         onWarning: options.onWarning,
@@ -184,7 +195,10 @@ export class DocsApiClient {
     }
     // A job answer that carries an id names a job that exists (after a create too): the caller must not lose it.
     const namesJob = operation !== 'getVisitors';
-    return answerOf(answer, parse, init, { namesJob, onWarning: options.onWarning });
+    return answerOf({ text, contentType: header('content-type') ?? '' }, parse, answered, {
+      namesJob,
+      onWarning: options.onWarning,
+    });
   }
 }
 
@@ -196,3 +210,96 @@ function withWarnings(answer: Lenient<AgentJob>, options: RequestOptions): Agent
 function enc(segment: string): string {
   return encodeURIComponent(segment);
 }
+
+const visitorsQuerySchema = z
+  .object({
+    dateFrom: apiDateSchema.optional(),
+    dateTo: apiDateSchema.optional(),
+    /** 1..250, default 50 at the service. */
+    limit: intInRange(1, MAX_PAGE_SIZE).optional(),
+    offset: intInRange(0).optional(),
+  })
+  .superRefine(checkDateOrder);
+
+export type VisitorsQuery = z.infer<typeof visitorsQuerySchema>;
+
+/** An argument checked before anything is sent: an InvalidArgumentError failure names its field and rule. */
+function check<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  field: string,
+  operation: DocsApiOperation,
+): z.output<S> {
+  try {
+    return parseOrThrow(schema, value, field);
+  } catch (error) {
+    if (!(error instanceof InputValidationError)) throw error;
+    const first = { field, rule: 'is invalid', ...error.issues[0] };
+    throw docsApiFailure('invalidArgument', `invalid argument ${first.field}: ${first.rule}`, {
+      operation,
+      field: first.field,
+    });
+  }
+}
+
+const checkProjectId = (value: unknown, op: DocsApiOperation): string =>
+  check(projectIdSchema, value, 'projectId', op);
+const checkJobId = (value: unknown, op: DocsApiOperation): string => check(jobIdSchema, value, 'jobId', op);
+const checkPrompt = (value: unknown, op: DocsApiOperation): string =>
+  check(promptSchema, value, 'prompt', op);
+const checkVisitorsQuery = (value: unknown): VisitorsQuery =>
+  check(visitorsQuerySchema, value, '', 'getVisitors');
+
+/** The largest body read; a larger one fails the call (code BODY_TOO_LARGE) instead of filling the memory. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** Headers that carry a request id, by the proxies and services that set them, first found wins. */
+const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-amzn-requestid', 'cf-ray'];
+
+/** The first non-empty value of the first of `names` present. */
+function firstHeader(headers: IncomingHttpHeaders, names: readonly string[]): string | undefined {
+  for (const name of names) {
+    const value = headers[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined && first !== '') return first;
+  }
+  return undefined;
+}
+
+/** The whole body as UTF-8 text, at most MAX_BODY_BYTES. */
+async function readText(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) {
+      body.destroy();
+      throw Object.assign(new Error(`response body larger than ${MAX_BODY_BYTES} bytes`), {
+        code: 'BODY_TOO_LARGE',
+      });
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The response hooks of undici's current handler API, which the client's interceptors (metrics, tracing) override. */
+export interface ResponseHooks extends Dispatcher.DispatchHandler {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void;
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void;
+  onResponseError(controller: Dispatcher.DispatchController, error: Error): void;
+}
+
+/**
+ * undici's DecoratorHandler forwards the current handler API (and adapts the older one `request()` may pass);
+ * its published types still name only the older methods.
+ */
+export const ForwardingHandler = DecoratorHandler as unknown as new (
+  handler: Dispatcher.DispatchHandler,
+) => ResponseHooks;

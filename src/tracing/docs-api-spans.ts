@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, context, propagation, trace, type Span } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { ForwardingHandler } from '../docs-api/forwarding-handler';
+import { ForwardingHandler } from '../docs-api/client';
 
 const TRACER_NAME = 'docs-agent-worker/docs-api';
 

@@ -1,9 +1,12 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Dispatcher } from 'undici';
 import type { Activities } from '../activities';
 import type { AgentJobAnswer } from '../activities/agent-job';
 import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
-import type { WorkerMetrics } from './metrics';
+import { ForwardingHandler } from '../docs-api/client';
+import { endpointOf, statusClass, type WorkerMetrics } from './metrics';
 
 /** What an activity execution gives a recorder: its input, its result or failure, its duration. */
 interface Execution {
@@ -72,7 +75,7 @@ function recordPoll(metrics: WorkerMetrics, project: string, job: JobAnswer | un
   }
 }
 
-/** The worker's activity interceptor that records the metrics of src/contract/metrics.ts. */
+/** The worker's activity interceptor that records the metrics of operations/metrics.ts. */
 export function recordActivityMetrics(metrics: WorkerMetrics): ActivityInterceptorsFactory {
   return (ctx) => {
     const recorder = RECORDERS[ctx.info.activityType as keyof Activities];
@@ -102,4 +105,68 @@ export function recordActivityMetrics(metrics: WorkerMetrics): ActivityIntercept
       },
     };
   };
+}
+
+/**
+ * An undici interceptor on the documentation service's client: every request counted by endpoint and status
+ * class, timed, and every 429 counted. The HTTP layer is the one place every request passes, whichever activity
+ * (or workflow version) sends it.
+ */
+export function countDocsApiRequests(metrics: WorkerMetrics): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (options, handler) => {
+    const endpoint = endpointOf(options.method, options.path ?? '/');
+    return dispatch(options, new CountingHandler(metrics, endpoint, handler));
+  };
+}
+
+class CountingHandler extends ForwardingHandler {
+  readonly #metrics: WorkerMetrics;
+  readonly #endpoint: string;
+  readonly #startedAt = performance.now();
+  #statusCode: number | undefined;
+  #counted = false;
+  #aborted = false;
+
+  constructor(metrics: WorkerMetrics, endpoint: string, handler: Dispatcher.DispatchHandler) {
+    super(handler);
+    this.#metrics = metrics;
+    this.#endpoint = endpoint;
+  }
+
+  override onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
+    this.#statusCode = statusCode;
+    super.onResponseStart(controller, statusCode, headers, statusMessage);
+  }
+
+  override onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    this.#count();
+    super.onResponseEnd(controller, trailers);
+  }
+
+  override onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    this.#aborted = isAbort(error);
+    this.#count();
+    super.onResponseError(controller, error);
+  }
+
+  /** Once per request: an answer whose body then fails still has its status class. */
+  #count(): void {
+    if (this.#counted) return;
+    this.#counted = true;
+    const endpoint = this.#endpoint;
+    const status_class = this.#aborted ? 'aborted' : statusClass(this.#statusCode);
+    this.#metrics.record('serviceRequests', 1, { endpoint, status_class });
+    this.#metrics.record('serviceRequestSeconds', (performance.now() - this.#startedAt) / 1000, { endpoint });
+    if (this.#statusCode === 429) this.#metrics.record('serviceRateLimited', 1, { endpoint });
+  }
+}
+
+/** The worker's own cancellation (an activity cancelled, a prefetched page no longer needed): not the service's. */
+function isAbort(error: Error): boolean {
+  return error.name === 'AbortError' || (error as { code?: unknown }).code === 'UND_ERR_ABORTED';
 }
