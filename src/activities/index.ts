@@ -3,8 +3,12 @@ import { earlierFollowUpsOf } from '../client/agent-job';
 import { readCreateRecord, unendedCreateOf, writeCreateRecord } from '../client/agent-job-record';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createBudgetActivities, type BudgetActivityDeps } from './budget';
-import { createInputCheckActivities } from './input-check';
 import { createNightlyActivities } from './nightly';
+import { agentJobInputSchema } from '../contract/agent-job';
+import type { InputIssue } from '../contract/input-error';
+import { InputValidationError, parseOrThrow } from '../contract/validation';
+import { visitorsNightlyInputSchema } from '../contract/nightly-schema';
+import { visitorsExportInputSchema } from '../contract/visitors-export';
 import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 
 export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps & BudgetActivityDeps;
@@ -34,3 +38,41 @@ const temporalCreateRecords: CreateRecords = {
   earlierFollowUps: (workflowId, runId) => earlierFollowUpsOf(Context.current().client, workflowId, runId),
   unendedCreate: (workflowId, runId) => unendedCreateOf(Context.current().client, workflowId, runId),
 };
+
+const INPUT_SCHEMAS = {
+  agentJob: agentJobInputSchema,
+  visitorsExport: visitorsExportInputSchema,
+  visitorsNightly: visitorsNightlyInputSchema,
+} as const;
+
+export interface WorkflowInputCheck {
+  workflow: keyof typeof INPUT_SCHEMAS;
+  input: unknown;
+}
+
+/** Why a workflow's input is refused: the message names each field and rule. */
+export interface InvalidInput {
+  message: string;
+  issues: InputIssue[];
+}
+
+/**
+ * Checks a workflow's input against the contract's zod schema, run by the workflow as a local activity: zod
+ * stays out of the workflow sandbox, where it would be evaluated again for every cached workflow
+ * (docs/agent-job.md, "Validation and the sandbox"). Resolves null for valid input; only the refusal enters
+ * history (in the local activity's marker), never the input again.
+ */
+export function createInputCheckActivities() {
+  return {
+    // eslint-disable-next-line @typescript-eslint/require-await -- an activity returns a promise
+    async checkWorkflowInput({ workflow, input }: WorkflowInputCheck): Promise<InvalidInput | null> {
+      try {
+        parseOrThrow(INPUT_SCHEMAS[workflow], input, `${workflow} input`);
+        return null;
+      } catch (error) {
+        if (!(error instanceof InputValidationError)) throw error;
+        return { message: error.message, issues: [...error.issues] };
+      }
+    },
+  };
+}
