@@ -2,7 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Runtime, TransportError, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
-import { toCanonicalString, type DataConverter, type WorkerDeploymentVersion } from '@temporalio/common';
+import {
+  toCanonicalString,
+  type DataConverter,
+  type VersioningBehavior,
+  type WorkerDeploymentVersion,
+} from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
 import {
   temporalConnectConfig,
@@ -36,6 +41,11 @@ export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bun
 export const TRACED_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle-traced.js');
 /** WORKER_WORKFLOW_BUNDLE value that bundles the sources at start even when a prebuilt bundle exists. */
 export const BUNDLE_AT_START = 'off';
+/**
+ * Every workflow type's behaviour on a versioned worker (docs/upgrading.md says why for each): a run finishes on
+ * the code that started it, so a change needs no patch. The budget limiter moves at continue-as-new.
+ */
+export const VERSIONING_BEHAVIOR = 'PINNED' satisfies VersioningBehavior;
 const RUNNING_FROM_SOURCES = __filename.endsWith('.ts');
 
 export interface CreateWorkerOptions {
@@ -96,12 +106,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     },
     ...(options.deploymentVersion
       ? {
-          // Each workflow type declares its behaviour (src/workflows/versioning.ts); PINNED is the rule for
-          // a type that does not: a run finishes on the code that started it.
           workerDeploymentOptions: {
             version: options.deploymentVersion,
             useWorkerVersioning: true,
-            defaultVersioningBehavior: 'PINNED',
+            defaultVersioningBehavior: VERSIONING_BEHAVIOR,
           },
         }
       : {}),
