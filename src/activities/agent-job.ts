@@ -18,7 +18,7 @@ import {
 } from '../contract/agent-job-constants';
 import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
 import type { UnendedCreate } from '../client/agent-job-record';
-import type { ReleasePermit } from './budget';
+import type { BudgetRelease } from '../contract/budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 
 export interface AgentJobActivityDeps {
@@ -26,7 +26,7 @@ export interface AgentJobActivityDeps {
   retryUnknownOutcome?: boolean;
   docsApi: DocsApiClient;
   /** Gives the call's budget permit back (createActivities passes the budget activities' release). */
-  releasePermit?: ReleasePermit;
+  releasePermit?: (release: BudgetRelease) => Promise<unknown>;
   /** Where creates are recorded per workflow id (createActivities passes Temporal's, client/agent-job-record.ts). */
   createRecords?: CreateRecords;
 }

@@ -133,6 +133,13 @@ export interface PermitRelease {
   unused?: number;
 }
 
+/** Permits given back to the limiter of one budget (the project names the agent budget's limiter). */
+export interface BudgetRelease {
+  kind: BudgetKind;
+  projectId: string;
+  releases: PermitRelease[];
+}
+
 /** Sent to a requester whose permit must wait: the limiter's estimate, for its progress and the UI. */
 export interface PermitQueued {
   permitId: string;
