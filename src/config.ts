@@ -32,37 +32,32 @@ const versionPart = z
   .max(255, 'must be at most 255 characters')
   .refine((value) => value.trim() === value, 'must not start or end with whitespace');
 
-/** `<requests>/<duration>`, e.g. `100/1h` or `20/10s`. */
-const rateLimit = z
-  .string()
-  .default(DEFAULT_RATE_LIMIT)
-  .transform((text, ctx) => {
-    const budget = parseRateLimit(text);
-    if (budget === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be <requests>/<duration> with a positive whole number and a positive duration, such as ${DEFAULT_RATE_LIMIT} or 20/10s (got "${text.slice(0, 40)}")`,
-      });
+/** Text that `parse` reads, else an issue naming the rule and what was given. */
+function parsedText<T>(fallback: string, parse: (text: string) => T | undefined, rule: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const value = parse(text);
+      if (value !== undefined) return value;
+      ctx.addIssue({ code: 'custom', message: `${rule} (got "${text.slice(0, 40)}")` });
       return z.NEVER;
-    }
-    return budget;
-  });
+    });
+}
+
+/** `<requests>/<duration>`, e.g. `100/1h` or `20/10s`. */
+const rateLimit = parsedText(
+  DEFAULT_RATE_LIMIT,
+  parseRateLimit,
+  `must be <requests>/<duration> with a positive whole number and a positive duration, such as ${DEFAULT_RATE_LIMIT} or 20/10s`,
+);
 
 /** A duration in any form the contract takes, as milliseconds; the Go form (`1m30s`) too. */
-const graceTime = z
-  .string()
-  .default('30s')
-  .transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be a duration: milliseconds or a number with a unit, such as 30s, 2m or 1m30s (got "${text.slice(0, 40)}")`,
-      });
-      return z.NEVER;
-    }
-    return ms;
-  });
+const graceTime = parsedText(
+  '30s',
+  parseDuration,
+  'must be a duration: milliseconds or a number with a unit, such as 30s, 2m or 1m30s',
+);
 
 const workerEnvSchema = z.object({
   DOCS_API_BASE_URL: z.url({

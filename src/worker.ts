@@ -26,8 +26,6 @@ import { watchNightlyWatermarks } from './operations/nightly-watermarks';
 import { coreLogFilter, createLogger, logStartFailure } from './operations/logging';
 import { DROPPED_WORKFLOW_SPANS, startTracing, type Tracing } from './tracing/setup';
 
-export { createActivities };
-
 /** Source of the workflow code: a prebuilt bundle in production, the TypeScript sources in development. */
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 /**
@@ -115,29 +113,6 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       : {}),
     ...options.tuning,
   });
-}
-
-export function activityDepsFromConfig(config: WorkerConfig, tracing?: Tracing, metrics?: WorkerMetrics) {
-  return {
-    docsApi: new DocsApiClient({
-      baseUrl: config.docsApiBaseUrl,
-      apiKey: config.docsApiKey,
-      interceptors: [
-        ...(tracing?.docsApiInterceptors ?? []),
-        ...(metrics ? [countDocsApiRequests(metrics)] : []),
-      ],
-    }),
-    exportDir: config.exportDir,
-    exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
-    exportLayout: config.exportLayout,
-    exportCompression: config.exportCompression,
-    retryUnknownOutcome: config.retryUnknownOutcome,
-    budgets: {
-      analytics: config.analyticsRateLimit,
-      agent: config.agentRateLimit,
-      organization: config.docsApiKey.fingerprint(),
-    },
-  };
 }
 
 function productionBundle(
@@ -234,7 +209,23 @@ export async function main(): Promise<void> {
             });
           },
         );
-  const deps = activityDepsFromConfig(config, tracing, metrics);
+  const deps = {
+    docsApi: new DocsApiClient({
+      baseUrl: config.docsApiBaseUrl,
+      apiKey: config.docsApiKey,
+      interceptors: [...(tracing?.docsApiInterceptors ?? []), countDocsApiRequests(metrics)],
+    }),
+    exportDir: config.exportDir,
+    exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
+    exportLayout: config.exportLayout,
+    exportCompression: config.exportCompression,
+    retryUnknownOutcome: config.retryUnknownOutcome,
+    budgets: {
+      analytics: config.analyticsRateLimit,
+      agent: config.agentRateLimit,
+      organization: config.docsApiKey.fingerprint(),
+    },
+  };
   const bundle = productionBundle(config, tracing !== undefined);
   const worker = await createWorker({
     connection,
