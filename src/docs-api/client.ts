@@ -34,7 +34,7 @@ export interface DocsApiClientOptions {
   userAgent?: string;
   /** Injected dispatcher (tests); the client then does not own or close it. */
   dispatcher?: Dispatcher;
-  /** undici interceptors every request goes through, e.g. tracing's (src/tracing/docs-api-spans.ts). */
+  /** undici interceptors every request goes through, e.g. tracing's and metrics'. */
   interceptors?: Dispatcher.DispatcherComposeInterceptor[];
   /**
    * The longest wait a Retry-After may ask for; a longer (or bogus) one is clamped to it with a warning, so that
