@@ -284,8 +284,30 @@ async function readText(body: Dispatcher.ResponseData['body']): Promise<string> 
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The response hooks of undici's current handler API, which the client's interceptors (metrics, tracing) override. */
-export interface ResponseHooks extends Dispatcher.DispatchHandler {
+/** What an interceptor of the client (metrics, tracing) is told of one request: its status, then its end, once. */
+export interface RequestObserver {
+  /** The request to send instead, e.g. with tracing's headers. */
+  options?: Dispatcher.DispatchOptions;
+  onStatus?: (statusCode: number) => void;
+  /** The answer ended, or failed with `error` (before or after its status). */
+  onEnd: (error?: Error) => void;
+}
+
+/** An undici interceptor that tells the observer `observe` makes for each request how it goes. */
+export function observingInterceptor(
+  observe: (options: Dispatcher.DispatchOptions) => RequestObserver,
+): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (options, handler) => {
+    const observer = observe(options);
+    return dispatch(observer.options ?? options, new ObservingHandler(observer, handler));
+  };
+}
+
+/**
+ * undici's DecoratorHandler forwards the current handler API (and adapts the older one `request()` may pass);
+ * its published types still name only the older methods.
+ */
+const ForwardingHandler = DecoratorHandler as unknown as new (handler: Dispatcher.DispatchHandler) => {
   onResponseStart(
     controller: Dispatcher.DispatchController,
     statusCode: number,
@@ -294,12 +316,41 @@ export interface ResponseHooks extends Dispatcher.DispatchHandler {
   ): void;
   onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void;
   onResponseError(controller: Dispatcher.DispatchController, error: Error): void;
-}
+};
 
-/**
- * undici's DecoratorHandler forwards the current handler API (and adapts the older one `request()` may pass);
- * its published types still name only the older methods.
- */
-export const ForwardingHandler = DecoratorHandler as unknown as new (
-  handler: Dispatcher.DispatchHandler,
-) => ResponseHooks;
+class ObservingHandler extends ForwardingHandler {
+  #ended = false;
+
+  constructor(
+    private readonly observer: RequestObserver,
+    handler: Dispatcher.DispatchHandler,
+  ) {
+    super(handler);
+  }
+
+  override onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
+    this.observer.onStatus?.(statusCode);
+    super.onResponseStart(controller, statusCode, headers, statusMessage);
+  }
+
+  override onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    this.#end();
+    super.onResponseEnd(controller, trailers);
+  }
+
+  override onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    this.#end(error);
+    super.onResponseError(controller, error);
+  }
+
+  #end(error?: Error): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.observer.onEnd(error);
+  }
+}

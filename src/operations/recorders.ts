@@ -1,11 +1,10 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
 import type { Activities } from '../activities';
 import type { AgentJobAnswer } from '../activities/agent-job';
 import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
-import { ForwardingHandler } from '../docs-api/client';
+import { observingInterceptor } from '../docs-api/client';
 import { endpointOf, statusClass, type WorkerMetrics } from './metrics';
 
 /** What an activity execution gives a recorder: its input, its result or failure, its duration. */
@@ -109,61 +108,26 @@ export function recordActivityMetrics(metrics: WorkerMetrics): ActivityIntercept
 
 /**
  * An undici interceptor on the documentation service's client: every request counted by endpoint and status
- * class, timed, and every 429 counted. The HTTP layer is the one place every request passes, whichever activity
- * (or workflow version) sends it.
+ * class (an answer whose body then fails keeps its status class), timed, and every 429 counted. The HTTP layer
+ * is the one place every request passes, whichever activity (or workflow version) sends it.
  */
 export function countDocsApiRequests(metrics: WorkerMetrics): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) => (options, handler) => {
+  return observingInterceptor((options) => {
     const endpoint = endpointOf(options.method, options.path ?? '/');
-    return dispatch(options, new CountingHandler(metrics, endpoint, handler));
-  };
-}
-
-class CountingHandler extends ForwardingHandler {
-  readonly #metrics: WorkerMetrics;
-  readonly #endpoint: string;
-  readonly #startedAt = performance.now();
-  #statusCode: number | undefined;
-  #counted = false;
-  #aborted = false;
-
-  constructor(metrics: WorkerMetrics, endpoint: string, handler: Dispatcher.DispatchHandler) {
-    super(handler);
-    this.#metrics = metrics;
-    this.#endpoint = endpoint;
-  }
-
-  override onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-    statusMessage?: string,
-  ): void {
-    this.#statusCode = statusCode;
-    super.onResponseStart(controller, statusCode, headers, statusMessage);
-  }
-
-  override onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
-    this.#count();
-    super.onResponseEnd(controller, trailers);
-  }
-
-  override onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
-    this.#aborted = isAbort(error);
-    this.#count();
-    super.onResponseError(controller, error);
-  }
-
-  /** Once per request: an answer whose body then fails still has its status class. */
-  #count(): void {
-    if (this.#counted) return;
-    this.#counted = true;
-    const endpoint = this.#endpoint;
-    const status_class = this.#aborted ? 'aborted' : statusClass(this.#statusCode);
-    this.#metrics.record('serviceRequests', 1, { endpoint, status_class });
-    this.#metrics.record('serviceRequestSeconds', (performance.now() - this.#startedAt) / 1000, { endpoint });
-    if (this.#statusCode === 429) this.#metrics.record('serviceRateLimited', 1, { endpoint });
-  }
+    const startedAt = performance.now();
+    let statusCode: number | undefined;
+    return {
+      onStatus: (code) => {
+        statusCode = code;
+      },
+      onEnd: (error) => {
+        const status_class = error !== undefined && isAbort(error) ? 'aborted' : statusClass(statusCode);
+        metrics.record('serviceRequests', 1, { endpoint, status_class });
+        metrics.record('serviceRequestSeconds', (performance.now() - startedAt) / 1000, { endpoint });
+        if (statusCode === 429) metrics.record('serviceRateLimited', 1, { endpoint });
+      },
+    };
+  });
 }
 
 /** The worker's own cancellation (an activity cancelled, a prefetched page no longer needed): not the service's. */

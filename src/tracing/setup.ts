@@ -1,9 +1,8 @@
-import { SpanKind, SpanStatusCode, context, propagation, trace, type Span } from '@opentelemetry/api';
-import type { IncomingHttpHeaders } from 'node:http';
+import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { InjectedSinks, WorkerOptions } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
-import { ForwardingHandler } from '../docs-api/client';
+import { observingInterceptor } from '../docs-api/client';
 
 /** What tracing adds to a process: interceptors for its clients, worker and HTTP client, and a flush at exit. */
 export interface Tracing {
@@ -115,7 +114,7 @@ const TRACER_NAME = 'docs-agent-worker/docs-api';
  */
 export function traceDocsApiRequests(): Dispatcher.DispatcherComposeInterceptor {
   const tracer = trace.getTracer(TRACER_NAME);
-  return (dispatch) => (options, handler) => {
+  return observingInterceptor((options) => {
     const method = options.method;
     const pathOnly = (options.path ?? '/').split('?')[0] ?? '/';
     const span = tracer.startSpan(
@@ -132,11 +131,18 @@ export function traceDocsApiRequests(): Dispatcher.DispatcherComposeInterceptor 
     );
     const carrier: Record<string, string> = {};
     propagation.inject(trace.setSpan(context.active(), span), carrier);
-    return dispatch(
-      { ...options, headers: { ...headersRecord(options.headers), ...carrier } },
-      new SpanEndingHandler(span, handler),
-    );
-  };
+    return {
+      options: { ...options, headers: { ...headersRecord(options.headers), ...carrier } },
+      onStatus: (statusCode) => {
+        span.setAttribute('http.response.status_code', statusCode);
+        if (statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+      },
+      onEnd: (error) => {
+        if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error.name });
+        span.end();
+      },
+    };
+  });
 }
 
 /** The request's headers as a record (undici also takes flat arrays and iterables of pairs). */
@@ -153,35 +159,4 @@ function headersRecord(headers: Dispatcher.DispatchOptions['headers']): Record<s
       : Object.entries(headers);
   for (const [name, value] of entries) if (value !== undefined) record[name] = value;
   return record;
-}
-
-class SpanEndingHandler extends ForwardingHandler {
-  readonly #span: Span;
-
-  constructor(span: Span, handler: Dispatcher.DispatchHandler) {
-    super(handler);
-    this.#span = span;
-  }
-
-  override onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-    statusMessage?: string,
-  ): void {
-    this.#span.setAttribute('http.response.status_code', statusCode);
-    if (statusCode >= 400) this.#span.setStatus({ code: SpanStatusCode.ERROR });
-    super.onResponseStart(controller, statusCode, headers, statusMessage);
-  }
-
-  override onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
-    this.#span.end();
-    super.onResponseEnd(controller, trailers);
-  }
-
-  override onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
-    this.#span.setStatus({ code: SpanStatusCode.ERROR, message: error.name });
-    this.#span.end();
-    super.onResponseError(controller, error);
-  }
 }
