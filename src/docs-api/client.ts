@@ -22,7 +22,7 @@ import {
   type DocsApiOperation,
   type FailureFacts,
 } from './failures';
-import { answerOf, parseJobAnswer, type Lenient, type ParseOutcome } from './schemas';
+import { answerOf, parseJobAnswer, type AnswerParser } from './schemas';
 
 export interface DocsApiClientOptions {
   /** Base URL of the service, e.g. https://api.example.com (a path prefix is kept). */
@@ -98,16 +98,16 @@ export class DocsApiClient {
     options: RequestOptions = {},
   ): Promise<AgentJob> {
     const op = 'createJob';
-    const path = `/v2/agent/${enc(checkProjectId(projectId, op))}/job`;
+    const path = `/v2/agent/${encodeURIComponent(checkProjectId(projectId, op))}/job`;
     const prompt = checkPrompt(body.prompt, op);
-    return withWarnings(await this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options), options);
+    return this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options);
   }
 
   /** GET /v2/agent/{projectId}/job/{id}. */
   async getJob(projectId: string, jobId: string, options: RequestOptions = {}): Promise<AgentJob> {
     const op = 'getJob';
-    const path = `/v2/agent/${enc(checkProjectId(projectId, op))}/job/${enc(checkJobId(jobId, op))}`;
-    return withWarnings(await this.#send(op, 'GET', path, undefined, parseJobAnswer, options), options);
+    const path = `/v2/agent/${encodeURIComponent(checkProjectId(projectId, op))}/job/${encodeURIComponent(checkJobId(jobId, op))}`;
+    return this.#send(op, 'GET', path, undefined, parseJobAnswer, options);
   }
 
   /** POST /v2/agent/{projectId}/job/{id}/message. Not idempotent, like createJob. */
@@ -118,9 +118,9 @@ export class DocsApiClient {
     options: RequestOptions = {},
   ): Promise<AgentJob> {
     const op = 'sendMessage';
-    const path = `/v2/agent/${enc(checkProjectId(projectId, op))}/job/${enc(checkJobId(jobId, op))}/message`;
+    const path = `/v2/agent/${encodeURIComponent(checkProjectId(projectId, op))}/job/${encodeURIComponent(checkJobId(jobId, op))}/message`;
     const prompt = checkPrompt(body.prompt, op);
-    return withWarnings(await this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options), options);
+    return this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options);
   }
 
   /** GET /v1/analytics/{projectId}/visitors: one offset page. */
@@ -136,7 +136,7 @@ export class DocsApiClient {
       const value = checked[key];
       if (value !== undefined) params.set(key, String(value));
     }
-    const path = `/v1/analytics/${enc(checkProjectId(projectId, op))}/visitors?${params.toString()}`;
+    const path = `/v1/analytics/${encodeURIComponent(checkProjectId(projectId, op))}/visitors?${params.toString()}`;
     return this.#send(op, 'GET', path, undefined, (json) => visitorsPageSchema.safeParse(json), options);
   }
 
@@ -149,7 +149,7 @@ export class DocsApiClient {
     method: 'GET' | 'POST',
     path: string,
     body: unknown,
-    parse: (json: unknown) => ParseOutcome<T>,
+    parse: AnswerParser<T>,
     options: RequestOptions,
   ): Promise<T> {
     const headers: Record<string, string> = {
@@ -200,15 +200,6 @@ export class DocsApiClient {
       onWarning: options.onWarning,
     });
   }
-}
-
-function withWarnings(answer: Lenient<AgentJob>, options: RequestOptions): AgentJob {
-  for (const warning of answer.warnings) options.onWarning?.(warning);
-  return answer.value;
-}
-
-function enc(segment: string): string {
-  return encodeURIComponent(segment);
 }
 
 const visitorsQuerySchema = z

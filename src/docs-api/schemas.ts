@@ -3,14 +3,12 @@ import { z } from 'zod';
 import { agentJobSchema, type AgentJob } from '../contract/agent-job';
 import { docsApiFailure, type FailureFacts } from './failures';
 
-/** A parsed answer and what was dropped from it: fields the worker does not need whose type was not the documented one. */
-export interface Lenient<T> {
-  value: T;
-  warnings: string[];
-}
-
-/** The shape of zod's safeParse, so that a schema or a lenient parser can read an answer. */
+/**
+ * The shape of zod's safeParse, so that a schema or a lenient parser can read an answer; `warn` is told of each
+ * field the parser dropped (a field the worker does not need whose type was not the documented one).
+ */
 export type ParseOutcome<T> = { success: true; data: T } | { success: false; error: z.ZodError };
+export type AnswerParser<T> = (json: unknown, warn: (warning: string) => void) => ParseOutcome<T>;
 
 /** The interface documents a string id; a whole number is read as its digits, so that the job it names is not lost. */
 const jobIdSchema = z.preprocess(
@@ -35,7 +33,7 @@ const NULL_KEPT = new Set(['archivedAt', 'source.ref']);
  * an unexpected type is dropped with a warning (never the whole answer: a created job's id is never lost), and so
  * is each odd field inside `source`; fields the interface does not list are ignored.
  */
-export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
+export const parseJobAnswer: AnswerParser<AgentJob> = (json, warn) => {
   const used = usedJobFieldsSchema.safeParse(json);
   if (!used.success) return used;
   const warnings: string[] = [];
@@ -49,9 +47,10 @@ export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
     status: used.data.status,
     prLink: used.data.prLink ?? null,
   };
+  warnings.forEach(warn);
   // Every kept field passed its own schema, so the whole cannot fail; parsing again gives the type without a cast.
-  return { success: true, data: { value: agentJobSchema.parse(job), warnings } };
-}
+  return { success: true, data: agentJobSchema.parse(job) };
+};
 
 /** The fields of `raw` that pass their own schema in `shape`; each that does not becomes a warning. */
 function keptFields(
@@ -89,7 +88,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function answerOf<T>(
   answer: { text: string; contentType: string },
-  parse: (json: unknown) => ParseOutcome<T>,
+  parse: AnswerParser<T>,
   facts: FailureFacts,
   options: { namesJob: boolean; onWarning?: ((warning: string) => void) | undefined },
 ): T {
@@ -112,7 +111,7 @@ export function answerOf<T>(
   if (!typedJson) {
     options.onWarning?.(`response content-type "${contentType || 'none'}": the body was read as JSON`);
   }
-  const parsed = parse(json);
+  const parsed = parse(json, (warning) => options.onWarning?.(warning));
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';

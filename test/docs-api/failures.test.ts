@@ -161,14 +161,11 @@ describe('answerOf: a 2xx answer, or a MalformedResponseError failure', () => {
     const warnings: string[] = [];
     const options = { namesJob: true, onWarning: (w: string) => warnings.push(w) };
     assert.equal(
-      answerOf(answer(200, JSON.stringify(job), json), parseJobAnswer, facts, options).value.id,
+      answerOf(answer(200, JSON.stringify(job), json), parseJobAnswer, facts, options).id,
       'job_1',
     );
     assert.deepEqual(warnings, []);
-    assert.equal(
-      answerOf(answer(200, JSON.stringify(job)), parseJobAnswer, facts, options).value.id,
-      'job_1',
-    );
+    assert.equal(answerOf(answer(200, JSON.stringify(job)), parseJobAnswer, facts, options).id, 'job_1');
     assert.deepEqual(warnings, ['response content-type "none": the body was read as JSON']);
   });
 
