@@ -125,8 +125,7 @@ export interface PermitGrant {
 /**
  * A requester is done with a permit: withdrawn if it still waits (an ask still on its way is ignored), the next
  * exclusive permit may go, and `unused` of its permits (never sent, and never to be) free their places in the
- * window. Once per permit: a repeat is ignored. (`unused`, not the previous version's `unspent` list by grant
- * time: neither version misreads the other's.)
+ * window. Once per permit: a repeat is ignored.
  */
 export interface PermitRelease {
   permitId: string;
