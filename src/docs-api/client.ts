@@ -29,11 +29,6 @@ export interface DocsApiClientOptions {
   baseUrl: string;
   apiKey: ApiKey | string;
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
-  /** Connections kept per origin; default 64. */
-  connections?: number;
-  userAgent?: string;
-  /** Injected dispatcher (tests); the client then does not own or close it. */
-  dispatcher?: Dispatcher;
   /** undici interceptors every request goes through, e.g. tracing's and metrics'. */
   interceptors?: Dispatcher.DispatcherComposeInterceptor[];
   /**
@@ -44,7 +39,7 @@ export interface DocsApiClientOptions {
 }
 
 /** The service's budgets count per hour: no honest Retry-After asks for more. */
-export const DEFAULT_MAX_RETRY_AFTER_MS = 3_600_000;
+const DEFAULT_MAX_RETRY_AFTER_MS = 3_600_000;
 
 export interface RequestOptions {
   /** Aborts the request, e.g. the activity's cancellation signal. */
@@ -63,8 +58,6 @@ export class DocsApiClient {
   readonly #apiKey: ApiKey;
   readonly #baseUrl: string;
   readonly #dispatcher: Dispatcher;
-  readonly #ownsDispatcher: boolean;
-  readonly #userAgent: string;
   readonly #maxRetryAfterMs: number;
 
   constructor(options: DocsApiClientOptions) {
@@ -74,21 +67,16 @@ export class DocsApiClient {
       throw new ConfigError(`DOCS_API_BASE_URL: must be an http or https URL, got protocol ${base.protocol}`);
     }
     this.#baseUrl = base.toString().replace(/\/+$/, '');
-    this.#userAgent = options.userAgent ?? 'docs-agent-worker';
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
-    this.#ownsDispatcher = options.dispatcher === undefined;
-    const dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connections: options.connections ?? 64,
-        keepAliveTimeout: 10_000,
-        keepAliveMaxTimeout: 60_000,
-        connect: { timeout: options.timeouts?.connectMs ?? 10_000 },
-        headersTimeout: options.timeouts?.headersMs ?? 30_000,
-        bodyTimeout: options.timeouts?.bodyMs ?? 30_000,
-      });
-    const interceptors = options.interceptors ?? [];
-    this.#dispatcher = interceptors.length > 0 ? dispatcher.compose(...interceptors) : dispatcher;
+    const agent = new Agent({
+      connections: 64,
+      keepAliveTimeout: 10_000,
+      keepAliveMaxTimeout: 60_000,
+      connect: { timeout: options.timeouts?.connectMs ?? 10_000 },
+      headersTimeout: options.timeouts?.headersMs ?? 30_000,
+      bodyTimeout: options.timeouts?.bodyMs ?? 30_000,
+    });
+    this.#dispatcher = agent.compose(...(options.interceptors ?? []));
   }
 
   /** POST /v2/agent/{projectId}/job. Not idempotent: a failure whose details say safeToRetry false may have created a job. */
@@ -141,7 +129,7 @@ export class DocsApiClient {
   }
 
   async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    await this.#dispatcher.close();
   }
 
   async #send<T>(
@@ -155,7 +143,7 @@ export class DocsApiClient {
     const headers: Record<string, string> = {
       authorization: this.#apiKey.authorizationHeader(),
       accept: 'application/json',
-      'user-agent': this.#userAgent,
+      'user-agent': 'docs-agent-worker',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const redact = (text: string) => this.#apiKey.redact(text);
