@@ -17,7 +17,7 @@ import {
 import { ConfigError } from './contract/errors';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
-import { dataConverterFromEnv } from './codec/data-converter';
+import { dataConverterFromEnv } from './codec/aes-gcm-codec';
 import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
 import { ServerReachability, startHealthServer, workerChecks } from './operations/health';
 import { countDocsApiRequests, recordActivityMetrics } from './operations/recorders';

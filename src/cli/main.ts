@@ -38,7 +38,7 @@ import type { CommandContext } from './command-context';
 import { reportFailure, type CliStreams } from './output';
 import { ExitCode, UsageError } from './usage-error';
 import { connectClient, taskQueueFromEnv, temporalConnectConfig } from '../client/connect';
-import { dataConverterFromEnv } from '../codec/data-converter';
+import { dataConverterFromEnv } from '../codec/aes-gcm-codec';
 import { startTracing } from '../tracing/setup';
 
 interface Command {

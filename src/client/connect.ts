@@ -8,7 +8,7 @@ import {
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { ConfigError } from '../contract/errors';
 import { DEFAULT_TASK_QUEUE } from '../contract/names';
-import { dataConverterFromEnv } from '../codec/data-converter';
+import { dataConverterFromEnv } from '../codec/aes-gcm-codec';
 
 /** gRPC status codes (grpc.io/docs/guides/status-codes) that mean the server was not reached in time. */
 const GRPC_DEADLINE_EXCEEDED = 4;
