@@ -3,18 +3,13 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { z } from 'zod';
-import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
+import { DEFAULT_RATE_LIMIT, parseRateLimit } from './contract/budget';
 import { parseDuration } from './contract/duration';
 import { ConfigError } from './contract/errors';
-import {
-  EXPORT_COMPRESSIONS,
-  EXPORT_LAYOUTS,
-  type ExportCompression,
-  type ExportLayout,
-} from './contract/visitors-export-constants';
+import { EXPORT_COMPRESSIONS, EXPORT_LAYOUTS } from './contract/visitors-export-constants';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { intFromText, portFromText } from './contract/validation';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevelName } from './operations/logging';
+import { LOG_FORMATS, LOG_LEVELS } from './operations/logging';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 import { isS3Uri, parseS3Uri, S3_URI_RULE } from './exports/s3-uri';
 import { secretFromEnv } from './codec/keys';
@@ -107,41 +102,10 @@ const workerEnvSchema = z.object({
 const DEPLOYMENT_RULE =
   'TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID: set both to join that Worker Deployment Version, or neither to run unversioned';
 
-export interface WorkerConfig {
-  docsApiBaseUrl: string;
-  /** Wrapped so that printing the config can never reveal the key. */
-  docsApiKey: ApiKey;
-  retryUnknownOutcome: boolean;
-  /** The organization's analytics budget, shared by every export and worker process. */
-  analyticsRateLimit: RateBudget;
-  /** Each project's budget for create and message together. */
-  agentRateLimit: RateBudget;
-  taskQueue: string;
-  /** An absolute directory, or `s3://bucket[/prefix]` as given. */
-  exportDir: string;
-  /** EXPORT_S3_FORCE_PATH_STYLE: path-style addressing for MinIO and most self-hosted S3 servers. */
-  exportS3ForcePathStyle: boolean;
-  /** EXPORT_LAYOUT; undefined: each format's default (hive for Parquet). */
-  exportLayout: ExportLayout | undefined;
-  /** EXPORT_COMPRESSION: gzip for CSV and NDJSON. */
-  exportCompression: ExportCompression;
-  maxConcurrentActivities: number;
-  maxConcurrentWorkflowTasks: number;
-  maxCachedWorkflows: number;
-  /** Milliseconds activities get to finish on SIGINT/SIGTERM. */
-  shutdownGraceTimeMs: number;
-  metricsPort: number | undefined;
-  /** Serves /livez and /readyz (src/operations/health.ts). */
-  healthPort: number | undefined;
-  logFormat: LogFormat;
-  logLevel: LogLevelName;
-  workflowBundlePath: string | undefined;
-  /** The Worker Deployment Version the worker joins (versioned), or undefined (unversioned). */
-  deploymentVersion: WorkerDeploymentVersion | undefined;
-}
+export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 
 /** Parses the worker's environment once at start-up; throws ConfigError listing every bad variable. */
-export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
   // DOCS_API_KEY may come from the file DOCS_API_KEY_FILE names (a Docker or Kubernetes secret).
   let apiKey: { value: string; source: string } | undefined;
   const lines: string[] = [];
@@ -168,11 +132,13 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   );
   return {
     docsApiBaseUrl: e.DOCS_API_BASE_URL,
+    // Wrapped so that printing the config can never reveal the key.
     docsApiKey: new ApiKey(e.DOCS_API_KEY),
     retryUnknownOutcome: e.DOCS_API_RETRY_UNKNOWN_OUTCOME,
     analyticsRateLimit: e.DOCS_API_ANALYTICS_RATE_LIMIT,
     agentRateLimit: e.DOCS_API_AGENT_RATE_LIMIT,
     taskQueue: e.TEMPORAL_TASK_QUEUE,
+    // An absolute directory, or `s3://bucket[/prefix]` as given.
     exportDir: isS3Uri(e.EXPORT_DIR) ? e.EXPORT_DIR : path.resolve(e.EXPORT_DIR),
     exportS3ForcePathStyle: e.EXPORT_S3_FORCE_PATH_STYLE,
     exportLayout: e.EXPORT_LAYOUT,
