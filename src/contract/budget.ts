@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import { parseDuration } from './duration';
+import { parseDuration, UNIT_MS } from './duration';
 
 /** A budget of the service: at most `requests` in any `windowMs`. */
 export interface RateBudget {
@@ -40,8 +40,6 @@ export function budgetLimiterWorkflowId(kind: BudgetKind, keyId: string, project
     ? `docs-budget/analytics/${keyId}`
     : `docs-budget/agent/${keyId}/${projectId ?? ''}`;
 }
-
-const UNIT_MS = { h: 3_600_000, m: 60_000, s: 1000 };
 
 /** `100/1h`: a budget as DOCS_API_*_RATE_LIMIT writes it (parseRateLimit reads it back). */
 export function rateLimitText({ requests, windowMs }: RateBudget): string {
