@@ -235,8 +235,8 @@ describe(`service client: ${docsApiCases.length + 1} cases (refused before sendi
 
   test("docs-api: getJob of an unknown job id -> the service's 404, named, sent once", async () => {
     const project = uniqueProject('api');
-    await assert.rejects(api.getJob(project, 'job_unknown'), (error: Error) => {
-      assert.equal(error.name, 'NotFoundError');
+    await assert.rejects(api.getJob(project, 'job_unknown'), (error: ApplicationFailure) => {
+      assert.equal(error.type, DocsApiFailureType.notFound);
       assert.match(error.message, /^getJob: not found: .* \| HTTP 404 \| request id req_/);
       return true;
     });
