@@ -85,17 +85,21 @@ export class DocsApiClient {
     body: { prompt: string },
     options: RequestOptions = {},
   ): Promise<AgentJob> {
-    const op = 'createJob';
-    const path = `/v2/agent/${encodeURIComponent(checkProjectId(projectId, op))}/job`;
-    const prompt = checkPrompt(body.prompt, op);
-    return this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options);
+    const path = jobPath('createJob', projectId);
+    const prompt = check(promptSchema, body.prompt, 'prompt', 'createJob');
+    return this.#send('createJob', 'POST', path, { prompt }, parseJobAnswer, options);
   }
 
   /** GET /v2/agent/{projectId}/job/{id}. */
   async getJob(projectId: string, jobId: string, options: RequestOptions = {}): Promise<AgentJob> {
-    const op = 'getJob';
-    const path = `/v2/agent/${encodeURIComponent(checkProjectId(projectId, op))}/job/${encodeURIComponent(checkJobId(jobId, op))}`;
-    return this.#send(op, 'GET', path, undefined, parseJobAnswer, options);
+    return this.#send(
+      'getJob',
+      'GET',
+      jobPath('getJob', projectId, jobId),
+      undefined,
+      parseJobAnswer,
+      options,
+    );
   }
 
   /** POST /v2/agent/{projectId}/job/{id}/message. Not idempotent, like createJob. */
@@ -105,10 +109,9 @@ export class DocsApiClient {
     body: { prompt: string },
     options: RequestOptions = {},
   ): Promise<AgentJob> {
-    const op = 'sendMessage';
-    const path = `/v2/agent/${encodeURIComponent(checkProjectId(projectId, op))}/job/${encodeURIComponent(checkJobId(jobId, op))}/message`;
-    const prompt = checkPrompt(body.prompt, op);
-    return this.#send(op, 'POST', path, { prompt }, parseJobAnswer, options);
+    const path = `${jobPath('sendMessage', projectId, jobId)}/message`;
+    const prompt = check(promptSchema, body.prompt, 'prompt', 'sendMessage');
+    return this.#send('sendMessage', 'POST', path, { prompt }, parseJobAnswer, options);
   }
 
   /** GET /v1/analytics/{projectId}/visitors: one offset page. */
@@ -118,13 +121,14 @@ export class DocsApiClient {
     options: RequestOptions = {},
   ): Promise<VisitorsPage> {
     const op = 'getVisitors';
-    const checked = checkVisitorsQuery(query);
+    const checked = check(visitorsQuerySchema, query, '', op);
     const params = new URLSearchParams();
     for (const key of ['dateFrom', 'dateTo', 'limit', 'offset'] as const) {
       const value = checked[key];
       if (value !== undefined) params.set(key, String(value));
     }
-    const path = `/v1/analytics/${encodeURIComponent(checkProjectId(projectId, op))}/visitors?${params.toString()}`;
+    const project = encodeURIComponent(check(projectIdSchema, projectId, 'projectId', op));
+    const path = `/v1/analytics/${project}/visitors?${params.toString()}`;
     return this.#send(op, 'GET', path, undefined, (json) => visitorsPageSchema.safeParse(json), options);
   }
 
@@ -221,13 +225,12 @@ function check<S extends z.ZodType>(
   }
 }
 
-const checkProjectId = (value: unknown, op: DocsApiOperation): string =>
-  check(projectIdSchema, value, 'projectId', op);
-const checkJobId = (value: unknown, op: DocsApiOperation): string => check(jobIdSchema, value, 'jobId', op);
-const checkPrompt = (value: unknown, op: DocsApiOperation): string =>
-  check(promptSchema, value, 'prompt', op);
-const checkVisitorsQuery = (value: unknown): VisitorsQuery =>
-  check(visitorsQuerySchema, value, '', 'getVisitors');
+/** `/v2/agent/{projectId}/job[/{jobId}]`, each id checked before anything is sent. */
+function jobPath(op: DocsApiOperation, projectId: string, jobId?: string): string {
+  const project = encodeURIComponent(check(projectIdSchema, projectId, 'projectId', op));
+  const job = jobId === undefined ? '' : `/${encodeURIComponent(check(jobIdSchema, jobId, 'jobId', op))}`;
+  return `/v2/agent/${project}/job${job}`;
+}
 
 /** The largest body read; a larger one fails the call (code BODY_TOO_LARGE) instead of filling the memory. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
