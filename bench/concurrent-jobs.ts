@@ -82,7 +82,7 @@ export const PRODUCTION_POLLING = {
 /**
  * Bounded memory at any job count (issue 17): the 2,000-job compressed row of FULL_JOBS again (before issue 17:
  * 3,486 MB peak, follow-up p99 29.5 s), and 5,000 jobs at production polling on one worker started with no
- * tuning (issue 24): its sticky cache is the default sized to the heap (src/cache-size.ts, 500 on a default
+ * tuning (issue 24): its sticky cache is the default sized to the heap (src/config.ts, 500 on a default
  * heap), and with no workflow task per poll an evicted job is replayed only for a follow-up, a status change or
  * its end. Quick: 200 jobs at production polling.
  */

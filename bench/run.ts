@@ -86,7 +86,7 @@ import {
   serviceBudgetVerdict,
   type ServiceBudgetRow,
 } from './export-service-budget';
-import { defaultMaxCachedWorkflows } from '../src/cache-size';
+import { defaultMaxCachedWorkflows } from '../src/config';
 
 export const BENCH_NAMES = [
   'export',
@@ -293,7 +293,7 @@ async function scaleSection(quick: boolean, results: BenchResults): Promise<stri
     `The concurrent-jobs benchmark's method at issue 17's scale: the 2,000-job compressed row (before issue 17: ` +
       `3,486 MB peak RSS, follow-up p99 29.5 s, see "Concurrent agent jobs") and 5,000 jobs at production ` +
       `polling (5 s doubling to 2 min) on one worker started with no tuning: its sticky cache is the default, ` +
-      `sized to the heap limit (${defaultMaxCachedWorkflows()} workflows here, src/cache-size.ts).`,
+      `sized to the heap limit (${defaultMaxCachedWorkflows()} workflows here, src/config.ts).`,
     concurrentJobsTable(rows),
     scaleVerdict(rows),
   ].join('\n\n');

@@ -1,23 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { z } from 'zod';
-import { defaultMaxCachedWorkflows } from './cache-size';
-import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateBudget } from './contract/budget';
+import { DEFAULT_RATE_LIMIT, parseRateLimit } from './contract/budget';
 import { parseDuration } from './contract/duration';
 import { ConfigError } from './contract/errors';
-import {
-  EXPORT_COMPRESSIONS,
-  EXPORT_LAYOUTS,
-  type ExportCompression,
-  type ExportLayout,
-} from './contract/visitors-export-constants';
+import { EXPORT_COMPRESSIONS, EXPORT_LAYOUTS } from './contract/visitors-export-constants';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
 import { intFromText, portFromText } from './contract/validation';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevelName } from './operations/logging';
+import { LOG_FORMATS, LOG_LEVELS } from './operations/logging';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 import { isS3Uri, parseS3Uri, S3_URI_RULE } from './exports/s3-uri';
-import { secretFromEnv } from './secret-env';
+import { secretFromEnv } from './codec/keys';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
@@ -32,37 +27,32 @@ const versionPart = z
   .max(255, 'must be at most 255 characters')
   .refine((value) => value.trim() === value, 'must not start or end with whitespace');
 
-/** `<requests>/<duration>`, e.g. `100/1h` or `20/10s`. */
-const rateLimit = z
-  .string()
-  .default(DEFAULT_RATE_LIMIT)
-  .transform((text, ctx) => {
-    const budget = parseRateLimit(text);
-    if (budget === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be <requests>/<duration> with a positive whole number and a positive duration, such as ${DEFAULT_RATE_LIMIT} or 20/10s (got "${text.slice(0, 40)}")`,
-      });
+/** Text that `parse` reads, else an issue naming the rule and what was given. */
+function parsedText<T>(fallback: string, parse: (text: string) => T | undefined, rule: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const value = parse(text);
+      if (value !== undefined) return value;
+      ctx.addIssue({ code: 'custom', message: `${rule} (got "${text.slice(0, 40)}")` });
       return z.NEVER;
-    }
-    return budget;
-  });
+    });
+}
+
+/** `<requests>/<duration>`, e.g. `100/1h` or `20/10s`. */
+const rateLimit = parsedText(
+  DEFAULT_RATE_LIMIT,
+  parseRateLimit,
+  `must be <requests>/<duration> with a positive whole number and a positive duration, such as ${DEFAULT_RATE_LIMIT} or 20/10s`,
+);
 
 /** A duration in any form the contract takes, as milliseconds; the Go form (`1m30s`) too. */
-const graceTime = z
-  .string()
-  .default('30s')
-  .transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be a duration: milliseconds or a number with a unit, such as 30s, 2m or 1m30s (got "${text.slice(0, 40)}")`,
-      });
-      return z.NEVER;
-    }
-    return ms;
-  });
+const graceTime = parsedText(
+  '30s',
+  parseDuration,
+  'must be a duration: milliseconds or a number with a unit, such as 30s, 2m or 1m30s',
+);
 
 const workerEnvSchema = z.object({
   DOCS_API_BASE_URL: z.url({
@@ -94,7 +84,7 @@ const workerEnvSchema = z.object({
     .default('none'),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(200),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt.default(100),
-  /** Unset: sized to the heap limit (src/cache-size.ts). */
+  /** Unset: sized to the heap limit (defaultMaxCachedWorkflows). */
   WORKER_MAX_CACHED_WORKFLOWS: positiveInt.optional(),
   WORKER_SHUTDOWN_GRACE_TIME: graceTime,
   WORKER_METRICS_PORT: portFromText.optional(),
@@ -112,41 +102,10 @@ const workerEnvSchema = z.object({
 const DEPLOYMENT_RULE =
   'TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID: set both to join that Worker Deployment Version, or neither to run unversioned';
 
-export interface WorkerConfig {
-  docsApiBaseUrl: string;
-  /** Wrapped so that printing the config can never reveal the key. */
-  docsApiKey: ApiKey;
-  retryUnknownOutcome: boolean;
-  /** The organization's analytics budget, shared by every export and worker process. */
-  analyticsRateLimit: RateBudget;
-  /** Each project's budget for create and message together. */
-  agentRateLimit: RateBudget;
-  taskQueue: string;
-  /** An absolute directory, or `s3://bucket[/prefix]` as given. */
-  exportDir: string;
-  /** EXPORT_S3_FORCE_PATH_STYLE: path-style addressing for MinIO and most self-hosted S3 servers. */
-  exportS3ForcePathStyle: boolean;
-  /** EXPORT_LAYOUT; undefined: each format's default (hive for Parquet). */
-  exportLayout: ExportLayout | undefined;
-  /** EXPORT_COMPRESSION: gzip for CSV and NDJSON. */
-  exportCompression: ExportCompression;
-  maxConcurrentActivities: number;
-  maxConcurrentWorkflowTasks: number;
-  maxCachedWorkflows: number;
-  /** Milliseconds activities get to finish on SIGINT/SIGTERM. */
-  shutdownGraceTimeMs: number;
-  metricsPort: number | undefined;
-  /** Serves /livez and /readyz (src/operations/health.ts). */
-  healthPort: number | undefined;
-  logFormat: LogFormat;
-  logLevel: LogLevelName;
-  workflowBundlePath: string | undefined;
-  /** The Worker Deployment Version the worker joins (versioned), or undefined (unversioned). */
-  deploymentVersion: WorkerDeploymentVersion | undefined;
-}
+export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 
 /** Parses the worker's environment once at start-up; throws ConfigError listing every bad variable. */
-export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
   // DOCS_API_KEY may come from the file DOCS_API_KEY_FILE names (a Docker or Kubernetes secret).
   let apiKey: { value: string; source: string } | undefined;
   const lines: string[] = [];
@@ -173,11 +132,13 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   );
   return {
     docsApiBaseUrl: e.DOCS_API_BASE_URL,
+    // Wrapped so that printing the config can never reveal the key.
     docsApiKey: new ApiKey(e.DOCS_API_KEY),
     retryUnknownOutcome: e.DOCS_API_RETRY_UNKNOWN_OUTCOME,
     analyticsRateLimit: e.DOCS_API_ANALYTICS_RATE_LIMIT,
     agentRateLimit: e.DOCS_API_AGENT_RATE_LIMIT,
     taskQueue: e.TEMPORAL_TASK_QUEUE,
+    // An absolute directory, or `s3://bucket[/prefix]` as given.
     exportDir: isS3Uri(e.EXPORT_DIR) ? e.EXPORT_DIR : path.resolve(e.EXPORT_DIR),
     exportS3ForcePathStyle: e.EXPORT_S3_FORCE_PATH_STYLE,
     exportLayout: e.EXPORT_LAYOUT,
@@ -227,4 +188,34 @@ function deploymentVersionOf(
     );
   }
   return { deploymentName, buildId };
+}
+
+/** The worker's heap besides the sticky cache: an idle worker process is about 230 MB RSS (docs/benchmarks.md). */
+export const WORKER_BASE_HEAP_MIB = 256;
+/**
+ * Heap budgeted per cached workflow: a cached `agentJob` holds about 0.4 MiB ("Memory per cached workflow"),
+ * doubled so the cache takes at most half of the heap beyond the base and the collector has room.
+ */
+export const MIB_PER_CACHED_WORKFLOW = 0.8;
+/**
+ * The largest default: with a cache of 500, one worker held 5,000 active jobs at a peak of 800 MB RSS
+ * ("Agent jobs at scale"). A larger cache buys nothing at that scale (polls make no workflow task, so an evicted
+ * job is replayed only for a follow-up, a status change or its end) and would pass 1 GB.
+ */
+export const MAX_DEFAULT_CACHED_WORKFLOWS = 500;
+/** The SDK's own floor for its default. */
+export const MIN_DEFAULT_CACHED_WORKFLOWS = 10;
+
+/**
+ * WORKER_MAX_CACHED_WORKFLOWS when unset, sized to the V8 heap limit as the SDK sizes its own default (whose
+ * formula assumes about 1.7 MiB per workflow and no upper bound: 2,310 on a 4 GiB heap, more than 1 GB of RSS
+ * here). A heap capped small (`--max-old-space-size`, a container's NODE_OPTIONS) gets a smaller cache.
+ */
+export function defaultMaxCachedWorkflows(heapLimitMiB: number = heapSizeLimitMiB()): number {
+  const fits = Math.floor((heapLimitMiB - WORKER_BASE_HEAP_MIB) / MIB_PER_CACHED_WORKFLOW);
+  return Math.min(MAX_DEFAULT_CACHED_WORKFLOWS, Math.max(MIN_DEFAULT_CACHED_WORKFLOWS, fits));
+}
+
+export function heapSizeLimitMiB(): number {
+  return v8.getHeapStatistics().heap_size_limit / 2 ** 20;
 }

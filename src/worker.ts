@@ -2,7 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Runtime, TransportError, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
-import { toCanonicalString, type DataConverter, type WorkerDeploymentVersion } from '@temporalio/common';
+import {
+  toCanonicalString,
+  type DataConverter,
+  type VersioningBehavior,
+  type WorkerDeploymentVersion,
+} from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
 import {
   temporalConnectConfig,
@@ -12,18 +17,14 @@ import {
 import { ConfigError } from './contract/errors';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
-import { dataConverterFromEnv } from './codec/data-converter';
+import { dataConverterFromEnv } from './codec/aes-gcm-codec';
 import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
 import { ServerReachability, startHealthServer, workerChecks } from './operations/health';
-import { recordActivityMetrics } from './operations/activity-metrics';
-import { countDocsApiRequests } from './operations/docs-api-metrics';
-import { WorkerMetrics, workflowMetricsSinks } from './operations/metrics';
+import { countDocsApiRequests, recordActivityMetrics } from './operations/recorders';
+import { histogramBuckets, WorkerMetrics, workflowMetricsSinks } from './operations/metrics';
 import { watchNightlyWatermarks } from './operations/nightly-watermarks';
-import { histogramBuckets } from './contract/metrics';
 import { coreLogFilter, createLogger, logStartFailure } from './operations/logging';
 import { DROPPED_WORKFLOW_SPANS, startTracing, type Tracing } from './tracing/setup';
-
-export { createActivities };
 
 /** Source of the workflow code: a prebuilt bundle in production, the TypeScript sources in development. */
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -38,6 +39,11 @@ export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bun
 export const TRACED_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle-traced.js');
 /** WORKER_WORKFLOW_BUNDLE value that bundles the sources at start even when a prebuilt bundle exists. */
 export const BUNDLE_AT_START = 'off';
+/**
+ * Every workflow type's behaviour on a versioned worker (docs/upgrading.md says why for each): a run finishes on
+ * the code that started it, so a change needs no patch. The budget limiter moves at continue-as-new.
+ */
+export const VERSIONING_BEHAVIOR = 'PINNED' satisfies VersioningBehavior;
 const RUNNING_FROM_SOURCES = __filename.endsWith('.ts');
 
 export interface CreateWorkerOptions {
@@ -74,9 +80,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     activities: options.activities,
     // The Nexus service `docs-agent`: callers in other namespaces start the same workflows through an endpoint.
     nexusServices: [createDocsAgentNexusHandler(options.taskQueue)],
-    // A block of export pages heartbeats its progress after each page: one every 250 ms at most reaches the
-    // server (by default one per 0.8 x heartbeat timeout), so the pages of a block whose worker died are counted
-    // from it and not sent again. Other activities beat every few seconds or less.
+    // A run of export pages heartbeats its progress after each page: one every 250 ms at most reaches the server
+    // (by default one per 0.8 x heartbeat timeout), so the pages of a run whose worker died are counted from it
+    // and not sent again. Other activities beat every few seconds or less.
     maxHeartbeatThrottleInterval: '250 milliseconds',
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
@@ -98,40 +104,15 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     },
     ...(options.deploymentVersion
       ? {
-          // Each workflow type declares its behaviour (src/workflows/versioning.ts); PINNED is the rule for
-          // a type that does not: a run finishes on the code that started it.
           workerDeploymentOptions: {
             version: options.deploymentVersion,
             useWorkerVersioning: true,
-            defaultVersioningBehavior: 'PINNED',
+            defaultVersioningBehavior: VERSIONING_BEHAVIOR,
           },
         }
       : {}),
     ...options.tuning,
   });
-}
-
-export function activityDepsFromConfig(config: WorkerConfig, tracing?: Tracing, metrics?: WorkerMetrics) {
-  return {
-    docsApi: new DocsApiClient({
-      baseUrl: config.docsApiBaseUrl,
-      apiKey: config.docsApiKey,
-      interceptors: [
-        ...(tracing?.docsApiInterceptors ?? []),
-        ...(metrics ? [countDocsApiRequests(metrics)] : []),
-      ],
-    }),
-    exportDir: config.exportDir,
-    exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
-    exportLayout: config.exportLayout,
-    exportCompression: config.exportCompression,
-    retryUnknownOutcome: config.retryUnknownOutcome,
-    budgets: {
-      analytics: config.analyticsRateLimit,
-      agent: config.agentRateLimit,
-      organization: config.docsApiKey.fingerprint(),
-    },
-  };
 }
 
 function productionBundle(
@@ -228,7 +209,23 @@ export async function main(): Promise<void> {
             });
           },
         );
-  const deps = activityDepsFromConfig(config, tracing, metrics);
+  const deps = {
+    docsApi: new DocsApiClient({
+      baseUrl: config.docsApiBaseUrl,
+      apiKey: config.docsApiKey,
+      interceptors: [...(tracing?.docsApiInterceptors ?? []), countDocsApiRequests(metrics)],
+    }),
+    exportDir: config.exportDir,
+    exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
+    exportLayout: config.exportLayout,
+    exportCompression: config.exportCompression,
+    retryUnknownOutcome: config.retryUnknownOutcome,
+    budgets: {
+      analytics: config.analyticsRateLimit,
+      agent: config.agentRateLimit,
+      organization: config.docsApiKey.fingerprint(),
+    },
+  };
   const bundle = productionBundle(config, tracing !== undefined);
   const worker = await createWorker({
     connection,

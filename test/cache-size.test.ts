@@ -6,7 +6,7 @@ import {
   MAX_DEFAULT_CACHED_WORKFLOWS,
   MIN_DEFAULT_CACHED_WORKFLOWS,
   defaultMaxCachedWorkflows,
-} from '../src/cache-size';
+} from '../src/config';
 import { loadWorkerConfig } from '../src/config';
 
 const valid = { DOCS_API_BASE_URL: 'https://docs.example.test', DOCS_API_KEY: 'live_s3cr3t-value-123' };
@@ -14,7 +14,7 @@ const valid = { DOCS_API_BASE_URL: 'https://docs.example.test', DOCS_API_KEY: 'l
 /** The default a fresh node process computes from its own heap limit, and what its config says. */
 function inProcessWithHeap(maxOldSpaceMiB: number): { heapMiB: number; derived: number; config: number } {
   const script = [
-    `const { defaultMaxCachedWorkflows, heapSizeLimitMiB } = require(${JSON.stringify(path.resolve(__dirname, '../src/cache-size.ts'))});`,
+    `const { defaultMaxCachedWorkflows, heapSizeLimitMiB } = require(${JSON.stringify(path.resolve(__dirname, '../src/config.ts'))});`,
     `const { loadWorkerConfig } = require(${JSON.stringify(path.resolve(__dirname, '../src/config.ts'))});`,
     `const config = loadWorkerConfig(${JSON.stringify(valid)});`,
     'console.log(JSON.stringify({ heapMiB: heapSizeLimitMiB(), derived: defaultMaxCachedWorkflows(), config: config.maxCachedWorkflows }));',

@@ -17,16 +17,17 @@ import {
   TERMINAL_JOB_STATUSES,
   callOutcomeOf,
 } from '../contract/agent-job-constants';
-import type { DocsApiFailureDetails } from '../contract/failure-types';
+import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
 import type { UnendedCreate } from '../client/agent-job-runs';
-import type { ReleasePermit } from './budget';
+import type { BudgetRelease } from '../contract/budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
-import { toApplicationFailure, type FailureMappingOptions } from './failures';
 
-export interface AgentJobActivityDeps extends FailureMappingOptions {
+export interface AgentJobActivityDeps {
+  /** Operator opt-in (DOCS_API_RETRY_UNKNOWN_OUTCOME): a create or message whose outcome is unknown may be re-sent. */
+  retryUnknownOutcome?: boolean;
   docsApi: DocsApiClient;
   /** Gives the call's budget permit back (createActivities passes the budget activities' release). */
-  releasePermit?: ReleasePermit;
+  releasePermit?: (release: BudgetRelease) => Promise<unknown>;
   /** Where creates are recorded per workflow id (createActivities passes Temporal's, client/agent-job-record.ts). */
   createRecords?: CreateRecords;
 }
@@ -95,7 +96,7 @@ export function createAgentJobActivities({
   docsApi,
   releasePermit,
   createRecords,
-  ...mapping
+  retryUnknownOutcome = false,
 }: AgentJobActivityDeps) {
   /**
    * The permit goes back as soon as the service answered (or failed), from the activity itself: it is released
@@ -126,13 +127,12 @@ export function createAgentJobActivities({
   /** One call with the activity's cancellation signal; dropped fields travel with the answer for the workflow to log. */
   async function answer(call: (options: RequestOptions) => Promise<AgentJob>): Promise<AgentJobAnswer> {
     const warnings: string[] = [];
-    try {
-      const signal = Context.current().cancellationSignal;
-      const job = await call({ signal, onWarning: (warning) => warnings.push(warning) });
-      return warnings.length === 0 ? job : { ...job, responseWarnings: warnings };
-    } catch (error) {
-      throw toApplicationFailure(error, mapping);
-    }
+    const job = await call({
+      signal: Context.current().cancellationSignal,
+      onWarning: (warning: string) => warnings.push(warning),
+      retryUnknownOutcome,
+    });
+    return warnings.length === 0 ? job : { ...job, responseWarnings: warnings };
   }
   /** Nothing is sent while what decides the create cannot be read: the workflow sends it again later (safeToRetry). */
   async function readOrResend<T>(what: string, read: () => Promise<T>): Promise<T> {
@@ -270,8 +270,7 @@ export function createAgentJobActivities({
             });
           },
         });
-      } catch (error) {
-        const failure = toApplicationFailure(error, mapping);
+      } catch (failure) {
         if (!(failure instanceof ApplicationFailure) || failure.nonRetryable) throw failure;
         context.heartbeat({ ...progress, lastError: failure.message } satisfies PollProgress);
         // Without Retry-After, the poll interval, not the retry policy's own backoff.

@@ -1,10 +1,26 @@
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import {
+  BUDGET_LIMITER_WORKFLOW_TYPE,
+  budgetLimiterSummary,
+  budgetLimiterWorkflowId,
+  releaseBudgetPermitsSignal,
+  requestBudgetPermitSignal,
+  type BudgetKind,
+  type BudgetRelease,
+  type PermitAsk,
+  type RateBudget,
+} from '../contract/budget';
+
 import { earlierFollowUpsOf } from '../client/agent-job';
 import { readCreateRecord, unendedCreateOf, writeCreateRecord } from '../client/agent-job-runs';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
-import { createBudgetActivities, type BudgetActivityDeps } from './budget';
-import { createInputCheckActivities } from './input-check';
 import { createNightlyActivities } from './nightly';
+import { agentJobInputSchema } from '../contract/agent-job';
+import type { InputIssue } from '../contract/input-error';
+import { InputValidationError, parseOrThrow } from '../contract/validation';
+import { visitorsNightlyInputSchema } from '../contract/nightly-schema';
+import { visitorsExportInputSchema } from '../contract/visitors-export';
 import { createVisitorsExportActivities, type VisitorsExportActivityDeps } from './visitors-export';
 
 export type ActivityDeps = AgentJobActivityDeps & VisitorsExportActivityDeps & BudgetActivityDeps;
@@ -34,3 +50,99 @@ const temporalCreateRecords: CreateRecords = {
   earlierFollowUps: (workflowId, runId) => earlierFollowUpsOf(Context.current().client, workflowId, runId),
   unendedCreate: (workflowId, runId) => unendedCreateOf(Context.current().client, workflowId, runId),
 };
+
+const INPUT_SCHEMAS = {
+  agentJob: agentJobInputSchema,
+  visitorsExport: visitorsExportInputSchema,
+  visitorsNightly: visitorsNightlyInputSchema,
+} as const;
+
+export interface WorkflowInputCheck {
+  workflow: keyof typeof INPUT_SCHEMAS;
+  input: unknown;
+}
+
+/** Why a workflow's input is refused: the message names each field and rule. */
+export interface InvalidInput {
+  message: string;
+  issues: InputIssue[];
+}
+
+/**
+ * Checks a workflow's input against the contract's zod schema, run by the workflow as a local activity: zod
+ * stays out of the workflow sandbox, where it would be evaluated again for every cached workflow
+ * (docs/agent-job.md, "Validation and the sandbox"). Resolves null for valid input; only the refusal enters
+ * history (in the local activity's marker), never the input again.
+ */
+export function createInputCheckActivities() {
+  return {
+    // eslint-disable-next-line @typescript-eslint/require-await -- an activity returns a promise
+    async checkWorkflowInput({ workflow, input }: WorkflowInputCheck): Promise<InvalidInput | null> {
+      try {
+        parseOrThrow(INPUT_SCHEMAS[workflow], input, `${workflow} input`);
+        return null;
+      } catch (error) {
+        if (!(error instanceof InputValidationError)) throw error;
+        return { message: error.message, issues: [...error.issues] };
+      }
+    },
+  };
+}
+
+export interface BudgetActivityDeps {
+  budgets: {
+    analytics: RateBudget;
+    agent: RateBudget;
+    /** Names the organization in limiter workflow ids: `ApiKey.fingerprint()`, never the key. */
+    organization: string;
+  };
+}
+
+/**
+ * The worker's side of the budgets: it knows the configured budget and the organization, so workflow code never
+ * sees either.
+ */
+export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
+  const limiterId = (kind: BudgetKind, projectId: string): string =>
+    budgetLimiterWorkflowId(kind, budgets.organization, kind === 'agent' ? projectId : undefined);
+
+  return {
+    /** Queues the ask at the budget's limiter, starting the limiter (and its UI summary) if none runs. */
+    async requestBudgetPermit({
+      kind,
+      ask,
+    }: {
+      kind: BudgetKind;
+      ask: Omit<PermitAsk, 'budget'>;
+    }): Promise<void> {
+      const { client, info } = Context.current();
+      const workflowId = limiterId(kind, ask.projectId);
+      await client.workflow.signalWithStart(BUDGET_LIMITER_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: info.taskQueue,
+        // Every permit waits on the limiter's workflow tasks: they go ahead of any job's or export's.
+        priority: { priorityKey: 1 },
+        args: [{ budget: budgets[kind] }],
+        staticSummary: budgetLimiterSummary(workflowId, budgets[kind]),
+        signal: requestBudgetPermitSignal,
+        signalArgs: [{ ...ask, budget: budgets[kind] }],
+      });
+    },
+
+    /**
+     * Gives permits back (see PermitRelease). A limiter that is gone (terminated, never started) holds no permit:
+     * there is nothing to give back, and the caller is not failed for it.
+     */
+    releaseBudgetPermits: async (input: BudgetRelease): Promise<void> => {
+      const handle = Context.current().client.workflow.getHandle(limiterId(input.kind, input.projectId));
+      try {
+        for (const release of input.releases) await handle.signal(releaseBudgetPermitsSignal, release);
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        log.warn('Budget limiter gone: the permits it granted are not held any more', {
+          limiter: handle.workflowId,
+        });
+      }
+    },
+  };
+}

@@ -51,7 +51,7 @@ export interface MergeRequest {
 export interface MergeResult {
   files: string[];
   rows: number;
-  /** Of the export file: a metric (src/operations/activity-metrics.ts). */
+  /** Of the export file: a metric (src/operations/recorders.ts). */
   bytes: number;
   sha256: string;
   duplicateCount: number;

@@ -12,7 +12,6 @@ import {
   type ExportStaging,
   type StagedPageRows,
 } from '../exports/destination';
-import { toApplicationFailure } from './failures';
 
 export interface PageRequest {
   exportKey: string;
@@ -241,7 +240,7 @@ class PageRun {
       );
     } catch (error) {
       if (this.signal.aborted) throw new CancelledFailure('page run cancelled while a request was in flight');
-      throw toApplicationFailure(error);
+      throw error;
     }
   }
 

@@ -10,8 +10,7 @@ import {
   temporalConnectConfig,
   TemporalUnreachableError,
 } from '../client/connect';
-import { ENCRYPTED_ENCODING } from '../codec/aes-gcm-codec';
-import { dataConverterFromEnv } from '../codec/data-converter';
+import { dataConverterFromEnv, ENCRYPTED_ENCODING } from '../codec/aes-gcm-codec';
 import { CodecKeyError, PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';
 import { ConfigError } from '../contract/errors';
 import { InputValidationError } from '../contract/validation';

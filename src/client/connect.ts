@@ -8,7 +8,7 @@ import {
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { ConfigError } from '../contract/errors';
 import { DEFAULT_TASK_QUEUE } from '../contract/names';
-import { dataConverterFromEnv } from '../codec/data-converter';
+import { dataConverterFromEnv } from '../codec/aes-gcm-codec';
 
 /** What a command line may set instead of the environment (`--address`, `--namespace`, `--profile`). */
 export interface ConnectionOverrides {

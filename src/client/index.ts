@@ -6,6 +6,5 @@ export * from './visitors-export';
 export * from './schedule';
 export * from './setup';
 export * from '../contract/nexus-service';
-export { dataConverterFromEnv } from '../codec/data-converter';
-export { AesGcmPayloadCodec, PayloadDecryptError } from '../codec/aes-gcm-codec';
+export { AesGcmPayloadCodec, dataConverterFromEnv, PayloadDecryptError } from '../codec/aes-gcm-codec';
 export { loadCodecKeys, CodecKeyError, PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { CodecKeyRing } from './keys';
+import { loadCodecKeys, type CodecKeyRing } from './keys';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
@@ -81,4 +81,13 @@ function utf8(value: string): Uint8Array {
 
 function text(bytes: Uint8Array | null | undefined): string {
   return bytes ? Buffer.from(bytes).toString('utf8') : '';
+}
+
+/**
+ * The data converter shared by the worker, the starter CLI and the client module: AES-256-GCM payload encryption
+ * when PAYLOAD_CODEC_KEYS is set, Temporal's default (plain JSON) when it is not.
+ */
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
+  const keys = loadCodecKeys(env);
+  return keys ? { payloadCodecs: [new AesGcmPayloadCodec(keys)] } : undefined;
 }

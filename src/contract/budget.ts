@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import { parseDuration } from './duration';
+import { parseDuration, UNIT_MS } from './duration';
 
 /** A budget of the service: at most `requests` in any `windowMs`. */
 export interface RateBudget {
@@ -40,8 +40,6 @@ export function budgetLimiterWorkflowId(kind: BudgetKind, keyId: string, project
     ? `docs-budget/analytics/${keyId}`
     : `docs-budget/agent/${keyId}/${projectId ?? ''}`;
 }
-
-const UNIT_MS = { h: 3_600_000, m: 60_000, s: 1000 };
 
 /** `100/1h`: a budget as DOCS_API_*_RATE_LIMIT writes it (parseRateLimit reads it back). */
 export function rateLimitText({ requests, windowMs }: RateBudget): string {
@@ -125,12 +123,18 @@ export interface PermitGrant {
 /**
  * A requester is done with a permit: withdrawn if it still waits (an ask still on its way is ignored), the next
  * exclusive permit may go, and `unused` of its permits (never sent, and never to be) free their places in the
- * window. Once per permit: a repeat is ignored. (`unused`, not the previous version's `unspent` list by grant
- * time: neither version misreads the other's.)
+ * window. Once per permit: a repeat is ignored.
  */
 export interface PermitRelease {
   permitId: string;
   unused?: number;
+}
+
+/** Permits given back to the limiter of one budget (the project names the agent budget's limiter). */
+export interface BudgetRelease {
+  kind: BudgetKind;
+  projectId: string;
+  releases: PermitRelease[];
 }
 
 /** Sent to a requester whose permit must wait: the limiter's estimate, for its progress and the UI. */

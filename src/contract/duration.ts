@@ -5,7 +5,8 @@ export type DurationInput = string | number;
 
 const GO_STYLE = /^(?:\d+(?:\.\d+)?(?:h|m|s|ms))+$/;
 const GO_PART = /(\d+(?:\.\d+)?)(h|ms|m|s)/g;
-const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+/** The units of the Go form, largest first. */
+export const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
 
 /**
  * Parses a duration to milliseconds. Accepts what the TypeScript SDK accepts (the `ms` format) and the

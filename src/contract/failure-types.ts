@@ -1,58 +1,79 @@
 /**
- * The one vocabulary of failures of a call to the documentation service. Each name is at once the error class's
- * `name` in the HTTP client, the `type` of the ApplicationFailure an activity fails with, and what workflow code
- * compares against. Pure data, so workflow code can import it.
+ * The failure types of a call to the documentation service: the `type` of the ApplicationFailure the HTTP client
+ * fails with, and what workflow code compares against. Pure data, so workflow code can import it.
  */
 export const DocsApiFailureType = {
-  /** Our own argument broke a rule; nothing was sent. */
   invalidArgument: 'InvalidArgumentError',
-  /** 400 or 422. */
   invalidRequest: 'InvalidRequestError',
-  /** 401 or 403. */
   auth: 'AuthError',
-  /** 404. */
   notFound: 'NotFoundError',
-  /** 409. */
   conflict: 'ConflictError',
-  /** 429. */
   rateLimited: 'RateLimitedError',
-  /** 5xx. */
   server: 'ServerError',
-  /** Refused, reset or unresolvable connection. */
   network: 'NetworkError',
-  /**
-   * No answer in time (connect, headers, body), or 408: the service timed out reading the request, so it did not
-   * act on it (`safeToRetry`). A 408 is a timeout of the exchange, not a fault of the server: hence not ServerError.
-   */
   timeout: 'TimeoutError',
-  /** A 2xx that is not the documented JSON. */
   malformedResponse: 'MalformedResponseError',
-  /** A 3xx: not followed, so nothing was processed; the base URL needs changing. */
   redirect: 'RedirectError',
 } as const;
 
 export type DocsApiFailureTypeName = (typeof DocsApiFailureType)[keyof typeof DocsApiFailureType];
 
-/** Rejections: the same request cannot succeed later, so activities fail non-retryable and nobody re-sends. */
+const T = DocsApiFailureType;
+
+/**
+ * Every way a call fails, the one table: its type; `retryable`, whether the same request may succeed later (else
+ * activities fail non-retryable and nobody re-sends it); `mayHaveActed`, whether the service may have acted on it
+ * (then a create or message is never sent again, its outcome is unknown).
+ */
+export const DOCS_API_FAILURES = {
+  /** Our own argument broke a rule; nothing was sent. */
+  invalidArgument: { type: T.invalidArgument, retryable: false, mayHaveActed: false },
+  /** 400, 422, or another 4xx the table does not name. */
+  invalidRequest: { type: T.invalidRequest, retryable: false, mayHaveActed: false },
+  /** 401 or 403. */
+  auth: { type: T.auth, retryable: false, mayHaveActed: false },
+  notFound: { type: T.notFound, retryable: false, mayHaveActed: false },
+  /** 409: the resource is in a state that refuses the request (a message to a failed job). */
+  conflict: { type: T.conflict, retryable: false, mayHaveActed: false },
+  /** A 3xx, not followed (a POST would not stay a POST, the key must not travel): the base URL needs changing. */
+  redirect: { type: T.redirect, retryable: false, mayHaveActed: false },
+  rateLimited: { type: T.rateLimited, retryable: true, mayHaveActed: false },
+  /** 503: the service did not act. */
+  unavailable: { type: T.server, retryable: true, mayHaveActed: false },
+  /** Another 5xx: it may come after the service acted. */
+  server: { type: T.server, retryable: true, mayHaveActed: true },
+  /** Refused or unresolvable: the request never left. */
+  notConnected: { type: T.network, retryable: true, mayHaveActed: false },
+  /** Reset, or any other end of a connection that may have carried the request. */
+  connectionLost: { type: T.network, retryable: true, mayHaveActed: true },
+  /** A connect timeout, or 408 (the service timed out reading the request): not read, so not acted on. */
+  notRead: { type: T.timeout, retryable: true, mayHaveActed: false },
+  /** No answer in time after the request was sent. */
+  noAnswer: { type: T.timeout, retryable: true, mayHaveActed: true },
+  /** A 2xx that is not the documented JSON, a body too large, an unexpected status. */
+  malformedResponse: { type: T.malformedResponse, retryable: true, mayHaveActed: true },
+} as const satisfies Record<
+  string,
+  { type: DocsApiFailureTypeName; retryable: boolean; mayHaveActed: boolean }
+>;
+
+export type DocsApiFailureKind = keyof typeof DOCS_API_FAILURES;
+
+/** Rejections: the types of the table's non-retryable rows. */
 export const REJECTION_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
-  DocsApiFailureType.invalidArgument,
-  DocsApiFailureType.invalidRequest,
-  DocsApiFailureType.auth,
-  DocsApiFailureType.notFound,
-  DocsApiFailureType.conflict,
-  DocsApiFailureType.redirect,
+  ...new Set(
+    Object.values(DOCS_API_FAILURES)
+      .filter((row) => !row.retryable)
+      .map((row) => row.type),
+  ),
 ];
 
-export function isRejection(type: string | undefined): boolean {
-  return (REJECTION_FAILURE_TYPES as readonly (string | undefined)[]).includes(type);
-}
-
-/** What an activity failure from the documentation service carries in `details[0]`; its `type` says which failure. */
+/** What a failure from the documentation service carries in `details[0]`; its `type` says which failure. */
 export interface DocsApiFailureDetails {
   operation: string;
   status?: number;
   requestId?: string;
-  /** The service cannot have acted on the request: a non-idempotent call may be sent again. */
+  /** The service cannot have acted on the request (or the operator opted in): a create or message may be re-sent. */
   safeToRetry: boolean;
   retryAfterMs?: number;
   field?: string;

@@ -1,26 +1,20 @@
+import type { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { agentJobSchema, type AgentJob } from '../contract/agent-job';
+import { docsApiFailure, type FailureFacts } from './failures';
 
-/** A parsed answer and what was dropped from it: fields the worker does not need whose type was not the documented one. */
-export interface Lenient<T> {
-  value: T;
-  warnings: string[];
-}
-
-/** The shape of zod's safeParse, so that a schema or a lenient parser can read an answer. */
+/**
+ * The shape of zod's safeParse, so that a schema or a lenient parser can read an answer; `warn` is told of each
+ * field the parser dropped (a field the worker does not need whose type was not the documented one).
+ */
 export type ParseOutcome<T> = { success: true; data: T } | { success: false; error: z.ZodError };
+export type AnswerParser<T> = (json: unknown, warn: (warning: string) => void) => ParseOutcome<T>;
 
 /** The interface documents a string id; a whole number is read as its digits, so that the job it names is not lost. */
 const jobIdSchema = z.preprocess(
   (id) => (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? String(id) : id),
   agentJobSchema.shape.id,
 );
-
-/** A job id as text (a numeric id as its digits), or undefined when the value is no usable id. */
-export function jobIdText(id: unknown): string | undefined {
-  const parsed = jobIdSchema.safeParse(id);
-  return parsed.success ? parsed.data : undefined;
-}
 
 /** What the worker uses of a job answer, parsed strictly: a missing or odd `id`, `status` or `prLink` fails it. */
 const usedJobFieldsSchema = z.object({
@@ -39,7 +33,7 @@ const NULL_KEPT = new Set(['archivedAt', 'source.ref']);
  * an unexpected type is dropped with a warning (never the whole answer: a created job's id is never lost), and so
  * is each odd field inside `source`; fields the interface does not list are ignored.
  */
-export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
+export const parseJobAnswer: AnswerParser<AgentJob> = (json, warn) => {
   const used = usedJobFieldsSchema.safeParse(json);
   if (!used.success) return used;
   const warnings: string[] = [];
@@ -53,9 +47,10 @@ export function parseJobAnswer(json: unknown): ParseOutcome<Lenient<AgentJob>> {
     status: used.data.status,
     prLink: used.data.prLink ?? null,
   };
+  warnings.forEach(warn);
   // Every kept field passed its own schema, so the whole cannot fail; parsing again gives the type without a cast.
-  return { success: true, data: { value: agentJobSchema.parse(job), warnings } };
-}
+  return { success: true, data: agentJobSchema.parse(job) };
+};
 
 /** The fields of `raw` that pass their own schema in `shape`; each that does not becomes a warning. */
 function keptFields(
@@ -84,4 +79,54 @@ function dropped(field: string, value: unknown): string {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The parsed body of a 2xx answer, or a MalformedResponseError failure. A 2xx means the service acted: a malformed
+ * answer to a create or message leaves its outcome unknown. So the body is read whatever the content type says, a
+ * JSON body is used, and a job answer that fails its schema but names a job keeps that id (`namesJob`).
+ */
+export function answerOf<T>(
+  answer: { text: string; contentType: string },
+  parse: AnswerParser<T>,
+  facts: FailureFacts,
+  options: { namesJob: boolean; onWarning?: ((warning: string) => void) | undefined },
+): T {
+  const { contentType } = answer;
+  const typedJson = /[/+]json\b/i.test(contentType);
+  const malformed = (message: string, field: string, jobId?: string): ApplicationFailure =>
+    docsApiFailure('malformedResponse', message, { ...facts, field, jobId });
+  let json: unknown;
+  try {
+    json = JSON.parse(answer.text);
+  } catch {
+    if (!typedJson) {
+      throw malformed(
+        `expected a JSON response, got content-type "${contentType || 'none'}"`,
+        'content-type',
+      );
+    }
+    throw malformed('response body is not valid JSON', 'body');
+  }
+  if (!typedJson) {
+    options.onWarning?.(`response content-type "${contentType || 'none'}": the body was read as JSON`);
+  }
+  const parsed = parse(json, (warning) => options.onWarning?.(warning));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+  const jobId = options.namesJob ? answeredJobId(json) : undefined;
+  throw malformed(
+    `response field ${field}: ${issue?.message ?? 'does not match the schema'}` +
+      (jobId === undefined ? '' : ` (the answer names job ${jobId})`),
+    field,
+    jobId,
+  );
+}
+
+/** The `id` of a job answer that failed its schema, when it is a usable one (a numeric id as its digits). */
+function answeredJobId(json: unknown): string | undefined {
+  if (!isObject(json)) return undefined;
+  const parsed = jobIdSchema.safeParse(json.id);
+  return parsed.success && parsed.data.length <= 256 ? parsed.data : undefined;
 }

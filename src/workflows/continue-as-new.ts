@@ -8,9 +8,9 @@ import { workflowInfo } from '@temporalio/workflow';
 export const CONTINUE_AS_NEW_AFTER_EVENTS = {
   /** agentJob: polls are retries of one activity and write no events; only long follow-up conversations grow it. */
   agentJob: 5_000,
-  /** visitorsExport: a page costs about 6 events, so about 150 pages per run. */
+  /** visitorsExport: a run of pages (one activity) costs about 6 events, so about 150 of them per run. */
   visitorsExport: 1_000,
-  /** The budget limiter: a grant costs about 7 events (update, signal out, task), so about 140 grants per run. */
+  /** The budget limiter: a grant costs about 7 events (the ask, the grant signalled out, a task), so about 140 per run. */
   budgetLimiter: 1_000,
 } as const;
 

@@ -1,15 +1,4 @@
-import { agentJob, agentJobCreateRecord } from './agent-job/workflow';
-import { docsBudgetLimiter } from './budget/limiter';
-import { visitorsExport } from './visitors-export/workflow';
-import { visitorsNightly } from './visitors-nightly/workflow';
-import { declareVersioningBehaviors } from './versioning';
-
-declareVersioningBehaviors({
-  agentJob,
-  agentJobCreateRecord,
-  visitorsExport,
-  visitorsNightly,
-  docsBudgetLimiter,
-});
-
-export { agentJob, agentJobCreateRecord, visitorsExport, visitorsNightly, docsBudgetLimiter };
+export { agentJob, agentJobCreateRecord } from './agent-job/workflow';
+export { docsBudgetLimiter } from './budget/limiter';
+export { visitorsExport } from './visitors-export/workflow';
+export { visitorsNightly } from './visitors-nightly/workflow';

@@ -1,5 +1,5 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
-import type { createInputCheckActivities, InvalidInput, WorkflowInputCheck } from '../activities/input-check';
+import type { createInputCheckActivities, InvalidInput, WorkflowInputCheck } from '../activities';
 
 const { checkWorkflowInput } = proxyLocalActivities<ReturnType<typeof createInputCheckActivities>>({
   startToCloseTimeout: '10 seconds',

@@ -1,17 +1,6 @@
-import { proxySinks, type Sinks } from '@temporalio/workflow';
-import type { DocsAgentMetricKey, MetricLabels } from '../contract/metrics';
+import { proxySinks } from '@temporalio/workflow';
 import type { BudgetKind } from '../contract/budget';
-
-/**
- * Metrics recorded by workflow code go to the worker's own recorder through a sink: the workflow's metric meter
- * would add its camelCase `taskQueue` and `workflowType` labels. Sinks are not called while a history is
- * replayed, so each counts once.
- */
-export interface MetricsSinks extends Sinks {
-  docsAgentMetrics: {
-    record(key: DocsAgentMetricKey, value: number, labels: Record<string, string>): void;
-  };
-}
+import type { DocsAgentMetricKey, MetricLabels, MetricsSinks } from '../operations/metrics';
 
 const { docsAgentMetrics } = proxySinks<MetricsSinks>();
 

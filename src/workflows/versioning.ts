@@ -1,45 +1,4 @@
-import { makeContinueAsNewFunc, setWorkflowOptions, workflowInfo, type Workflow } from '@temporalio/workflow';
-import type { VersioningBehavior } from '@temporalio/common';
-
-/**
- * How each workflow type meets a new Worker Deployment Version (docs/upgrading.md has the table and the deploy).
- * PINNED: a run finishes on the code that started it, so a change needs no patch; the old version's workers stay
- * up until its pinned runs end (`temporal worker deployment describe-version` shows the drain).
- */
-export const VERSIONING_BEHAVIOR = {
-  /** An export's staging, page plan and merge are one version's: a newer worker could not read them. */
-  visitorsExport: 'PINNED',
-  /**
-   * A job polls for hours (its deadline, 24 h by default), mostly inside one retried activity that wakes the run
-   * only at the end: it finishes where it started, and an old version stays up until its last job ends.
-   */
-  agentJob: 'PINNED',
-  /** Never ends: pinned to one version per run, it moves at continue-as-new (continueAsNewOnCurrentVersion). */
-  docsBudgetLimiter: 'PINNED',
-  /** Completes in its first task (it returns its input): it never meets another version. */
-  agentJobCreateRecord: 'PINNED',
-  /**
-   * A nightly run awaits its days' exports (children, each pinned on its own): it finishes on the code that
-   * started it.
-   */
-  visitorsNightly: 'PINNED',
-} as const satisfies Record<string, VersioningBehavior>;
-
-export type VersionedWorkflowType = keyof typeof VERSIONING_BEHAVIOR;
-
-/**
- * Declares each workflow function's behaviour (test/workflows/versioning.test.ts: every registered type has one).
- * Only a versioned worker may send one (an unversioned worker's task completion with a behaviour is refused),
- * hence the getter: it runs before a run's first activation, where the worker's version is known.
- */
-export function declareVersioningBehaviors(workflows: Record<VersionedWorkflowType, Workflow>): void {
-  for (const [type, behavior] of Object.entries(VERSIONING_BEHAVIOR)) {
-    setWorkflowOptions(
-      () => (onVersionedWorker() ? { versioningBehavior: behavior } : {}),
-      workflows[type as VersionedWorkflowType],
-    );
-  }
-}
+import { makeContinueAsNewFunc, workflowInfo, type Workflow } from '@temporalio/workflow';
 
 /**
  * How long an idle long-lived run on a versioned worker waits at most before it looks at newVersionTargeted: the

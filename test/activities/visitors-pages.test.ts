@@ -15,9 +15,8 @@ import { LocalDestination } from '../../src/exports/local-destination';
 import { ExportStaging } from '../../src/exports/destination';
 import { useExportActivities } from '../helpers/export-activities';
 import { stagingDirectory } from '../helpers/export-paths';
-import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
-import { RateLimitedError, ServerError } from '../../src/docs-api/errors';
-import type { VisitorsQuery } from '../../src/docs-api/arguments';
+import { DocsApiClient, type RequestOptions, type VisitorsQuery } from '../../src/docs-api/client';
+import { docsApiFailure } from '../../src/docs-api/failures';
 import { failingAt, offsetsNamed } from '../helpers/staged-chunks';
 
 // 95 paths: pages of 10 rows at offsets 0..90, the last one (90) with 5 rows and no more.
@@ -229,17 +228,15 @@ describe('fetchVisitorsPages', () => {
       override async getVisitors(projectId: string, query: VisitorsQuery, options?: RequestOptions) {
         if (query.offset === 30) {
           await new Promise((resolve) => setTimeout(resolve, 30));
-          throw new ServerError('refused by the test', {
+          throw docsApiFailure('unavailable', 'refused by the test', {
             operation: 'getVisitors',
             status: 503,
-            safeToRetry: true,
           });
         }
         if (query.offset === 40) {
-          throw new RateLimitedError('limited by the test', {
+          throw docsApiFailure('rateLimited', 'limited by the test', {
             operation: 'getVisitors',
             status: 429,
-            safeToRetry: true,
             retryAfterMs: 3000,
           });
         }

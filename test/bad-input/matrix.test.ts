@@ -24,7 +24,7 @@ import {
 } from '../../src/contract/names';
 import { InputValidationError } from '../../src/contract/validation';
 import { DocsApiClient } from '../../src/docs-api/client';
-import { InvalidArgumentError } from '../../src/docs-api/errors';
+import { DocsApiFailureType, docsApiDetailsOf } from '../../src/contract/failure-types';
 import type { Simulator } from '../../dev/simulator';
 import { startStack, type TestStack } from '../../dev/stack';
 import { TEST_POLLING, requestsOf, uniqueProject } from '../workflows/agent-job-harness';
@@ -222,11 +222,11 @@ describe(`service client: ${docsApiCases.length + 1} cases (refused before sendi
     test(`docs-api: ${c.name} -> ${c.field}`, async () => {
       const before = serviceRequests();
       await assert.rejects(c.call(api, uniqueProject('api')), (error: unknown) => {
-        assert.ok(error instanceof InvalidArgumentError, String(error));
-        assert.equal(error.field, c.field);
-        assert.match(error.rule, c.rule);
-        assert.equal(error.retryable, false);
-        assert.match(error.message, new RegExp(`invalid argument ${c.field}: `));
+        assert.ok(error instanceof ApplicationFailure, String(error));
+        assert.equal(error.type, DocsApiFailureType.invalidArgument);
+        assert.equal(docsApiDetailsOf(error.details)?.field, c.field);
+        assert.match(error.message.split(`invalid argument ${c.field}: `)[1] ?? '', c.rule);
+        assert.equal(error.nonRetryable, true);
         return true;
       });
       assert.equal(serviceRequests(), before, 'a request reached the service');
@@ -235,8 +235,8 @@ describe(`service client: ${docsApiCases.length + 1} cases (refused before sendi
 
   test("docs-api: getJob of an unknown job id -> the service's 404, named, sent once", async () => {
     const project = uniqueProject('api');
-    await assert.rejects(api.getJob(project, 'job_unknown'), (error: Error) => {
-      assert.equal(error.name, 'NotFoundError');
+    await assert.rejects(api.getJob(project, 'job_unknown'), (error: ApplicationFailure) => {
+      assert.equal(error.type, DocsApiFailureType.notFound);
       assert.match(error.message, /^getJob: not found: .* \| HTTP 404 \| request id req_/);
       return true;
     });

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@temporalio/client';
 import { awaitAgentJob, sendFollowUpAndWait, startAgentJob } from '../../src/client/agent-job';
 import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec';
-import { dataConverterFromEnv } from '../../src/codec/data-converter';
+import { dataConverterFromEnv } from '../../src/codec/aes-gcm-codec';
 import { DEFAULT_TASK_QUEUE, WorkflowType, agentJobWorkflowId } from '../../src/contract/names';
 import { temporalCliPath } from '../../dev/temporal';
 import { TEST_POLLING, eventually, requestsOf, uniqueProject } from '../workflows/agent-job-harness';

@@ -4,19 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { DocsApiClient } from '../../src/docs-api/client';
-import {
-  AuthError,
-  ConflictError,
-  type DocsApiError,
-  InvalidArgumentError,
-  InvalidRequestError,
-  MalformedResponseError,
-  NetworkError,
-  NotFoundError,
-  RateLimitedError,
-  ServerError,
-  TimeoutError,
-} from '../../src/docs-api/errors';
+import { failureView } from './failure-view';
 import { startSimulator, type Simulator } from '../../dev/simulator';
 import { freePort } from '../../dev/ports';
 
@@ -37,19 +25,15 @@ after(async () => {
 });
 afterEach(() => sim.reset());
 
-/** Asserts the promise rejects with the given class, and that nothing in the error reveals the key. */
-async function rejectsWith<T extends DocsApiError>(
-  promise: Promise<unknown>,
-  type: abstract new (...args: never[]) => T,
-): Promise<T> {
+/** Asserts the promise rejects with the given failure type, and that nothing in the failure reveals the key. */
+async function rejectsWith(promise: Promise<unknown>, type: string) {
   try {
     await promise;
   } catch (error) {
-    assert.ok(error instanceof type, `expected ${type.name}, got ${inspect(error)}`);
     assertNoKey(error);
-    return error;
+    return failureView(error, type as Parameters<typeof failureView>[1]);
   }
-  assert.fail(`expected ${type.name}, but the call succeeded`);
+  assert.fail(`expected ${type}, but the call succeeded`);
 }
 
 function assertNoKey(value: unknown): void {
@@ -96,19 +80,19 @@ describe('agent job operations', () => {
   });
 
   test('path parameters are encoded', async () => {
-    await rejectsWith(client.getJob('proj-1', 'job?x=1#y'), NotFoundError);
+    await rejectsWith(client.getJob('proj-1', 'job?x=1#y'), 'NotFoundError');
     assert.equal(sim.requests().at(-1)?.path, '/v2/agent/proj-1/job/job%3Fx%3D1%23y');
   });
 
   test('404 for an unknown job, 409 for a message to a failed job', async () => {
-    const notFound = await rejectsWith(client.getJob('proj-1', 'job_missing'), NotFoundError);
+    const notFound = await rejectsWith(client.getJob('proj-1', 'job_missing'), 'NotFoundError');
     assert.equal(notFound.status, 404);
     assert.match(notFound.requestId ?? '', /^req_/);
     const created = await client.createJob('proj-1', { prompt: 'Will fail' });
     sim.completeJob(created.id, 'failed');
     const conflict = await rejectsWith(
       client.sendMessage('proj-1', created.id, { prompt: 'More' }),
-      ConflictError,
+      'ConflictError',
     );
     assert.equal(conflict.status, 409);
     assert.equal(conflict.safeToRetry, true);
@@ -158,7 +142,7 @@ describe('argument validation: a clear error naming the field, and nothing sent'
   ];
   for (const [name, call, field] of cases) {
     test(name, async () => {
-      const error = await rejectsWith(call(), InvalidArgumentError);
+      const error = await rejectsWith(call(), 'InvalidArgumentError');
       assert.equal(error.field, field);
       assert.match(error.message, new RegExp(`invalid argument ${field}: `));
       assert.equal(sim.requests().length, 0, 'no request may reach the service');
@@ -169,7 +153,7 @@ describe('argument validation: a clear error naming the field, and nothing sent'
 describe('error classes', () => {
   test('401 with a wrong key: AuthError, neither key in the error', async () => {
     const wrong = new DocsApiClient({ baseUrl: sim.url, apiKey: 'mint_wrongsecretvalue' });
-    const error = await rejectsWith(wrong.getJob('p', 'job_1'), AuthError);
+    const error = await rejectsWith(wrong.getJob('p', 'job_1'), 'AuthError');
     assert.equal(error.status, 401);
     assert.ok(!inspect(error).includes('wrongsecretvalue'));
     await wrong.close();
@@ -178,13 +162,13 @@ describe('error classes', () => {
   test('400 and 403 from the service', async () => {
     sim.faults.add({ route: 'getJob', kind: 'status', status: 400, times: 1 });
     sim.faults.add({ route: 'getJob', kind: 'status', status: 403, times: 1 });
-    await rejectsWith(client.getJob('p', 'job_1'), InvalidRequestError);
-    await rejectsWith(client.getJob('p', 'job_1'), AuthError);
+    await rejectsWith(client.getJob('p', 'job_1'), 'InvalidRequestError');
+    await rejectsWith(client.getJob('p', 'job_1'), 'AuthError');
   });
 
   test('429 with Retry-After in seconds and as an HTTP date', async () => {
     sim.faults.add({ route: 'createJob', kind: 'rateLimit', retryAfter: { seconds: 7 }, times: 1 });
-    const seconds = await rejectsWith(client.createJob('p', { prompt: 'x' }), RateLimitedError);
+    const seconds = await rejectsWith(client.createJob('p', { prompt: 'x' }), 'RateLimitedError');
     assert.equal(seconds.retryAfterMs, 7000);
     assert.equal(seconds.safeToRetry, true);
     sim.faults.add({
@@ -193,7 +177,7 @@ describe('error classes', () => {
       retryAfter: { httpDateInSeconds: 30 },
       times: 1,
     });
-    const date = await rejectsWith(client.createJob('p', { prompt: 'x' }), RateLimitedError);
+    const date = await rejectsWith(client.createJob('p', { prompt: 'x' }), 'RateLimitedError');
     assert.ok(date.retryAfterMs !== undefined && date.retryAfterMs > 25_000 && date.retryAfterMs <= 30_000);
   });
 
@@ -202,7 +186,7 @@ describe('error classes', () => {
     const warnings: string[] = [];
     const day = await rejectsWith(
       client.createJob('p', { prompt: 'x' }, { onWarning: (w) => warnings.push(w) }),
-      RateLimitedError,
+      'RateLimitedError',
     );
     assert.equal(day.retryAfterMs, 3_600_000);
     assert.deepEqual(warnings, ['Retry-After asked for 2592000s, clamped to 3600s']);
@@ -216,11 +200,11 @@ describe('error classes', () => {
       retryAfter: { httpDateInSeconds: 120 },
       times: 1,
     });
-    const server = await rejectsWith(short.getVisitors('p', {}), ServerError);
+    const server = await rejectsWith(short.getVisitors('p', {}), 'ServerError');
     assert.equal(server.retryAfterMs, 10_000);
     assert.match(server.message, /clamped to 10s/);
     sim.faults.add({ route: 'getVisitors', kind: 'rateLimit', retryAfter: { seconds: 7 }, times: 1 });
-    const within = await rejectsWith(short.getVisitors('p', {}), RateLimitedError);
+    const within = await rejectsWith(short.getVisitors('p', {}), 'RateLimitedError');
     assert.equal(within.retryAfterMs, 7000, 'a wait within the maximum is kept');
     assert.doesNotMatch(within.message, /clamped/);
     await short.close();
@@ -231,7 +215,7 @@ describe('error classes', () => {
     const c = new DocsApiClient({ baseUrl: limited.url, apiKey: limited.apiKey });
     await c.createJob('p', { prompt: 'one' });
     await c.createJob('p', { prompt: 'two' });
-    const error = await rejectsWith(c.createJob('p', { prompt: 'three' }), RateLimitedError);
+    const error = await rejectsWith(c.createJob('p', { prompt: 'three' }), 'RateLimitedError');
     assert.ok((error.retryAfterMs ?? 0) > 0);
     await c.close();
     await limited.close();
@@ -240,19 +224,25 @@ describe('error classes', () => {
   test('500 may have been processed, 503 was not', async () => {
     sim.faults.add({ route: 'createJob', kind: 'status', status: 500, times: 1 });
     sim.faults.add({ route: 'createJob', kind: 'status', status: 503, times: 1 });
-    assert.equal((await rejectsWith(client.createJob('p', { prompt: 'x' }), ServerError)).safeToRetry, false);
-    assert.equal((await rejectsWith(client.createJob('p', { prompt: 'x' }), ServerError)).safeToRetry, true);
+    assert.equal(
+      (await rejectsWith(client.createJob('p', { prompt: 'x' }), 'ServerError')).safeToRetry,
+      false,
+    );
+    assert.equal(
+      (await rejectsWith(client.createJob('p', { prompt: 'x' }), 'ServerError')).safeToRetry,
+      true,
+    );
   });
 
   test('408 is a timeout the service reports', async () => {
     sim.faults.add({ route: 'getJob', kind: 'status', status: 408, times: 1 });
-    const error = await rejectsWith(client.getJob('p', 'job_1'), TimeoutError);
+    const error = await rejectsWith(client.getJob('p', 'job_1'), 'TimeoutError');
     assert.equal(error.status, 408);
   });
 
   test('a reset connection leaves the outcome unknown', async () => {
     sim.faults.add({ route: 'createJob', kind: 'reset', afterProcessing: true, times: 1 });
-    const error = await rejectsWith(client.createJob('p', { prompt: 'x' }), NetworkError);
+    const error = await rejectsWith(client.createJob('p', { prompt: 'x' }), 'NetworkError');
     assert.equal(error.safeToRetry, false);
     assert.equal(sim.stats().jobsCreated, 1, 'the service did act before the reset');
   });
@@ -260,15 +250,15 @@ describe('error classes', () => {
   test('a refused connection is safe to retry', async () => {
     const port = await freePort();
     const refused = new DocsApiClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: sim.apiKey });
-    const error = await rejectsWith(refused.createJob('p', { prompt: 'x' }), NetworkError);
-    assert.equal(error.code, 'ECONNREFUSED');
+    const error = await rejectsWith(refused.createJob('p', { prompt: 'x' }), 'NetworkError');
+    assert.match(error.message, /ECONNREFUSED/);
     assert.equal(error.safeToRetry, true);
     await refused.close();
   });
 
   test('a hanging service times out, outcome unknown', async () => {
     sim.faults.add({ route: 'createJob', kind: 'hang', times: 1 });
-    const error = await rejectsWith(client.createJob('p', { prompt: 'x' }), TimeoutError);
+    const error = await rejectsWith(client.createJob('p', { prompt: 'x' }), 'TimeoutError');
     assert.equal(error.safeToRetry, false);
   });
 
@@ -291,9 +281,9 @@ describe('malformed responses and schema drift', () => {
     test(`${kind}: MalformedResponseError naming ${field}, with an excerpt`, async () => {
       const created = await client.createJob('p', { prompt: 'x' });
       sim.faults.add({ route: 'getJob', kind: 'malformed', malformed: kind, times: 1 });
-      const error = await rejectsWith(client.getJob('p', created.id), MalformedResponseError);
+      const error = await rejectsWith(client.getJob('p', created.id), 'MalformedResponseError');
       assert.equal(error.field, field);
-      assert.ok(error.bodyExcerpt !== undefined && error.bodyExcerpt.length <= 201);
+      assert.ok(/\| body: .{1,200}$/.test(error.message), error.message);
     });
   }
 
@@ -328,7 +318,7 @@ describe('malformed responses and schema drift', () => {
         'response content-type "text/plain": the body was read as JSON',
         'response field id: a number (4711), kept as text',
       ]);
-      const malformed = await rejectsWith(odd.createJob('p', { prompt: 'x' }), MalformedResponseError);
+      const malformed = await rejectsWith(odd.createJob('p', { prompt: 'x' }), 'MalformedResponseError');
       assert.equal(malformed.field, 'status');
       assert.equal(malformed.jobId, '4712', 'the answer names a job that exists');
       assert.match(malformed.message, /the answer names job 4712/);
@@ -363,9 +353,9 @@ describe('malformed responses and schema drift', () => {
   test('a missing id or a wrong type names the field', async () => {
     const created = await client.createJob('p', { prompt: 'x' });
     sim.faults.add({ route: 'getJob', kind: 'drift', drift: 'missing-id', times: 1 });
-    assert.equal((await rejectsWith(client.getJob('p', created.id), MalformedResponseError)).field, 'id');
+    assert.equal((await rejectsWith(client.getJob('p', created.id), 'MalformedResponseError')).field, 'id');
     sim.faults.add({ route: 'getJob', kind: 'drift', drift: 'wrong-types', times: 1 });
-    const wrongType = await rejectsWith(client.getJob('p', created.id), MalformedResponseError);
+    const wrongType = await rejectsWith(client.getJob('p', created.id), 'MalformedResponseError');
     assert.ok(wrongType.field && wrongType.field !== '(root)');
   });
 });

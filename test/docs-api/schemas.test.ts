@@ -5,9 +5,10 @@ import { parseJobAnswer } from '../../src/docs-api/schemas';
 const base = { id: 'job_1', status: 'active', prLink: null };
 
 function parsed(answer: unknown) {
-  const result = parseJobAnswer(answer);
+  const warnings: string[] = [];
+  const result = parseJobAnswer(answer, (warning) => warnings.push(warning));
   assert.ok(result.success, 'the answer was refused');
-  return result.data;
+  return { value: result.data, warnings };
 }
 
 test('a complete answer is kept whole, without warnings', () => {
@@ -56,7 +57,7 @@ for (const [name, answer, field] of [
   ['not an object', ['job_1'], undefined],
 ] as const) {
   test(`refused: ${name} (a field the worker uses)`, () => {
-    const result = parseJobAnswer(answer);
+    const result = parseJobAnswer(answer, () => undefined);
     assert.equal(result.success, false);
     if (!result.success && field !== undefined) assert.deepEqual(result.error.issues[0]?.path, [field]);
   });

@@ -1,8 +1,6 @@
 import fs from 'node:fs';
-import type { VisitorsQuery } from '../../src/docs-api/arguments';
-import type { RequestOptions } from '../../src/docs-api/client';
-import { DocsApiClient } from '../../src/docs-api/client';
-import { ServerError } from '../../src/docs-api/errors';
+import { DocsApiClient, type RequestOptions, type VisitorsQuery } from '../../src/docs-api/client';
+import { docsApiFailure } from '../../src/docs-api/failures';
 import { parseStagedChunkName, type StagedChunkName } from '../../src/exports/layout';
 import { stagingDirectory } from './export-paths';
 
@@ -43,11 +41,7 @@ export function failingAt(
     override async getVisitors(projectId: string, query: VisitorsQuery, options?: RequestOptions) {
       if (query.offset !== offset) return super.getVisitors(projectId, query, options);
       await new Promise((resolve) => setTimeout(resolve, delayMs));
-      throw new ServerError('refused by the test', {
-        operation: 'getVisitors',
-        status: 500,
-        safeToRetry: true,
-      });
+      throw docsApiFailure('server', 'refused by the test', { operation: 'getVisitors', status: 500 });
     }
   })({ baseUrl: sim.url, apiKey: sim.apiKey });
 }

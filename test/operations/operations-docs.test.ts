@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DocsAgentMetrics } from '../../src/contract/metrics';
+import { DocsAgentMetrics } from '../../src/operations/metrics';
 
 test('docs/operations.md lists every metric of the worker with its labels', async () => {
   const docs = await fs.readFile(path.resolve(__dirname, '../../docs/operations.md'), 'utf8');

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Context } from '@temporalio/activity';
-import { recordActivityMetrics } from '../../src/operations/activity-metrics';
-import { endpointOf } from '../../src/operations/docs-api-metrics';
-import { WorkerMetrics } from '../../src/operations/metrics';
-import { STATUS_CLASSES } from '../../src/contract/metrics';
+import { recordActivityMetrics } from '../../src/operations/recorders';
+import { endpointOf, STATUS_CLASSES, WorkerMetrics } from '../../src/operations/metrics';
 import { recordingMeter, seriesKey } from '../helpers/recording-meter';
 
 async function run(metrics: WorkerMetrics, activityType: string, input: unknown, result: unknown) {

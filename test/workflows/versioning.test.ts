@@ -3,15 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import * as workflows from '../../src/workflows';
-import { VERSIONING_BEHAVIOR } from '../../src/workflows/versioning';
+import { VERSIONING_BEHAVIOR } from '../../src/worker';
 
-test('every workflow type the worker registers declares a versioning behaviour', () => {
-  assert.deepEqual(Object.keys(workflows).sort(), Object.keys(VERSIONING_BEHAVIOR).sort());
-});
-
-test("docs/upgrading.md's table gives each workflow type its declared behaviour", () => {
+test("docs/upgrading.md's table gives each workflow type the worker registers its behaviour", () => {
   const doc = fs.readFileSync(path.resolve(__dirname, '../../docs/upgrading.md'), 'utf8');
-  for (const [type, behavior] of Object.entries(VERSIONING_BEHAVIOR)) {
+  const behavior = VERSIONING_BEHAVIOR;
+  for (const type of Object.keys(workflows)) {
     const row = doc
       .split('\n')
       .find((line) => line.startsWith('| ') && (line.split('|')[1] ?? '').includes(`\`${type}\``));

@@ -12,9 +12,8 @@ import type {
   VisitorsExportManifest,
   VisitorsExportResult,
 } from '../../src/contract/visitors-export';
-import type { VisitorsQuery } from '../../src/docs-api/arguments';
-import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
-import { ServerError } from '../../src/docs-api/errors';
+import { DocsApiClient, type RequestOptions, type VisitorsQuery } from '../../src/docs-api/client';
+import { docsApiFailure } from '../../src/docs-api/failures';
 import type { VisitorsPage } from '../../src/contract/visitors-export';
 import { visitorsExport } from '../../src/workflows';
 import { useStack } from '../helpers/stack';
@@ -251,7 +250,7 @@ describe('visitorsExport merge checks', () => {
     stack.sim.configureProject('tail', { visitorPaths: 90 });
     docsApi.scripts.set('tail', async (offset, fetch) => {
       if (offset >= 100) {
-        throw new ServerError('injected', { operation: 'getVisitors', status: 503, safeToRetry: true });
+        throw docsApiFailure('unavailable', 'injected', { operation: 'getVisitors', status: 503 });
       }
       return fetch();
     });

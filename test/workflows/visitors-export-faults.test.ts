@@ -5,9 +5,8 @@ import { describe, test } from 'node:test';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportInput } from '../../src/contract/visitors-export';
-import type { VisitorsQuery } from '../../src/docs-api/arguments';
-import { DocsApiClient, type RequestOptions } from '../../src/docs-api/client';
-import { MalformedResponseError } from '../../src/docs-api/errors';
+import { DocsApiClient, type RequestOptions, type VisitorsQuery } from '../../src/docs-api/client';
+import { docsApiFailure } from '../../src/docs-api/failures';
 import { visitorsExport } from '../../src/workflows';
 import { startTestWorker } from '../../dev/worker';
 import { mountSmallDisk, smallDiskSkipped, type SmallDisk } from '../helpers/small-disk';
@@ -87,11 +86,11 @@ describe('malformed answers', () => {
         override async getVisitors(projectId: string, query: VisitorsQuery, options?: RequestOptions) {
           const page = await super.getVisitors(projectId, query, options);
           if (query.offset !== 300) return page;
-          throw new MalformedResponseError(
-            'hasMore is not a boolean',
-            { operation: 'getVisitors', status: 200, safeToRetry: true },
-            'hasMore',
-          );
+          throw docsApiFailure('malformedResponse', 'hasMore is not a boolean', {
+            operation: 'getVisitors',
+            status: 200,
+            field: 'hasMore',
+          });
         }
       })({ baseUrl: stack.sim.url, apiKey: stack.sim.apiKey });
       const worker = await startTestWorker(stack.env, {

@@ -10,7 +10,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createBudgetActivities } from '../../activities/budget';
+import type { Activities } from '../../activities';
 import { recordPermitWait } from '../metrics';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import {
@@ -24,18 +24,16 @@ import {
   type PermitRelease,
 } from '../../contract/budget';
 
-type BudgetActivities = ReturnType<typeof createBudgetActivities>;
-
 /**
  * Asking costs one marker and is safe to repeat (the limiter ignores a repeated permit id): retried until it gets
  * through. A release is bounded: a limiter that cannot be reached in about a minute is given up with a warning,
  * and the permit frees itself (the limiter's hold timeout, or its window), so the workflow never waits on it.
  */
-const { requestBudgetPermit } = proxyLocalActivities<BudgetActivities>({
+const { requestBudgetPermit } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-const { releaseBudgetPermits } = proxyLocalActivities<BudgetActivities>({
+const { releaseBudgetPermits } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',

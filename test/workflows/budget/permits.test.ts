@@ -2,39 +2,39 @@ import { signal } from '../../helpers/workflow-context';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
-import { toApplicationFailure } from '../../../src/activities/failures';
 import { BudgetFailureType, budgetPermitQueuedSignal } from '../../../src/contract/budget';
-import { RateLimitedError, ServerError } from '../../../src/docs-api/errors';
+import { docsApiFailure } from '../../../src/docs-api/failures';
 import { BudgetPermits, clockTime, refusalOf } from '../../../src/workflows/budget/permits';
 import { activityFailed } from '../../helpers/temporal-failures';
 
 const PERMIT = { permitId: 'p-1', grantedAt: 1_700_000_000_000 };
 
-/** A failure of the service as workflow code receives it: mapped by the activity, then across Temporal. */
-function fromActivity(error: RateLimitedError | ServerError) {
-  const failure = toApplicationFailure(error, { retryUnknownOutcome: false });
-  assert.ok(failure instanceof Error);
+/** A failure of the service as workflow code receives it: from the client, across Temporal. */
+function fromActivity(failure: ApplicationFailure) {
   return activityFailed(failure, 'fetchVisitorsPages');
 }
 
 describe('refusalOf: what a spent permit reports to the limiter', () => {
   test("the service's 429 is a refusal, with its Retry-After when it sent one", () => {
-    const init = { operation: 'getVisitors', status: 429, safeToRetry: true } as const;
+    const init = { operation: 'getVisitors', status: 429 } as const;
     assert.deepEqual(
-      refusalOf(fromActivity(new RateLimitedError('slow down', { ...init, retryAfterMs: 9000 })), PERMIT),
+      refusalOf(
+        fromActivity(docsApiFailure('rateLimited', 'slow down', { ...init, retryAfterMs: 9000 })),
+        PERMIT,
+      ),
       {
         grantedAt: PERMIT.grantedAt,
         retryAfterMs: 9000,
       },
     );
-    assert.deepEqual(refusalOf(fromActivity(new RateLimitedError('slow down', init)), PERMIT), {
+    assert.deepEqual(refusalOf(fromActivity(docsApiFailure('rateLimited', 'slow down', init)), PERMIT), {
       grantedAt: PERMIT.grantedAt,
     });
   });
 
   test('any other failure is not: a 5xx, a failure of another type, a plain error', () => {
-    const init = { operation: 'getVisitors', status: 503, safeToRetry: true } as const;
-    assert.equal(refusalOf(fromActivity(new ServerError('down', init)), PERMIT), undefined);
+    const init = { operation: 'getVisitors', status: 503 } as const;
+    assert.equal(refusalOf(fromActivity(docsApiFailure('unavailable', 'down', init)), PERMIT), undefined);
     assert.equal(refusalOf(ApplicationFailure.nonRetryable('no', 'SomethingElse'), PERMIT), undefined);
     assert.equal(refusalOf(new Error('RateLimitedError'), PERMIT), undefined);
   });

@@ -1,9 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Dispatcher } from 'undici';
 import type { Activities } from '../activities';
 import type { AgentJobAnswer } from '../activities/agent-job';
 import { AgentJobActivityFailureType, TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
-import type { WorkerMetrics } from './metrics';
+import { observingInterceptor } from '../docs-api/client';
+import { endpointOf, statusClass, type WorkerMetrics } from './metrics';
 
 /** What an activity execution gives a recorder: its input, its result or failure, its duration. */
 interface Execution {
@@ -72,7 +74,7 @@ function recordPoll(metrics: WorkerMetrics, project: string, job: JobAnswer | un
   }
 }
 
-/** The worker's activity interceptor that records the metrics of src/contract/metrics.ts. */
+/** The worker's activity interceptor that records the metrics of operations/metrics.ts. */
 export function recordActivityMetrics(metrics: WorkerMetrics): ActivityInterceptorsFactory {
   return (ctx) => {
     const recorder = RECORDERS[ctx.info.activityType as keyof Activities];
@@ -102,4 +104,33 @@ export function recordActivityMetrics(metrics: WorkerMetrics): ActivityIntercept
       },
     };
   };
+}
+
+/**
+ * An undici interceptor on the documentation service's client: every request counted by endpoint and status
+ * class (an answer whose body then fails keeps its status class), timed, and every 429 counted. The HTTP layer
+ * is the one place every request passes, whichever activity (or workflow version) sends it.
+ */
+export function countDocsApiRequests(metrics: WorkerMetrics): Dispatcher.DispatcherComposeInterceptor {
+  return observingInterceptor((options) => {
+    const endpoint = endpointOf(options.method, options.path ?? '/');
+    const startedAt = performance.now();
+    let statusCode: number | undefined;
+    return {
+      onStatus: (code) => {
+        statusCode = code;
+      },
+      onEnd: (error) => {
+        const status_class = error !== undefined && isAbort(error) ? 'aborted' : statusClass(statusCode);
+        metrics.record('serviceRequests', 1, { endpoint, status_class });
+        metrics.record('serviceRequestSeconds', (performance.now() - startedAt) / 1000, { endpoint });
+        if (statusCode === 429) metrics.record('serviceRateLimited', 1, { endpoint });
+      },
+    };
+  });
+}
+
+/** The worker's own cancellation (an activity cancelled, a prefetched page no longer needed): not the service's. */
+function isAbort(error: Error): boolean {
+  return error.name === 'AbortError' || (error as { code?: unknown }).code === 'UND_ERR_ABORTED';
 }
