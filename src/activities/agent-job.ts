@@ -17,7 +17,7 @@ import {
   TERMINAL_JOB_STATUSES,
   callOutcomeOf,
 } from '../contract/agent-job-constants';
-import { docsApiDetailsOf, type DocsApiFailureDetails } from '../contract/failure-types';
+import type { DocsApiFailureDetails } from '../contract/failure-types';
 import type { UnendedCreate } from '../client/agent-job-runs';
 import type { BudgetRelease } from '../contract/budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
