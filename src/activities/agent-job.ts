@@ -41,7 +41,6 @@ export interface CreateRecords {
   unendedCreate(workflowId: string, exceptRunId: string): Promise<UnendedCreate | undefined>;
 }
 
-/** A call made on an exclusive permit of the project's agent budget: the activity gives it back itself. */
 type PermitHeld = { permitId?: string };
 
 /** A release that takes longer is given up (logged): the limiter's hold timeout frees the permit. */
@@ -72,10 +71,7 @@ type CreateInput = Pick<AgentJobInput, 'projectId' | 'prompt'>;
 /** A create to record: its job, or no `jobId` when the service may have created one without saying which. */
 export type CreateToRecord = CreateInput & { jobId?: string | undefined };
 
-/**
- * Activities of the agent job workflow. createAgentJob and sendAgentJobMessage are not idempotent: the workflow
- * runs them with a single attempt and re-sends only when the service cannot have acted (callOutcomeOf).
- */
+/** createAgentJob and sendAgentJobMessage are not idempotent: the workflow re-sends only what callOutcomeOf allows. */
 export function createAgentJobActivities({
   docsApi,
   releasePermit,

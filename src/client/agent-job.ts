@@ -83,7 +83,6 @@ export function agentJobStartOptions(
   };
 }
 
-/** What every start of an agentJob sets: its summary and details (the prompt) and its search attributes. */
 function jobStart(
   workflowId: string,
   input: AgentJobInput,

@@ -47,9 +47,8 @@ const { recordCreate } = proxyActivities<Activities>({
 });
 
 /**
- * Polling is this one activity (Temporal's infrequent-polling pattern): each attempt reads the job once, and a
- * job still running fails the attempt with a benign failure whose nextRetryDelay is the next interval, so the
- * waits make no history event. The initial interval here applies only to a failure without nextRetryDelay.
+ * Polling is this one activity, its retries the waits (no history event; see pollAgentJob). The initial interval
+ * here applies only to a failure without nextRetryDelay.
  */
 const { pollAgentJob } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -120,10 +119,7 @@ async function acquirePermit(state: RunState): Promise<PermitGrant | undefined> 
   }
 }
 
-/**
- * A create or message on its permit: it runs to its end whatever happens to the workflow (the request may be at
- * the service); a 429 is reported with the next ask.
- */
+/** A create or message on its permit; a 429 is reported with the next ask. */
 async function callService(
   state: RunState,
   permit: PermitGrant | undefined,
