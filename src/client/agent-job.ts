@@ -318,14 +318,8 @@ export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefin
   const failure = error instanceof WorkflowFailedError ? error.cause : undefined;
   if (!(failure instanceof ApplicationFailure)) return undefined;
   const details: unknown = failure.details?.[0];
-  const {
-    jobId,
-    status,
-    prLink,
-    polls,
-    issues,
-    followUps = [],
-  } = (details ?? {}) as Partial<AgentJobFailureInfo>;
+  const sent = (details ?? {}) as Partial<AgentJobFailureInfo>;
+  const { jobId, status, prLink, polls, issues, followUps = [] } = sent;
   const typed = { jobId, status, prLink, polls, issues, followUps };
   return { type: failure.type ?? 'Error', message: failure.message, details, ...typed };
 }
