@@ -5,17 +5,19 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import type {
   AgentJob,
   AgentJobCreateRecord,
+  AgentJobInput,
   AlreadyCreatedBy,
-  FollowUpRecord,
-  SentFollowUps,
+  EarlierFollowUps,
 } from '../contract/agent-job';
 import {
   AgentJobActivityFailureType,
   AgentJobFailureType,
   POLL_JITTER_RATIO,
   STATUS_UNREAD,
-  TERMINAL_JOB_STATUSES,
   callOutcomeOf,
+  isTerminal,
+  pollProgressIn,
+  type PollProgress,
 } from '../contract/agent-job-constants';
 import type { DocsApiFailureDetails } from '../contract/failure-types';
 import type { UnendedCreate } from '../client/agent-job-runs';
@@ -26,9 +28,8 @@ export interface AgentJobActivityDeps {
   /** Operator opt-in (DOCS_API_RETRY_UNKNOWN_OUTCOME): a create or message whose outcome is unknown may be re-sent. */
   retryUnknownOutcome?: boolean;
   docsApi: DocsApiClient;
-  /** Gives the call's budget permit back (createActivities passes the budget activities' release). */
   releasePermit?: (release: BudgetRelease) => Promise<unknown>;
-  /** Where creates are recorded per workflow id (createActivities passes Temporal's, client/agent-job-record.ts). */
+  /** Where creates are recorded per workflow id (createActivities passes Temporal's, client/agent-job-runs.ts). */
   createRecords?: CreateRecords;
 }
 
@@ -41,12 +42,6 @@ export interface CreateRecords {
   unendedCreate(workflowId: string, exceptRunId: string): Promise<UnendedCreate | undefined>;
 }
 
-export interface EarlierFollowUps {
-  followUps: FollowUpRecord[];
-  sentFollowUps: SentFollowUps;
-}
-
-/** A call made on an exclusive permit of the project's agent budget: the activity gives it back itself. */
 type PermitHeld = { permitId?: string };
 
 /** A release that takes longer is given up (logged): the limiter's hold timeout frees the permit. */
@@ -72,26 +67,12 @@ export interface PollInput {
   status: string | null;
 }
 
-/**
- * Carried from attempt to attempt in the heartbeat details, and in the still-running failure's details: the reads
- * the service answered (errors are not polls) and the last error a read got.
- */
-interface PollProgress {
-  polls: number;
-  lastError?: string;
-}
+type CreateInput = Pick<AgentJobInput, 'projectId' | 'prompt'>;
 
 /** A create to record: its job, or no `jobId` when the service may have created one without saying which. */
-export interface CreateToRecord {
-  projectId: string;
-  prompt: string;
-  jobId?: string | undefined;
-}
+export type CreateToRecord = CreateInput & { jobId?: string | undefined };
 
-/**
- * Activities of the agent job workflow. createAgentJob and sendAgentJobMessage are not idempotent: the workflow
- * runs them with a single attempt and re-sends only when the service cannot have acted (callOutcomeOf).
- */
+/** createAgentJob and sendAgentJobMessage are not idempotent: the workflow re-sends only what callOutcomeOf allows. */
 export function createAgentJobActivities({
   docsApi,
   releasePermit,
@@ -156,7 +137,7 @@ export function createAgentJobActivities({
   async function readRecord(
     records: CreateRecords,
     run: { workflowId: string; runId: string },
-    input: { projectId: string; prompt: string },
+    input: CreateInput,
   ): Promise<AgentJobCreateRecord | undefined> {
     const { workflowId, runId } = run;
     const record = await readOrResend("the job's create record", () => records.read(workflowId));
@@ -195,7 +176,7 @@ export function createAgentJobActivities({
      * the service may have acted on is recorded before the activity returns or fails, so that a run terminated
      * meanwhile does not lose it; `unrecorded` asks the workflow to record it when that failed.
      */
-    createAgentJob: (input: { projectId: string; prompt: string } & PermitHeld): Promise<AgentJobAnswer> =>
+    createAgentJob: (input: CreateInput & PermitHeld): Promise<AgentJobAnswer> =>
       released(input, async () => {
         const run = Context.current().info.workflowExecution;
         const earlier = createRecords && run && (await readRecord(createRecords, run, input));
@@ -212,7 +193,6 @@ export function createAgentJobActivities({
             docsApi.createJob(input.projectId, { prompt: input.prompt }, options),
           );
         } catch (failure) {
-          // A create the service may have acted on is recorded, with the job's id when its answer named it.
           const { kind, details } = callOutcomeOf(
             failure instanceof ApplicationFailure ? failure : undefined,
           );
@@ -222,25 +202,20 @@ export function createAgentJobActivities({
         return (await writeRecord({ ...input, jobId: job.id })) ? job : { ...job, unrecorded: true };
       }),
 
-    /**
-     * The workflow's record of a create the service may have acted on, when the create activity could not write it
-     * (its outcome unknown after a timeout, or its write failed). Idempotent: a record's first write stays.
-     */
+    /** Idempotent: a record's first write stays. */
     async recordCreate(create: CreateToRecord): Promise<void> {
       const run = Context.current().info.workflowExecution;
       if (createRecords && run) await createRecords.write(recordOf(run, create));
     },
 
     /**
-     * Temporal's infrequent-polling pattern: one read per attempt. A terminal status, or another status than
-     * `input.status`, returns the job; a job still running fails the attempt with a benign, retryable failure whose
-     * nextRetryDelay is the next interval (initialInterval × coefficient^reads, capped, shortened by a jitter of
-     * up to POLL_JITTER_RATIO hashed from the workflow id and read number): the wait is the server's retry timer,
-     * no workflow task, no history event. A transient error waits for its Retry-After, or the same interval.
+     * One read per attempt: a terminal status, or another than `input.status`, returns the job; a job still
+     * running fails the attempt (benign) with the next interval (pollDelayMs) as nextRetryDelay. A transient error
+     * waits for its Retry-After, or the same interval.
      */
     async pollAgentJob(input: PollInput): Promise<{ job: AgentJob; polls: number }> {
       const context = Context.current();
-      const progress = progressOf(context.info.heartbeatDetails);
+      const progress = pollProgressIn(context.info.heartbeatDetails);
       const delayAfter = (reads: number) =>
         pollDelayMs(
           input.polling,
@@ -285,7 +260,7 @@ export function createAgentJobActivities({
         });
       }
       const polls = progress.polls + 1;
-      if ((TERMINAL_JOB_STATUSES as readonly string[]).includes(job.status) || job.status !== input.status) {
+      if (isTerminal(job.status) || job.status !== input.status) {
         return { job, polls };
       }
       const carried: PollProgress = { ...progress, polls };
@@ -304,7 +279,7 @@ export function createAgentJobActivities({
   };
 }
 
-/** The wait after `reads` reads: initialInterval × coefficient^reads, capped, minus a hashed jitter. */
+/** Shortened by a jitter hashed from `jitterKey` (the workflow id and read number): deterministic. */
 export function pollDelayMs(polling: PollInput['polling'], reads: number, jitterKey: string): number {
   const base = Math.min(
     polling.maxIntervalMs,
@@ -313,14 +288,6 @@ export function pollDelayMs(polling: PollInput['polling'], reads: number, jitter
   let hash = 0x811c9dc5; // FNV-1a, 32 bit
   for (let i = 0; i < jitterKey.length; i++) hash = Math.imul(hash ^ jitterKey.charCodeAt(i), 0x01000193);
   return Math.max(1, Math.round(base * (1 - (POLL_JITTER_RATIO * (hash >>> 0)) / 0x1_0000_0000)));
-}
-
-function progressOf(details: unknown): PollProgress {
-  const { polls, lastError } = (details ?? {}) as Partial<PollProgress>;
-  return {
-    polls: typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0,
-    ...(typeof lastError === 'string' ? { lastError } : {}),
-  };
 }
 
 function sha256(text: string): string {
@@ -346,10 +313,7 @@ function recordOf(run: { workflowId: string; runId: string }, create: CreateToRe
  * A create this workflow id sent before: the same project and prompt are answered with its job (nothing is sent),
  * anything else refused as AgentJobKeyInUse, naming the earlier job.
  */
-function answerFromRecord(
-  earlier: AgentJobCreateRecord,
-  input: { projectId: string; prompt: string },
-): AgentJobAnswer {
+function answerFromRecord(earlier: AgentJobCreateRecord, input: CreateInput): AgentJobAnswer {
   const { workflowId, runId, recordedAt, jobId, projectId } = earlier;
   if (jobId !== undefined && projectId === input.projectId && earlier.promptSha256 === sha256(input.prompt)) {
     return { id: jobId, status: STATUS_UNREAD, prLink: null, alreadyCreatedBy: { runId, recordedAt } };

@@ -70,7 +70,6 @@ export async function writeCreateRecord(
     });
 }
 
-/** An earlier run's create that did not run to its end, so it recorded nothing, though it may have created a job. */
 export interface UnendedCreate {
   runId: string;
   projectId: string | undefined;

@@ -15,7 +15,6 @@ import {
   AgentJobIdKey,
   AgentJobStatusKey,
   DocsProjectIdKey,
-  FOLLOW_UP_REFUSING_STATUSES,
   FollowUpNotAcceptedError,
   InputValidationError,
   WorkflowType,
@@ -26,6 +25,7 @@ import {
   getStateQuery,
   parseOrThrow,
   pollProgressOf,
+  refusesFollowUps,
   sendFollowUpUpdate,
   type AgentJob,
   type AgentJobFailureTypeName,
@@ -33,12 +33,13 @@ import {
   type AgentJobResult,
   type AgentJobState,
   type AgentJobWorkflow,
+  type EarlierFollowUps,
   type FollowUpFailureTypeName,
   type FollowUpRecord,
   type FollowUpRequest,
   type FollowUpStatus,
   type PollingOptions,
-  type SentFollowUps,
+  type PollProgress,
 } from '../contract';
 import type { InputIssue } from '../contract/input-error';
 import { truncate } from '../contract/text';
@@ -82,7 +83,6 @@ export function agentJobStartOptions(
   };
 }
 
-/** What every start of an agentJob sets: its summary and details (the prompt) and its search attributes. */
 function jobStart(
   workflowId: string,
   input: AgentJobInput,
@@ -129,7 +129,7 @@ export async function getAgentJobState(client: Client, workflowId: string): Prom
     client.options.loadedDataConverter,
     poll.lastFailure,
   );
-  const { status, polls, lastError }: ReturnType<typeof pollProgressOf> =
+  const { status, polls, lastError }: PollProgress =
     failure instanceof ApplicationFailure ? pollProgressOf(failure) : { polls: 0 };
   return {
     ...state,
@@ -257,7 +257,7 @@ export async function followUpAnyState(
     );
   }
   const jobStatus = jobRun.typedSearchAttributes.get(AgentJobStatusKey) ?? '';
-  if ((FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(jobStatus)) {
+  if (refusesFollowUps(jobStatus)) {
     throw new FollowUpNotAcceptedError(
       `Job ${jobId} is ${jobStatus}: it takes no follow-ups; start a new job`,
       workflowId,
@@ -295,7 +295,7 @@ export async function earlierFollowUpsOf(
   client: Client,
   workflowId: string,
   exceptRunId: string,
-): Promise<{ followUps: FollowUpRecord[]; sentFollowUps: SentFollowUps } | undefined> {
+): Promise<EarlierFollowUps | undefined> {
   const run = await latestRunWithJob(client, workflowId, exceptRunId);
   if (run === undefined) return undefined;
   const { sent, followUps } = await earlierRunOf(client, workflowId, run.runId);
@@ -317,17 +317,11 @@ export type AgentJobFailureInfo = {
 export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefined {
   const failure = error instanceof WorkflowFailedError ? error.cause : undefined;
   if (!(failure instanceof ApplicationFailure)) return undefined;
-  const sent: unknown = failure.details?.[0];
-  const {
-    jobId,
-    status,
-    prLink,
-    polls,
-    issues,
-    followUps = [],
-  } = (sent ?? {}) as Partial<AgentJobFailureInfo>;
+  const details: unknown = failure.details?.[0];
+  const sent = (details ?? {}) as Partial<AgentJobFailureInfo>;
+  const { jobId, status, prLink, polls, issues, followUps = [] } = sent;
   const typed = { jobId, status, prLink, polls, issues, followUps };
-  return { type: failure.type ?? 'Error', message: failure.message, details: sent, ...typed };
+  return { type: failure.type ?? 'Error', message: failure.message, details, ...typed };
 }
 
 export interface FollowUpFailureInfo {

@@ -15,13 +15,11 @@ export const PROMPT_TEXT_RULES = {
     "must contain a non-whitespace character (this project's rule; the service accepts any non-empty text)",
 } as const;
 
-/** The rule a prompt's text breaks (empty, or only whitespace), or undefined when it has some text. */
 export function promptTextIssue(prompt: string): string | undefined {
   if (prompt.length === 0) return PROMPT_TEXT_RULES.empty;
   return prompt.trim().length === 0 ? PROMPT_TEXT_RULES.blank : undefined;
 }
 
-/** A follow-up's messageId (its deduplication key) is at most this long. */
 export const MAX_MESSAGE_ID_CHARS = 200;
 export const MIN_POLL_INTERVAL_MS = 100;
 
@@ -35,6 +33,14 @@ export const STATUS_UNREAD = 'unread';
 export const STATUS_NOT_FOUND = 'not_found';
 /** Statuses whose job refuses follow-ups: the workflow does not send them. */
 export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived', STATUS_NOT_FOUND] as const;
+
+export function isTerminal(status: string): boolean {
+  return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+export function refusesFollowUps(status: string): boolean {
+  return (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(status);
+}
 
 /** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
 export const DEFAULT_POLLING = {
@@ -83,22 +89,28 @@ export const AgentJobActivityFailureType = {
 } as const;
 
 /**
- * What the poll activity's last attempt tells: the live status, the reads so far and the last service error. The
- * still-running failure carries them in details[0], a service error's failure in details[1].
+ * What the poll activity's attempts carry from one to the next: the live status, the reads the service answered
+ * (errors are not polls) and the last service error. In the heartbeat and the still-running failure's details[0];
+ * a service error's failure carries the reads in details[1], its message is the error.
  */
+export type PollProgress = { status?: string; polls: number; lastError?: string };
+
+export function pollProgressIn(details: unknown): PollProgress {
+  const { status, polls, lastError } = (details ?? {}) as Record<string, unknown>;
+  return {
+    ...(typeof status === 'string' ? { status } : {}),
+    polls: typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0,
+    ...(typeof lastError === 'string' ? { lastError } : {}),
+  };
+}
+
 export function pollProgressOf(failure: {
   type?: string | null | undefined;
   message: string;
   details?: unknown[] | null | undefined;
-}): { status?: string; polls: number; lastError?: string } {
-  const stillRunning = failure.type === AgentJobActivityFailureType.stillRunning;
-  const raw = (failure.details?.[stillRunning ? 0 : 1] ?? {}) as Record<string, unknown>;
-  const lastError = stillRunning ? raw.lastError : failure.message;
-  return {
-    ...(typeof raw.status === 'string' ? { status: raw.status } : {}),
-    polls: typeof raw.polls === 'number' ? raw.polls : 0,
-    ...(typeof lastError === 'string' ? { lastError } : {}),
-  };
+}): PollProgress {
+  if (failure.type === AgentJobActivityFailureType.stillRunning) return pollProgressIn(failure.details?.[0]);
+  return { ...pollProgressIn(failure.details?.[1]), lastError: failure.message };
 }
 
 /**
@@ -117,11 +129,7 @@ export function callOutcomeOf(
   return { kind: details?.safeToRetry === true ? 'resend' : 'unknown', details };
 }
 
-/**
- * ApplicationFailure types a `sendFollowUp` update fails with (the workflow goes on): refused before anything was
- * sent (notAccepted, invalidInput), refused by the service (4xx), maybe received (outcomeUnknown, never re-sent),
- * or never sent because the workflow ended first (notSent).
- */
+/** ApplicationFailure types a `sendFollowUp` update fails with, the workflow going on (docs/agent-job.md). */
 export const FollowUpFailureType = {
   notAccepted: 'FollowUpNotAccepted',
   invalidInput: INVALID_INPUT_FAILURE_TYPE,

@@ -10,10 +10,7 @@ import { durationSchema, intInRange, jobIdSchema, promptSchema, projectIdSchema 
 
 export * from './agent-job-constants';
 
-/**
- * The job as the documentation service describes it (section 2.1 of its interface), as the HTTP client's lenient
- * parser (src/docs-api/schemas.ts) produces it. Only `id`, `status` and `prLink` are required of an answer.
- */
+/** The job as the service describes it (its interface, 2.1), after the HTTP client's lenient parser. */
 export const agentJobSchema = z
   .object({
     id: z.string().min(1),
@@ -21,7 +18,6 @@ export const agentJobSchema = z
     status: z.string().min(1),
     prLink: z.string().nullable(),
     model: z.string().optional(),
-    /** `repository` is the repository's URL; `ref` (the branch) may be null. */
     source: z
       .object({ repository: z.string().optional(), ref: z.string().nullable().optional() })
       .strict()
@@ -52,7 +48,6 @@ export const alreadyCreatedBySchema = z.object({ runId: z.string(), recordedAt: 
 
 export type AlreadyCreatedBy = z.infer<typeof alreadyCreatedBySchema>;
 
-/** The workflow's result: the job as last seen (its `id` as `jobId`), the follow-ups and the poll count. */
 export type AgentJobResult = Omit<AgentJob, 'id'> & {
   jobId: string;
   followUps: FollowUpRecord[];
@@ -72,28 +67,22 @@ export interface AgentJobState extends Pick<AgentJob, 'model' | 'source'> {
    */
   polls: number;
   nextPollAt: string | null;
-  /** ISO 8601 time the running poll activity started, or null when none runs. */
   pollingSince: string | null;
-  /** A create or follow-up sent and not answered yet: what, and since when; null when none is. */
   inFlight: string | null;
   pendingFollowUps: number;
   /** Follow-up signals not queued (invalid, queue full, job ending), each listed in `followUps` as `rejected`. */
   notAcceptedFollowUps: number;
   followUps: FollowUpRecord[];
   lastError: string | null;
-  /** ISO 8601 time after which the workflow fails with AgentJobTimedOut. */
   deadlineAt: string;
   /** The job's polling in milliseconds: a new run of the closed job (followUpAnyState) keeps it. */
   polling: CompletePollingOptions;
-  /** Runs of this workflow id before the current one (continue-as-new). */
   continuedRuns: number;
   /** A create or message waits for the project's budget (DOCS_API_AGENT_RATE_LIMIT), in the order asked. */
   queuedForBudget: boolean;
   /** The budget limiter's estimate of when it goes (ISO 8601), once it sent one; null otherwise. */
   waitingForBudgetUntil: string | null;
 }
-
-// ---- Schemas: input checked by the client before contacting Temporal and by the workflow itself ----
 
 export const pollingOptionsSchema = z
   .object({
@@ -125,7 +114,6 @@ export const pollingOptionsSchema = z
   });
 
 export type PollingOptions = z.infer<typeof pollingOptionsSchema>;
-/** Every polling option given: the defaults merged with what the caller chose. */
 export type CompletePollingOptions = { [K in keyof PollingOptions]-?: NonNullable<PollingOptions[K]> };
 
 export const followUpRequestSchema = z
@@ -171,7 +159,7 @@ export const sentFollowUpsSchema = z
 
 export type SentFollowUps = z.infer<typeof sentFollowUpsSchema>;
 
-/** Plain JSON state one run hands to the next on continue-as-new (the job id travels in `jobId`). */
+/** What one run hands to the next on continue-as-new (the job id travels in `jobId`). */
 export const agentJobContinuationSchema = z
   .object({
     /** Absolute deadline, epoch milliseconds: it does not restart with a new run. */
@@ -194,6 +182,9 @@ export const agentJobContinuationSchema = z
   .strict();
 
 export type AgentJobContinuation = z.infer<typeof agentJobContinuationSchema>;
+
+/** What earlier runs of a workflow id settled and sent: a new run under it never sends those messageIds again. */
+export type EarlierFollowUps = Pick<AgentJobContinuation, 'followUps' | 'sentFollowUps'>;
 
 export const agentJobInputSchema = z
   .object({

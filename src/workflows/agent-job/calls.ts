@@ -12,29 +12,22 @@ import {
 import type { AgentJobAnswer, createAgentJobActivities } from '../../activities/agent-job';
 import type { AgentJob } from '../../contract/agent-job';
 import {
-  AgentJobActivityFailureType,
   AgentJobFailureType,
   KNOWN_JOB_STATUSES,
   STATUS_NOT_FOUND,
   STATUS_UNREAD,
   callOutcomeOf,
+  isTerminal,
+  pollProgressIn,
   pollProgressOf,
   type AgentJobFailureTypeName,
+  type PollProgress,
 } from '../../contract/agent-job-constants';
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, REJECTION_FAILURE_TYPES } from '../../contract/failure-types';
 import { truncate } from '../../contract/text';
 import { refusalOf } from '../budget/permits';
-import {
-  isRead,
-  isTerminal,
-  iso,
-  refreshVisibility,
-  statusOf,
-  toAgentJobState,
-  toResult,
-  type RunState,
-} from './state';
+import { isRead, iso, refreshVisibility, statusOf, toAgentJobState, toResult, type RunState } from './state';
 
 type Activities = ReturnType<typeof createAgentJobActivities>;
 
@@ -54,9 +47,8 @@ const { recordCreate } = proxyActivities<Activities>({
 });
 
 /**
- * Polling is this one activity (Temporal's infrequent-polling pattern): each attempt reads the job once, and a
- * job still running fails the attempt with a benign failure whose nextRetryDelay is the next interval, so the
- * waits make no history event. The initial interval here applies only to a failure without nextRetryDelay.
+ * Polling is this one activity, its retries the waits (no history event; see pollAgentJob). The initial interval
+ * here applies only to a failure without nextRetryDelay.
  */
 const { pollAgentJob } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -75,7 +67,6 @@ function applicationFailureIn(error: unknown): ApplicationFailure | undefined {
   return cause instanceof ApplicationFailure ? cause : undefined;
 }
 
-/** A failed create or message (callOutcomeOf), with its reason. */
 function outcomeOf(error: unknown): ReturnType<typeof callOutcomeOf> & { reason: string } {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof TimeoutFailure) {
@@ -128,10 +119,7 @@ async function acquirePermit(state: RunState): Promise<PermitGrant | undefined> 
   }
 }
 
-/**
- * A create or message on its permit: it runs to its end whatever happens to the workflow (the request may be at
- * the service); a 429 is reported with the next ask.
- */
+/** A create or message on its permit; a 429 is reported with the next ask. */
 async function callService(
   state: RunState,
   permit: PermitGrant | undefined,
@@ -302,7 +290,6 @@ export function startPoll(state: RunState): void {
   refreshVisibility(state);
 }
 
-/** A follow-up was refused with 409: the job is read once before the next is sent (which it may refuse unsent). */
 export async function readBeforeNextMessage(state: RunState): Promise<void> {
   await poll(state, null);
   state.readBeforeNextMessage = false;
@@ -345,7 +332,7 @@ function pollFailure(state: RunState, jobId: string, error: unknown): Error {
     error instanceof ActivityFailure &&
     (error.cause instanceof TimeoutFailure || error.retryState === RetryState.TIMEOUT)
   ) {
-    state.polls += pollProgressIn(error)?.polls ?? 0;
+    state.polls += lastPollProgress(error)?.polls ?? 0;
     return timedOut(state, error);
   }
   if (applicationFailureIn(error)?.type === DocsApiFailureType.notFound) {
@@ -358,8 +345,8 @@ function pollFailure(state: RunState, jobId: string, error: unknown): Error {
   return failure(state, AgentJobFailureType.pollRejected, message, error);
 }
 
-/** The poll activity's last attempt, from its failure chain (see pollProgressOf). */
-function pollProgressIn(error: unknown): ReturnType<typeof pollProgressOf> | undefined {
+/** The poll activity's last attempt, from its failure chain. */
+function lastPollProgress(error: unknown): PollProgress | undefined {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof ApplicationFailure) return pollProgressOf(cause);
     // Timed out between attempts: the last attempt's heartbeat has the reads and the last service error.
@@ -368,8 +355,7 @@ function pollProgressIn(error: unknown): ReturnType<typeof pollProgressOf> | und
       cause.lastHeartbeatDetails != null &&
       !(cause.cause instanceof Error)
     ) {
-      const type = AgentJobActivityFailureType.stillRunning;
-      return pollProgressOf({ type, message: '', details: [cause.lastHeartbeatDetails] });
+      return pollProgressIn(cause.lastHeartbeatDetails);
     }
   }
   return undefined;
@@ -422,7 +408,7 @@ export function timedOut(state: RunState, cause?: unknown): ApplicationFailure {
   const job = state.jobId
     ? `the service job ${state.jobId} may still run (the service has no cancel operation)`
     : 'no job was created';
-  const serviceError = pollProgressIn(cause)?.lastError ?? state.lastError;
+  const serviceError = lastPollProgress(cause)?.lastError ?? state.lastError;
   return failure(
     state,
     AgentJobFailureType.timedOut,

@@ -6,6 +6,7 @@ import type {
   AgentJobInput,
   AgentJobResult,
   AgentJobState,
+  EarlierFollowUps,
   FollowUpRecord,
   FollowUpStatus,
   PendingFollowUp,
@@ -14,11 +15,10 @@ import type {
 import {
   DEFAULT_POLLING,
   FOLLOW_UP_LIMITS,
-  FOLLOW_UP_REFUSING_STATUSES,
   STATUS_NOT_CREATED,
   STATUS_UNREAD,
   SentFollowUpLedger,
-  TERMINAL_JOB_STATUSES,
+  isTerminal,
 } from '../../contract/agent-job-constants';
 import type { BudgetRefusal } from '../../contract/budget';
 import { parseDuration, type DurationInput } from '../../contract/duration';
@@ -40,7 +40,6 @@ export function resolvePolling(polling: AgentJobInput['polling']) {
   };
 }
 
-/** Everything one run knows. What crosses continue-as-new is `toContinuation`. */
 export type RunState = ReturnType<typeof initialState>;
 
 export function initialState(input: AgentJobInput, now: number) {
@@ -53,7 +52,10 @@ export function initialState(input: AgentJobInput, now: number) {
     deadlineAt: carried?.deadlineAt ?? now + polling.deadlineMs,
     continuedRuns: carried?.continuedRuns ?? 0,
     followUps: new FollowUpQueue(
-      carried ?? { followUps: input.earlierFollowUps ?? [], sentFollowUps: input.sentFollowUps },
+      carried ?? {
+        followUps: input.earlierFollowUps ?? [],
+        ...(input.sentFollowUps ? { sentFollowUps: input.sentFollowUps } : {}),
+      },
     ),
     jobId: input.jobId ?? null,
     job: carried?.job ?? null,
@@ -69,7 +71,6 @@ export function initialState(input: AgentJobInput, now: number) {
     readBeforeNextMessage: false,
     /** Messages sent in this run: a poll started before the latest one does not clear pollAfterMessage. */
     messagesSent: 0,
-    /** The create or follow-up sent and not answered yet (getState's inFlight). */
     inFlight: null as string | null,
     notAccepted: carried?.notAcceptedFollowUps ?? 0,
     lastError: carried?.lastError ?? null,
@@ -91,20 +92,11 @@ export function statusOf(state: RunState): string {
   return state.job?.status ?? STATUS_NOT_CREATED;
 }
 
-export function isTerminal(status: string): boolean {
-  return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
-}
-
-export function refusesFollowUps(status: string): boolean {
-  return (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(status);
-}
-
 /** The job's status was read (not only its id known: attached, or named by a create answer or record). */
 export function isRead(state: RunState): boolean {
   return state.job !== null && state.job.status !== STATUS_UNREAD;
 }
 
-/** The job must still be read: it is not terminal, or a message went out since the last read. */
 export function needsPolling(state: RunState): boolean {
   return state.job !== null && (!isTerminal(state.job.status) || state.pollAfterMessage);
 }
@@ -217,12 +209,11 @@ export interface FollowUpWaiter {
   failed(status: 'rejected' | 'outcome_unknown' | 'not_sent', reason: string): void;
 }
 
-export interface FollowUpQueueSnapshot {
-  followUps: FollowUpRecord[];
-  pendingFollowUps?: PendingFollowUp[];
-  unnamedFollowUps?: number;
-  sentFollowUps?: SentFollowUps | undefined;
-}
+type QueueFields = Pick<
+  AgentJobContinuation,
+  'followUps' | 'pendingFollowUps' | 'unnamedFollowUps' | 'sentFollowUps'
+>;
+export type FollowUpQueueSnapshot = Pick<QueueFields, 'followUps'> & Partial<Omit<QueueFields, 'followUps'>>;
 
 /**
  * The follow-ups of one job, in arrival order: the queue still to send, the ledger of messageIds the service may
@@ -246,7 +237,7 @@ export class FollowUpQueue {
    * What earlier runs of this workflow id sent and settled, learned after this run started (a start again under
    * the same id, answered from the job's create record): no messageId they sent is sent again.
    */
-  addEarlier(earlier: { followUps: FollowUpRecord[]; sentFollowUps: SentFollowUps }): void {
+  addEarlier(earlier: EarlierFollowUps): void {
     this.#sent.add(earlier.sentFollowUps);
     for (const item of [...this.#queue]) {
       const status = this.#sent.statusOf(item.messageId);
@@ -275,7 +266,6 @@ export class FollowUpQueue {
     return this.#queue.length;
   }
 
-  /** Why the queue takes no follow-up now, or undefined when it takes one. */
   refusal(jobId: string | null): string | undefined {
     const { maxPending, maxPerJob } = FOLLOW_UP_LIMITS;
     if (this.#queue.length >= maxPending) {
@@ -296,7 +286,6 @@ export class FollowUpQueue {
     this.#queue.push({ messageId, prompt, ...(waiter ? { waiter } : {}) });
   }
 
-  /** Records a follow-up not accepted into the queue (invalid signal, queue full): its status is `rejected`. */
   recordNotAccepted(messageId: string, prompt: string, reason: string): void {
     this.#forgetRecord(messageId);
     this.#record(messageId, prompt, 'rejected', reason);
@@ -327,7 +316,6 @@ export class FollowUpQueue {
     item.waiter?.failed(status, reason);
   }
 
-  /** Settles every queued follow-up as rejected without sending it (the job takes no more messages). */
   rejectAll(reason: string): void {
     while (this.#queue.length > 0) this.failHead('rejected', reason);
   }
@@ -340,7 +328,6 @@ export class FollowUpQueue {
     }
   }
 
-  /** Settled follow-ups first, then the queue (status pending), as getState and results show them. */
   records(): FollowUpRecord[] {
     const pending = this.#queue.map((item) => ({
       messageId: item.messageId,
@@ -354,7 +341,7 @@ export class FollowUpQueue {
     return this.#sent.toJSON();
   }
 
-  snapshot(): Required<FollowUpQueueSnapshot> & { sentFollowUps: SentFollowUps } {
+  snapshot(): QueueFields {
     return {
       followUps: [...this.#records],
       pendingFollowUps: this.#queue.map(({ messageId, prompt }) => ({ messageId, prompt })),

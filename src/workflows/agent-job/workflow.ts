@@ -22,6 +22,7 @@ import {
   AgentJobFailureType,
   FollowUpFailureType,
   followUpRequestIssues,
+  refusesFollowUps,
 } from '../../contract/agent-job-constants';
 import { InputValidationError } from '../../contract/input-error';
 import {
@@ -49,7 +50,6 @@ import {
   isFinished,
   needsPolling,
   refreshVisibility,
-  refusesFollowUps,
   statusOf,
   toAgentJobState,
   toContinuation,
@@ -86,8 +86,8 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
 }
 
 /**
- * The record of a job's create (see client/agent-job-record.ts): it completes at once with the record as its
- * result, which Temporal keeps for the namespace's retention whatever happens to the job's own runs.
+ * The record of a job's create (client/agent-job-runs.ts): it completes at once with the record as its result,
+ * which Temporal keeps for the namespace's retention whatever happens to the job's own runs.
  */
 export function agentJobCreateRecord(record: AgentJobCreateRecord): Promise<AgentJobCreateRecord> {
   return Promise.resolve(record);
@@ -121,7 +121,12 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
     if (isFinished(state)) {
       // Update handlers settle with their follow-up; let them return their answers before closing.
       await condition(() => allHandlersFinished() || state.followUps.pendingCount > 0);
-      if (state.followUps.pendingCount === 0) return finish(state);
+      if (state.followUps.pendingCount === 0) {
+        const job = state.job as AgentJob;
+        refreshVisibility(state);
+        if (job.status === 'failed') throw jobFailed(state, job);
+        return toResult(state, job);
+      }
     }
     const now = Date.now();
     // While the poll activity runs, its own timeout ends it at the deadline, naming the last service error.
@@ -163,14 +168,6 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
   }
 }
 
-function finish(state: RunState): AgentJobResult {
-  const job = state.job;
-  if (job === null) throw new Error('finish() before the job exists');
-  refreshVisibility(state);
-  if (job.status === 'failed') throw jobFailed(state, job);
-  return toResult(state, job);
-}
-
 async function continueAsNew(state: RunState): Promise<never> {
   const info = workflowInfo();
   log.info('Continuing as new to keep the history bounded', {
@@ -209,8 +206,7 @@ async function closeFollowUps(state: RunState, error: unknown): Promise<void> {
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
 }
 
-/** Registers the query, signal and update; called before the workflow's first await (signal-with-start). */
-export function registerHandlers(state: RunState): void {
+function registerHandlers(state: RunState): void {
   setHandler(getStateQuery, () => toAgentJobState(state));
   setHandler(getSentFollowUpsQuery, () => state.followUps.sent());
   setHandler(followUpSignal, (request) => acceptSignal(state, request));
@@ -272,7 +268,6 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
   return answer;
 }
 
-/** Why a follow-up cannot be queued, or undefined when it can. */
 function whyNotAccepted(
   state: RunState,
   raw: unknown,
