@@ -1,4 +1,3 @@
-import type { SentFollowUps } from './agent-job';
 import { docsApiDetailsOf, type DocsApiFailureDetails } from './failure-types';
 import { INVALID_INPUT_FAILURE_TYPE, type InputIssue } from './input-error';
 
@@ -193,6 +192,12 @@ export function messageIdKey(messageId: string): string {
 }
 
 type SentStatus = 'delivered' | 'outcome_unknown';
+
+/** The ledger as JSON: messageIdKeys by status (`sentFollowUpsSchema` in agent-job.ts checks it at the edges). */
+export interface SentFollowUps {
+  delivered: string[];
+  outcomeUnknown: string[];
+}
 
 /**
  * The messageIds the service may have received for one job, by key: delivered, or outcome unknown (in flight

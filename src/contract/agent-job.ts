@@ -5,6 +5,7 @@ import {
   FOLLOW_UP_STATUSES,
   MAX_MESSAGE_ID_CHARS,
   MIN_POLL_INTERVAL_MS,
+  type SentFollowUps,
 } from './agent-job-constants';
 import { durationSchema, intInRange, jobIdSchema, promptSchema, projectIdSchema } from './validation';
 
@@ -155,9 +156,7 @@ const messageIdKeys = z
 /** The keys (messageIdKey) of the messageIds the service may have received (SentFollowUpLedger). */
 export const sentFollowUpsSchema = z
   .object({ delivered: messageIdKeys, outcomeUnknown: messageIdKeys })
-  .strict();
-
-export type SentFollowUps = z.infer<typeof sentFollowUpsSchema>;
+  .strict() satisfies z.ZodType<SentFollowUps>;
 
 /** What one run hands to the next on continue-as-new (the job id travels in `jobId`). */
 export const agentJobContinuationSchema = z
