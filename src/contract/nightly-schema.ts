@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { MAX_CATCH_UP_DAYS } from './nightly';
-import { intInRange, projectIdSchema } from './validation';
-import { EXPORT_FORMATS, MAX_CONCURRENCY, MAX_PAGE_SIZE, timeZoneSchema } from './visitors-export';
+import { intInRange } from './validation';
+import { visitorsExportInputSchema } from './visitors-export';
+
+const { projectId, timeZone, format, pageSize, concurrency } = visitorsExportInputSchema.shape;
 
 /**
  * What a nightly schedule starts `visitorsNightly` with, checked at every boundary (the workflow checks it in a
@@ -9,11 +11,11 @@ import { EXPORT_FORMATS, MAX_CONCURRENCY, MAX_PAGE_SIZE, timeZoneSchema } from '
  */
 export const visitorsNightlyInputSchema = z
   .object({
-    projectId: projectIdSchema,
-    timeZone: timeZoneSchema.optional(),
-    format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-    pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
-    concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
+    projectId,
+    timeZone,
+    format,
+    pageSize,
+    concurrency,
     /** Days one run exports at most (default 31); the rest is left to the next runs. */
     maxCatchUpDays: intInRange(1, MAX_CATCH_UP_DAYS).optional(),
   })

@@ -13,11 +13,11 @@ import type {
   PageRequest,
   PageRunProgress,
   PageRunResult,
-  PageSummary,
   PermitSpan,
 } from '../../activities/visitors-pages';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal, type PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
+import type { PageSummary } from '../../contract/visitors-export';
 import { VisitorsExportFailureType } from '../../contract/visitors-export-constants';
 import type { PagePermits } from '../budget/page-permits';
 import { refusalOf } from '../budget/permits';

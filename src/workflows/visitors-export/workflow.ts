@@ -25,6 +25,7 @@ import type {
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_EXPORT_DEADLINE,
+  DEFAULT_EXPORT_FORMAT,
   DEFAULT_PAGE_SIZE,
   VisitorsExportFailureType,
 } from '../../contract/visitors-export-constants';
@@ -73,7 +74,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       ? input.timeZone
       : undefined;
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
-  const format = input.format ?? 'csv';
+  const format = input.format ?? DEFAULT_EXPORT_FORMAT;
   const state = input.continuation ?? firstRunState(input);
   const { projectId } = input;
   if (workflowInfo().typedSearchAttributes.get(DocsProjectIdKey) !== projectId) {

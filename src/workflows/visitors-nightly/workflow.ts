@@ -51,10 +51,8 @@ const { awaitDayExport } = proxyActivities<NightlyActivities>({
 type Outcome = { result: VisitorsExportResult; found: boolean } | { error: string };
 
 /**
- * What a nightly schedule starts: reads which days of its zone up to the day before its nominal time have no
- * whole export at the destination (the manifests are the only record), and exports them oldest first, one
- * `visitorsExport` child each under the day's own id, so each day is exported once whatever runs overlap. A day
- * another run is exporting is awaited, not deferred; a day that fails is reported (result, warning, memo) and
+ * What a nightly schedule starts: the days due (docs/nightly.md), oldest first, one `visitorsExport` child each
+ * under the day's own id, so each day is exported once whatever runs overlap. A day that fails is reported and
  * the later days are exported all the same: it has no whole export, so the next run exports it again.
  */
 export async function visitorsNightly(input: VisitorsNightlyInput): Promise<VisitorsNightlyResult> {
