@@ -99,13 +99,8 @@ export function exportCommands(program: CommandUnknownOpts, run: Run): void {
     .addHelpText('after', DATE_RANGE_NOTE)
     .action((flags) =>
       run(async ({ client, taskQueue, json }) => {
-        const input = {
-          projectId: flags.project,
-          dateFrom: flags.from,
-          dateTo: flags.to,
-          ...defined({ timeZone: flags.tz, pageSize: flags.pageSize, concurrency: flags.concurrency }),
-          ...defined({ format: flags.format, partial: flags.partial }),
-        };
+        const { project: projectId, from: dateFrom, to: dateTo, tz: timeZone, detach: _, ...options } = flags;
+        const input = { projectId, dateFrom, dateTo, ...defined({ ...options, timeZone }) };
         // The rules across flags (--to after --from, days with --tz) are checked before connecting too.
         visitorsExportStartOptions(input, { taskQueue });
         const connected = await client();

@@ -73,18 +73,8 @@ function settingsCommand(
     .addOption(option('--task-queue <name>', `task queue of the runs${absent('TEMPORAL_TASK_QUEUE')}`, text));
   exportOptions(command, create).action((flags) =>
     run((ctx) => {
-      const { project: projectId, tz: timeZone, taskQueue, at, catchupWindow, maxCatchUpDays } = flags;
-      const { pageSize, concurrency, format } = flags;
-      const settings = defined({
-        at,
-        timeZone,
-        catchupWindow,
-        maxCatchUpDays,
-        pageSize,
-        concurrency,
-        format,
-      });
-      return act({ projectId, ...settings, ...defined({ taskQueue }) }, ctx);
+      const { project: projectId, tz: timeZone, ...settings } = flags;
+      return act({ projectId, ...defined({ ...settings, timeZone }) }, ctx);
     }),
   );
 }

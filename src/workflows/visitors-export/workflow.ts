@@ -171,10 +171,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   };
 }
 
-/**
- * The input checked by the contract's zod schema in a local activity (zod stays out of the sandbox); a bad field
- * fails the run (non-retryable InvalidInput). getProgress answers meanwhile with what a continued run carries.
- */
+/** The input, checked; getProgress answers meanwhile with what a continued run carries. */
 async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportInput> {
   const carried = raw.continuation;
   setHandler(getProgressQuery, () => ({
@@ -183,8 +180,7 @@ async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportIn
     inFlight: 0,
     done: false,
   }));
-  const refusal = await invalidInputOf('visitorsExport', raw);
-  if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
+  await refuseInvalidInput('visitorsExport', raw);
   return raw;
 }
 
@@ -243,13 +239,16 @@ export function zoneDays(
   return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
 }
 
-export function invalidInput(message: string, issues?: unknown): ApplicationFailure {
-  return ApplicationFailure.create({
-    message,
-    type: VisitorsExportFailureType.invalidInput,
-    nonRetryable: true,
-    ...(issues === undefined ? {} : { details: [issues] }),
-  });
+/** A bad field of the input fails the run: non-retryable InvalidInput, its issues as details. */
+export async function refuseInvalidInput(
+  workflow: 'visitorsExport' | 'visitorsNightly',
+  input: unknown,
+): Promise<void> {
+  const refusal = await invalidInputOf(workflow, input);
+  if (refusal === null) return;
+  const { message, issues } = refusal;
+  const type = VisitorsExportFailureType.invalidInput;
+  throw ApplicationFailure.create({ message, type, nonRetryable: true, details: [issues] });
 }
 
 /**

@@ -24,10 +24,9 @@ import {
 } from '../../contract/nightly';
 import type { NightlyRunMemo, VisitorsNightlyInput } from '../../contract/nightly-schema';
 import type { VisitorsExportInput, VisitorsExportResult } from '../../contract/visitors-export';
-import { invalidInputOf } from '../input-check';
 import { recordNightlyRun } from '../metrics';
 import { scheduledNominalTime, scheduleIdOfRun } from '../scheduled-run';
-import { invalidInput } from '../visitors-export/workflow';
+import { refuseInvalidInput } from '../visitors-export/workflow';
 import type { createNightlyActivities } from '../../activities/nightly';
 
 type NightlyActivities = ReturnType<typeof createNightlyActivities>;
@@ -56,8 +55,7 @@ type Outcome = { result: VisitorsExportResult; found: boolean } | { error: strin
  * the later days are exported all the same: it has no whole export, so the next run exports it again.
  */
 export async function visitorsNightly(input: VisitorsNightlyInput): Promise<VisitorsNightlyResult> {
-  const refusal = await invalidInputOf('visitorsNightly', input);
-  if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
+  await refuseInvalidInput('visitorsNightly', input);
   const { projectId, maxCatchUpDays: _cap, timeZone: _zone, ...exportOptions } = input;
   const progress = { pagesDone: 0, rowsDone: 0, inFlight: 0, done: false };
   setHandler(getProgressQuery, () => ({ ...progress }));
