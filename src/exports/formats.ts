@@ -13,7 +13,7 @@ function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
-export interface RowEncoder {
+interface RowEncoder {
   start(): string;
   row(row: VisitorRow, index: number): string;
   end(): string;

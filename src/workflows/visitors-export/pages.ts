@@ -170,7 +170,7 @@ export async function fetchPageRun(
 }
 
 /** A page the export needs failed for good: names the offset, keeps the service's error as the cause. */
-export function pageFailed(offset: number, error: unknown): ApplicationFailure {
+function pageFailed(offset: number, error: unknown): ApplicationFailure {
   const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
   const message = cause instanceof Error ? cause.message : String(cause);
   return ApplicationFailure.create({
