@@ -24,9 +24,8 @@ export const visitorsNightlyInputSchema = z
 export type VisitorsNightlyInput = z.infer<typeof visitorsNightlyInputSchema>;
 
 /**
- * What a nightly run keeps in its memo (set after its plan, again at its end), for `schedule describe` and the lag
- * metric without a worker: the zone, the last day due, the instants whole exports hold in the look-back (merged,
- * ISO), whether whole exports exist before it, and the failed exports. Never read back by a run.
+ * What a nightly run keeps in its memo (after its plan, again at its end) for `schedule describe` and the lag metric
+ * without a worker; `covered` is merged (memoCovered). Never read back by a run.
  */
 export const nightlyRunMemoSchema = z.object({
   timeZone: z.string(),
