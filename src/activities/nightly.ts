@@ -1,11 +1,16 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { memoCovered, type NightlyExport, type VisitorsNightlyResult } from '../contract/nightly';
+import {
+  dueExports,
+  memoCovered,
+  NIGHTLY_LOOK_BACK_DAYS,
+  type NightlyExport,
+  type VisitorsNightlyResult,
+} from '../contract/nightly';
 import type { NightlyRunMemo } from '../contract/nightly-schema';
 import type { VisitorsExportResult } from '../contract/visitors-export';
 import { addDays, dayBefore } from '../contract/zone-days';
 import { openExportDestination } from '../exports/s3-destination';
-import { dueExports, NIGHTLY_LOOK_BACK_DAYS } from '../contract/nightly';
 import { wholeExports } from '../exports/manifest-days';
 import { whileHeartbeating } from './heartbeat';
 import type { VisitorsExportActivityDeps } from './visitors-export';

@@ -99,7 +99,7 @@ export function createVisitorsExportActivities({
   async function merge(request: MergeRequest): Promise<MergeResult> {
     const staging = stagingOf(request.exportKey);
     const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
-    const { projectId, dateFrom, dateTo, timeZone, format } = request;
+    const { projectId, dateFrom, dateTo, timeZone, format, requestRange, pages, totals } = request;
     const layout = layoutFor(format, exportLayout);
     const folder = exportFolderKey(projectId, dateFrom, dateTo, timeZone, layout, request.partial === true);
     const compression = compressionFor(format, exportCompression);
@@ -126,35 +126,30 @@ export function createVisitorsExportActivities({
         `${merged.duplicateCount} row(s) repeated a path already seen (first occurrence kept): ${merged.duplicatePaths.join(', ')}`,
       );
     }
+    const { rows, bytes, sha256 } = merged;
     const manifest: VisitorsExportManifest = {
-      projectId: request.projectId,
+      projectId,
       range: {
-        dateFrom: request.dateFrom,
-        dateTo: request.dateTo,
+        dateFrom,
+        dateTo,
         dateToExclusive: true,
-        ...(request.timeZone === undefined ? {} : { timeZone: request.timeZone }),
-        ...(request.requestRange === undefined ? {} : { requested: request.requestRange }),
+        ...(timeZone === undefined ? {} : { timeZone }),
+        ...(requestRange === undefined ? {} : { requested: requestRange }),
       },
       ...(request.partial === true ? { partial: true } : {}),
       file,
-      format: request.format,
-      rows: merged.rows,
-      pages: request.pages,
-      sha256: merged.sha256,
-      files: [{ name: file, rows: merged.rows, bytes: merged.bytes, sha256: merged.sha256 }],
-      totals: request.totals,
+      format,
+      rows,
+      pages,
+      sha256,
+      files: [{ name: file, rows, bytes, sha256 }],
+      totals,
       warnings: [...request.warnings, ...warnings],
       generatedAt: new Date().toISOString(),
       workflowId: request.workflowId,
       runId: request.runId,
     };
-    return {
-      files: await finishExportFolder(destination, folder, manifest),
-      rows: merged.rows,
-      bytes: merged.bytes,
-      sha256: merged.sha256,
-      duplicateCount: merged.duplicateCount,
-      warnings,
-    };
+    const files = await finishExportFolder(destination, folder, manifest);
+    return { files, rows, bytes, sha256, duplicateCount: merged.duplicateCount, warnings };
   }
 }

@@ -22,8 +22,6 @@ export interface PageRequest {
   limit: number;
 }
 
-export type { PageSummary };
-
 /** Permits of one grant, spent in order: each pays for one request, none after `spendBy`. */
 export interface PermitSpan {
   count: number;

@@ -59,7 +59,6 @@ import {
 /** AgentJobStatus holds the service's status as it answered (any status, also one the interface does not list). */
 const STATUS_EXAMPLES = [STATUS_NOT_CREATED, ...KNOWN_JOB_STATUSES, 'paused_for_review'].join(', ');
 
-/** The options naming a job: its workflow id, or its project and key. */
 function targeted<A extends unknown[], O extends OptionValues, G extends OptionValues>(
   command: Command<A, O, G>,
 ) {
@@ -75,7 +74,6 @@ function workflowIdOf(flags: { workflowId?: string; project?: string; key?: stri
   throw new UsageError('--workflow-id, or --project with --key, is required');
 }
 
-/** The options of a prompt, given inline or in a file. */
 function prompted<A extends unknown[], O extends OptionValues, G extends OptionValues>(
   command: Command<A, O, G>,
   what: string,
@@ -300,7 +298,6 @@ function printReceipt(
   return status === 'rejected' || status === 'outcome_unknown' ? ExitCode.failed : ExitCode.ok;
 }
 
-/** Sends a follow-up as an update and prints the service's answer, or why it was not delivered. */
 async function followUpAndWait(
   client: Client,
   workflowId: string,

@@ -15,7 +15,6 @@ export const ExitCode = {
   failed: 1,
   usage: 2,
   notFound: 3,
-  /** Temporal could not be reached. */
   unavailable: 4,
 } as const;
 
@@ -32,7 +31,6 @@ export interface CommandContext {
  */
 export type Run = (work: (ctx: CommandContext) => Promise<number>, trace?: 'trace') => Promise<void>;
 
-/** Prints a result: JSON with --json, else the human form. */
 export function print(json: boolean, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`);
 }
@@ -50,7 +48,6 @@ export function option<U extends string, T>(flags: U, description: string, schem
   });
 }
 
-/** Any text but an empty one. */
 export const text = z.string().refine((value) => value.trim() !== '', 'must not be empty');
 
 /** A whole number given as text, then the contract's rule for it. */

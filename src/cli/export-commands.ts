@@ -11,6 +11,7 @@ import { apiDateSchema } from '../contract/api-dates';
 import { quoteVisibility, visitorsExportWorkflowId, WorkflowType } from '../contract/names';
 import {
   DEFAULT_CONCURRENCY,
+  DEFAULT_EXPORT_FORMAT,
   DEFAULT_PAGE_SIZE,
   EXPORT_FORMATS,
   MAX_CONCURRENCY,
@@ -41,15 +42,16 @@ export const DATE_RANGE_NOTE =
 
 const { dateFrom, pageSize, concurrency, format, timeZone } = visitorsExportInputSchema.shape;
 
-/**
- * --page-size, --concurrency and --format, the options an export run and a schedule share, with the contract's
- * rules. `defaults`: each option's default is said; without, the setting is unchanged when not given.
- */
+/** What an option's help says of its absence: its default, or (`defaults` false: an update) that nothing changes. */
+export const whenAbsent = (defaults: boolean) => (value: string) =>
+  defaults ? ` (default ${value})` : ' (unchanged when not given)';
+
+/** --page-size, --concurrency and --format, the options an export run and a schedule share, with the contract's rules. */
 export function exportOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(
   command: Command<A, O, G>,
   defaults: boolean,
 ) {
-  const absent = (value: string) => (defaults ? ` (default ${value})` : ' (unchanged when not given)');
+  const absent = whenAbsent(defaults);
   return command
     .addOption(
       option(
@@ -65,7 +67,9 @@ export function exportOptions<A extends unknown[], O extends OptionValues, G ext
         integer(concurrency.unwrap()),
       ),
     )
-    .addOption(option('--format <format>', `${EXPORT_FORMATS.join(', ')}${absent('csv')}`, format));
+    .addOption(
+      option('--format <format>', `${EXPORT_FORMATS.join(', ')}${absent(DEFAULT_EXPORT_FORMAT)}`, format),
+    );
 }
 
 const EXECUTION_STATUSES = ['Running', 'Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'] as const;
@@ -95,13 +99,8 @@ export function exportCommands(program: CommandUnknownOpts, run: Run): void {
     .addHelpText('after', DATE_RANGE_NOTE)
     .action((flags) =>
       run(async ({ client, taskQueue, json }) => {
-        const input = {
-          projectId: flags.project,
-          dateFrom: flags.from,
-          dateTo: flags.to,
-          ...defined({ timeZone: flags.tz, pageSize: flags.pageSize, concurrency: flags.concurrency }),
-          ...defined({ format: flags.format, partial: flags.partial }),
-        };
+        const { project: projectId, from: dateFrom, to: dateTo, tz: timeZone, detach: _, ...options } = flags;
+        const input = { projectId, dateFrom, dateTo, ...defined({ ...options, timeZone }) };
         // The rules across flags (--to after --from, days with --tz) are checked before connecting too.
         visitorsExportStartOptions(input, { taskQueue });
         const connected = await client();
@@ -110,19 +109,14 @@ export function exportCommands(program: CommandUnknownOpts, run: Run): void {
         if (flags.detach || !json) print(json, { workflowId }, `workflow id: ${workflowId}`);
         if (flags.detach) return ExitCode.ok;
         const stopWatching = watchExportProgress(connected, workflowId, json);
-        try {
-          const result = await handle.result();
-          stopWatching();
-          print(json, result, describeResult(result));
+        const outcome = await outcomeOf(handle.result()).finally(stopWatching);
+        if ('result' in outcome) {
+          print(json, outcome.result, describeResult(outcome.result));
           return ExitCode.ok;
-        } catch (error) {
-          if (!(error instanceof WorkflowFailedError)) throw error;
-          const { text, ...failure } = exportFailure(error);
-          print(json, failure, `export failed: ${text}`);
-          return ExitCode.failed;
-        } finally {
-          stopWatching();
         }
+        const { text, ...failure } = outcome;
+        print(json, failure, `export failed: ${text}`);
+        return ExitCode.failed;
       }, 'trace'),
     );
 
@@ -157,16 +151,14 @@ export function exportCommands(program: CommandUnknownOpts, run: Run): void {
           print(json, { workflow, progress }, `RUNNING\n${exportProgressLine(progress)}`);
           return ExitCode.ok;
         }
-        try {
-          const result = await handle.result();
-          print(json, { workflow, result }, `${workflow}\n${describeResult(result)}`);
+        const outcome = await outcomeOf(handle.result());
+        if ('result' in outcome) {
+          print(json, { workflow, result: outcome.result }, `${workflow}\n${describeResult(outcome.result)}`);
           return ExitCode.ok;
-        } catch (error) {
-          if (!(error instanceof WorkflowFailedError)) throw error;
-          const { text, ...failure } = exportFailure(error);
-          print(json, { workflow, ...failure }, `${workflow}: ${text}`);
-          return ExitCode.failed;
         }
+        const { text, ...failure } = outcome;
+        print(json, { workflow, ...failure }, `${workflow}: ${text}`);
+        return ExitCode.failed;
       }),
     );
 
@@ -181,7 +173,6 @@ export function exportCommands(program: CommandUnknownOpts, run: Run): void {
   });
 }
 
-/** A finished export's result as the CLI prints it. */
 function describeResult(result: VisitorsExportResult): string {
   return [
     `${result.rows} rows in ${result.pages} pages`,
@@ -191,21 +182,28 @@ function describeResult(result: VisitorsExportResult): string {
 }
 
 /**
- * A failed export's message: its first ApplicationFailure's (past "Activity task failed"), typed by the root
- * cause (`ExportDestinationUnavailable` under `VisitorsExportPageFailed`).
+ * A closed export's result, or its failure: the first ApplicationFailure's message (past "Activity task failed"),
+ * typed by the root cause (`ExportDestinationUnavailable` under `VisitorsExportPageFailed`).
  */
-function exportFailure(error: WorkflowFailedError): { error: string; type?: string; text: string } {
-  const failures: ApplicationFailure[] = [];
-  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof ApplicationFailure) failures.push(cause);
+async function outcomeOf(
+  closed: Promise<VisitorsExportResult>,
+): Promise<{ result: VisitorsExportResult } | { error: string; type?: string; text: string }> {
+  try {
+    return { result: await closed };
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    const failures: ApplicationFailure[] = [];
+    for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+      if (cause instanceof ApplicationFailure) failures.push(cause);
+    }
+    const message = failures[0]?.message ?? error.cause?.message ?? error.message;
+    const type = failures.at(-1)?.type;
+    return type ? { error: message, type, text: `${type}: ${message}` } : { error: message, text: message };
   }
-  const message = failures[0]?.message ?? error.cause?.message ?? error.message;
-  const type = failures.at(-1)?.type ?? undefined;
-  return type ? { error: message, type, text: `${type}: ${message}` } : { error: message, text: message };
 }
 
 /** Where the rates start: the first progress read (an export joined midway counts only what it sees happen). */
-export interface RateBase {
+interface RateBase {
   atMs: number;
   pagesDone: number;
   rowsDone: number;

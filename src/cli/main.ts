@@ -148,7 +148,6 @@ function inFlagTerms(error: unknown, flags: string[]): unknown {
   );
 }
 
-/** A command's failure: its exit code, the text printed, and the object printed instead under --json. */
 export interface CommandFailure {
   code: number;
   text: string;
@@ -189,7 +188,6 @@ export function describeFailure(command: string, error: unknown): CommandFailure
   return failure(ExitCode.failed, message);
 }
 
-/** Prints a failure on stderr, as JSON with --json; returns its exit code. */
 function reportFailure(command: string, error: unknown, json: boolean, io: CliStreams): number {
   const failure = describeFailure(command, error);
   io.stderr.write(json ? `${JSON.stringify(failure.json)}\n` : failure.text);

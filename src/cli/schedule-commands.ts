@@ -15,6 +15,7 @@ import {
 import { apiDateSchema } from '../contract/api-dates';
 import { DEFAULT_MAX_CATCH_UP_DAYS, MAX_CATCH_UP_DAYS } from '../contract/nightly';
 import { durationSchema } from '../contract/validation';
+import { addDays, isDay } from '../contract/zone-days';
 import {
   ExitCode,
   integer,
@@ -26,7 +27,7 @@ import {
   type CommandContext,
   type Run,
 } from './command';
-import { DATE_RANGE_NOTE, exportOptions } from './export-commands';
+import { DATE_RANGE_NOTE, exportOptions, whenAbsent } from './export-commands';
 
 const { at, timeZone, maxCatchUpDays } = visitorsScheduleOptionsSchema.shape;
 
@@ -40,7 +41,7 @@ function settingsCommand(
   create: boolean,
   act: (changes: VisitorsScheduleChanges, ctx: CommandContext) => Promise<number>,
 ): void {
-  const absent = (value: string) => (create ? ` (default ${value})` : ' (unchanged when not given)');
+  const absent = whenAbsent(create);
   const command = schedule
     .command(create ? 'create' : 'update')
     .description(
@@ -72,18 +73,8 @@ function settingsCommand(
     .addOption(option('--task-queue <name>', `task queue of the runs${absent('TEMPORAL_TASK_QUEUE')}`, text));
   exportOptions(command, create).action((flags) =>
     run((ctx) => {
-      const { project: projectId, tz: timeZone, taskQueue, at, catchupWindow, maxCatchUpDays } = flags;
-      const { pageSize, concurrency, format } = flags;
-      const settings = defined({
-        at,
-        timeZone,
-        catchupWindow,
-        maxCatchUpDays,
-        pageSize,
-        concurrency,
-        format,
-      });
-      return act({ projectId, ...settings, ...defined({ taskQueue }) }, ctx);
+      const { project: projectId, tz: timeZone, ...settings } = flags;
+      return act({ projectId, ...defined({ ...settings, timeZone }) }, ctx);
     }),
   );
 }
@@ -166,10 +157,7 @@ export function scheduleCommands(program: CommandUnknownOpts, run: Run): void {
       );
   }
 
-  const day = apiDateSchema.refine(
-    (value) => /^\d{4}-\d{2}-\d{2}$/.test(value),
-    "must be a day YYYY-MM-DD (a day of the schedule's zone)",
-  );
+  const day = apiDateSchema.refine(isDay, "must be a day YYYY-MM-DD (a day of the schedule's zone)");
   schedule
     .command('backfill')
     .description("export past days (--from..--to, --to excluded) with a schedule's settings")
@@ -193,7 +181,7 @@ export function scheduleCommands(program: CommandUnknownOpts, run: Run): void {
     .action(({ project, from, to }) =>
       run(async ({ client, json }) => {
         if (to <= from) throw new UsageError('--to: must be after --from (the end day is excluded)');
-        const toDay = new Date(Date.parse(to) - 86_400_000).toISOString().slice(0, 10);
+        const toDay = addDays(to, -1);
         const started = await backfillVisitorsSchedule(await client(), project, { fromDay: from, toDay });
         const lines = [
           `exporting ${started.days.length} day(s) of ${started.timeZone}:`,

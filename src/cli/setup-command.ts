@@ -79,12 +79,7 @@ function attributeLine(a: SearchAttributeSetup): string {
   }
 }
 
-/**
- * `docs-agent setup`: checks the namespace of the connection (TEMPORAL_NAMESPACE) and registers the search
- * attributes the workflows set, where the server allows it; idempotent. Given a Worker Deployment Version, shows
- * the deployment, and routes new runs to that version only when asked (--set-current, --ramp). Exit 0 when the
- * namespace is ready, 3 when it does not exist, 1 when a step is left to an operator.
- */
+/** `docs-agent setup` (SETUP_HELP, docs/upgrading.md): idempotent; routes new runs only when asked. */
 export function setupCommand(program: CommandUnknownOpts, run: Run): void {
   program
     .command('setup')

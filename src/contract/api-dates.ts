@@ -1,15 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The one rule for the dates of the visitors operation (`dateFrom`, `dateTo`), shared by the HTTP client, the
- * workflow's input check and the simulator, so that what the worker sends is what the service accepts:
- * - `YYYY-MM-DD`: a real calendar day, read as midnight UTC (as the service does);
- * - `YYYY-MM-DDTHH:MM:SS[.fraction]` with `Z`, an offset `±HH:MM`, or no offset (then UTC, like the service's
- *   own timestamps). Seconds are required; `+0100` (no colon), `HH:MM` alone and impossible days such as
- *   `2024-02-30` are refused.
- * The standard is the interface's "ISO 8601 date-time": its extended format with the complete time of day (a
- * reduced `hh:mm` needs an agreement the interface does not give). With `Z` or an offset, that is also an RFC 3339
- * `date-time`; without one, ISO 8601's local time (docs/visitors-export.md, "Dates").
+ * The one rule for the dates of the visitors operation, shared by the HTTP client, the workflow's input check and
+ * the simulator, so that what the worker sends is what the service accepts (docs/visitors-export.md, "Dates").
  */
 export const API_DATE_RULE =
   'must be YYYY-MM-DD or an ISO 8601 date-time YYYY-MM-DDTHH:MM:SS[.fraction] with Z, ±HH:MM or no offset (UTC)';

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { MAX_CATCH_UP_DAYS } from './nightly';
-import { intInRange, projectIdSchema } from './validation';
-import { EXPORT_FORMATS, MAX_CONCURRENCY, MAX_PAGE_SIZE, timeZoneSchema } from './visitors-export';
+import { intInRange } from './validation';
+import { visitorsExportInputSchema } from './visitors-export';
+
+const { projectId, timeZone, format, pageSize, concurrency } = visitorsExportInputSchema.shape;
 
 /**
  * What a nightly schedule starts `visitorsNightly` with, checked at every boundary (the workflow checks it in a
@@ -9,11 +11,11 @@ import { EXPORT_FORMATS, MAX_CONCURRENCY, MAX_PAGE_SIZE, timeZoneSchema } from '
  */
 export const visitorsNightlyInputSchema = z
   .object({
-    projectId: projectIdSchema,
-    timeZone: timeZoneSchema.optional(),
-    format: z.enum(EXPORT_FORMATS, { error: `must be one of ${EXPORT_FORMATS.join(', ')}` }).optional(),
-    pageSize: intInRange(1, MAX_PAGE_SIZE).optional(),
-    concurrency: intInRange(1, MAX_CONCURRENCY).optional(),
+    projectId,
+    timeZone,
+    format,
+    pageSize,
+    concurrency,
     /** Days one run exports at most (default 31); the rest is left to the next runs. */
     maxCatchUpDays: intInRange(1, MAX_CATCH_UP_DAYS).optional(),
   })
@@ -22,9 +24,8 @@ export const visitorsNightlyInputSchema = z
 export type VisitorsNightlyInput = z.infer<typeof visitorsNightlyInputSchema>;
 
 /**
- * What a nightly run keeps in its memo (set after its plan, again at its end), for `schedule describe` and the lag
- * metric without a worker: the zone, the last day due, the instants whole exports hold in the look-back (merged,
- * ISO), whether whole exports exist before it, and the failed exports. Never read back by a run.
+ * What a nightly run keeps in its memo (after its plan, again at its end) for `schedule describe` and the lag metric
+ * without a worker; `covered` is merged (memoCovered). Never read back by a run.
  */
 export const nightlyRunMemoSchema = z.object({
   timeZone: z.string(),

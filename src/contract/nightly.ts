@@ -63,7 +63,6 @@ export interface FailedDay {
   error: string;
 }
 
-/** What `visitorsNightly` returns. */
 export interface VisitorsNightlyResult {
   projectId: string;
   timeZone: string;
@@ -89,10 +88,9 @@ export interface VisitorsNightlyResult {
 export const NIGHTLY_LOOK_BACK_DAYS = 100;
 
 /**
- * The exports due up to the end of `through` (a day of `timeZone`), oldest first: every day of the zone in the
- * look-back that no whole export holds, from the first instant one holds (all of the look-back when
- * `olderExports`; a project's first night owes only `through`), and the hours no such day fits (after a zone
- * change) as one range each, so no instant is exported twice. Every export due has ended by the end of `through`.
+ * The exports due up to the end of `through` (a day of `timeZone`), oldest first (docs/nightly.md): the days of the
+ * look-back no whole export holds, and the hours no such day fits (after a zone change) as one range each, so no
+ * instant is exported twice. Every export due has ended by the end of `through`.
  */
 export function dueExports(
   covered: readonly Covered[],

@@ -12,6 +12,7 @@ export type ExportLayout = (typeof EXPORT_LAYOUTS)[number];
 export const EXPORT_COMPRESSIONS = ['none', 'gzip'] as const;
 export type ExportCompression = (typeof EXPORT_COMPRESSIONS)[number];
 
+export const DEFAULT_EXPORT_FORMAT: ExportFormat = 'csv';
 export const DEFAULT_PAGE_SIZE = 250;
 export const MAX_PAGE_SIZE = 250;
 export const DEFAULT_CONCURRENCY = 4;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { apiDateSchema, checkDateOrder, parseApiDate } from './api-dates';
-import { dayStart } from './zone-days';
+import { dayStart, isDay } from './zone-days';
 import { durationSchema, intInRange, projectIdSchema } from './validation';
 import {
   EXPORT_FORMATS,
@@ -162,7 +162,7 @@ export const visitorsExportInputSchema = visitorsExportShape.superRefine((input,
   if (input.timeZone === undefined) return;
   for (const field of ['dateFrom', 'dateTo'] as const) {
     const value = input[field];
-    if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    if (value !== undefined && !isDay(value)) {
       ctx.addIssue({
         code: 'custom',
         path: [field],
@@ -181,8 +181,7 @@ export const UNENDED_RANGE_RULE =
 /** The instant `dateTo` stands for: midnight of that day in `timeZone` for a day, else the date-time itself. */
 export function rangeEnd(input: { dateTo: string; timeZone?: string | undefined }): number | undefined {
   const end = parseApiDate(input.dateTo);
-  if (end === undefined || input.timeZone === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(input.dateTo))
-    return end;
+  if (end === undefined || input.timeZone === undefined || !isDay(input.dateTo)) return end;
   return dayStart(input.dateTo, input.timeZone).instant;
 }
 

@@ -1,6 +1,10 @@
 const DAY_MS = 86_400_000;
 
-/** The calendar day (`YYYY-MM-DD`) of an instant in `timeZone`. */
+/** A calendar day `YYYY-MM-DD` (not checked to exist: api-dates.ts checks dates). */
+export function isDay(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value);
+}
+
 export function localDayOf(instant: Date, timeZone: string): string {
   return isoDate(localDayStart(instant.getTime(), timeZone));
 }

@@ -43,11 +43,8 @@ export function destinationUnavailable(message: string): ApplicationFailure {
 
 /** The staging folder is gone (cleaned up) or not where this worker looks: another attempt cannot find it either. */
 export function stagingMissing(message: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: VisitorsExportFailureType.stagingMissing,
-    nonRetryable: true,
-    message,
-  });
+  const type = VisitorsExportFailureType.stagingMissing;
+  return ApplicationFailure.create({ type, nonRetryable: true, message });
 }
 
 /** A failure of the destination that another attempt cannot fix (destinationUnavailable, stagingMissing). */

@@ -13,8 +13,7 @@ function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
-/** Serializes rows incrementally: `start`, then `row` for each row, then `end`. */
-export interface RowEncoder {
+interface RowEncoder {
   start(): string;
   row(row: VisitorRow, index: number): string;
   end(): string;
@@ -49,7 +48,6 @@ export interface ExportFileOptions {
   range?: { dateFrom: string; dateTo: string } | undefined;
 }
 
-/** The writer of an export file in its format, its bytes going to `output`. */
 export async function openExportFile(
   output: HashedOutput,
   options: ExportFileOptions,

@@ -6,6 +6,7 @@ import {
   type ExportFormat,
   type ExportLayout,
 } from '../contract/visitors-export-constants';
+import { addDays, isDay } from '../contract/zone-days';
 
 /**
  * Date-times carry ':' which some file systems refuse, and keys carry '/': both become '-'. '+' is kept so that
@@ -16,12 +17,8 @@ export function fileSafe(value: string): string {
 }
 
 /**
- * The export's folder relative to the destination, '/'-separated on disk and in a bucket alike. `default`:
- * `<projectId>/<dateFrom>_<dateTo>`, with `_<zone>` for days of a zone other than UTC (`…_Europe-Paris`). `hive`:
- * `project=<id>/day=<day>` for one day, `ranges/project=<id>/from=<dateFrom>/to=<dateTo>` for a range, then
- * `/zone=<Area-City>` outside UTC: the folders DuckDB, Athena, Spark and Polars take partition columns from.
- * A partial export (of a range that had not ended) is never where a whole one goes: `…_partial` in `default`,
- * under `partial/` in `hive` (outside the dataset's folders, so that a query over them never reads it).
+ * The export's folder relative to the destination, '/'-separated on disk and in a bucket alike (docs/visitors-export.md,
+ * "Output"). A partial export is never where a whole one goes: a query over the dataset's folders never reads it.
  */
 export function exportFolderKey(
   projectId: string,
@@ -46,7 +43,6 @@ export function exportFolderKey(
   return partial ? `partial/${folder}` : folder;
 }
 
-/** The folder of a project's whole exports in a layout: `<projectId>` or `project=<projectId>`. */
 export function projectFolderKey(projectId: string, layout: ExportLayout): string {
   return layout === 'default' ? fileSafe(projectId) : `project=${fileSafe(projectId)}`;
 }
@@ -59,7 +55,6 @@ export function rangesFolderKey(projectId: string): string {
   return `ranges/${projectFolderKey(projectId, 'hive')}`;
 }
 
-/** The layout an export is written in: EXPORT_LAYOUT when set, else `hive` for Parquet and `default` for text. */
 export function layoutFor(format: ExportFormat, configured?: ExportLayout): ExportLayout {
   return configured ?? (format === 'parquet' ? 'hive' : 'default');
 }
@@ -72,12 +67,10 @@ export function compressionFor(
   return format === 'csv' || format === 'ndjson' ? configured : 'none';
 }
 
-/** `visitors.<format>`, and `.gz` when gzip-compressed. */
 export function exportFileName(format: ExportFormat, compression: ExportCompression = 'none'): string {
   return `visitors.${format}${compression === 'gzip' ? '.gz' : ''}`;
 }
 
-/** Every name an export file may have in a folder. */
 export function exportFileNames(): string[] {
   return EXPORT_FORMATS.flatMap((format) =>
     EXPORT_COMPRESSIONS.filter((compression) => compressionFor(format, compression) === compression).map(
@@ -86,14 +79,9 @@ export function exportFileNames(): string[] {
   );
 }
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const DAY_MS = 86_400_000;
-
 /** The day a one-day export covers (`dateFrom` and `dateTo` days, `dateTo` the next), else undefined. */
 export function singleDay(dateFrom: string, dateTo: string): string | undefined {
-  if (!DAY.test(dateFrom) || !DAY.test(dateTo)) return undefined;
-  const next = new Date(Date.parse(`${dateFrom}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
-  return next === dateTo ? dateFrom : undefined;
+  return isDay(dateFrom) && isDay(dateTo) && addDays(dateFrom, 1) === dateTo ? dateFrom : undefined;
 }
 
 export const TOTALS_FILE = 'totals.json';
@@ -102,12 +90,10 @@ export const MANIFEST_FILE = 'manifest.json';
 /** Staged pages live under the destination so that every worker host sees them (a shared volume or a bucket). */
 export const STAGING_FOLDER = '.staging';
 
-/** The staging folder or a key inside it: never a final object. */
 export function isStagingKey(key: string): boolean {
   return key === STAGING_FOLDER || key.startsWith(`${STAGING_FOLDER}/`);
 }
 
-/** `.staging/<exportKey made safe>`: one export attempt's staged pages. */
 export function stagingFolderKey(exportKey: string): string {
   return `${STAGING_FOLDER}/${fileSafe(exportKey)}`;
 }
@@ -131,7 +117,6 @@ export function stagedChunkName({ runOffset, attempt, firstOffset, pages }: Stag
   return `chunk-${padded(runOffset)}-${attempt}-${padded(firstOffset)}-${pages}.ndjson`;
 }
 
-/** The parts of a chunk's name, or undefined for any other name. */
 export function parseStagedChunkName(name: string): StagedChunkName | undefined {
   const match = /^chunk-(\d+)-(\d+)-(\d+)-(\d+)\.ndjson$/.exec(name);
   if (!match) return undefined;

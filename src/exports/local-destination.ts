@@ -154,7 +154,7 @@ export function temporaryPathFor(target: string): string {
 }
 
 /** A name temporaryPathFor gives: a file being written (or one a crash left), never a final one. */
-export function isTemporaryName(name: string): boolean {
+function isTemporaryName(name: string): boolean {
   return /^\..+\.[0-9a-f]{12}\.tmp$/.test(name);
 }
 

@@ -78,17 +78,14 @@ export interface WholeExports {
   warnings: string[];
 }
 
-/** Manifests read at once. */
 const READS_AT_ONCE = 8;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T/;
 
 /**
  * The whole exports of a project at the destination whose folder's first date is in [firstDay, lastDay]: the
- * nightly export's record of done days. An export counts when the manifest in its folder (either layout) names the
- * project, the folder's range and zone, is not partial, and every file it lists is there. Days of any zone count,
- * and ranges of date-times (what a nightly run writes between the days of two zones); ranges of whole days do
- * not (a report over days is not the days). Partial exports live elsewhere (`…_partial`, `partial/`) and are
- * never read. A manifest that does not count for those reasons is skipped with a warning: its instants are due.
+ * nightly export's record of done days (docs/nightly.md, "The destination is the record of done days"). Ranges of
+ * whole days do not count (a report over days is not the days); a manifest that does not count is skipped with a
+ * warning: its instants are due.
  */
 export async function wholeExports(
   destination: ExportDestination,

@@ -1,4 +1,5 @@
 import type { VisitorRow } from '../contract/visitors-export';
+import { isDay } from '../contract/zone-days';
 import type { ExportFileWriter, HashedOutput } from './destination';
 import { singleDay } from './layout';
 
@@ -22,7 +23,6 @@ function rangeColumns(dateFrom: string, dateTo: string): { element: SchemaElemen
     value: Date.parse(`${text}T00:00:00Z`) / DAY_MS,
   });
   if (day !== undefined) return [date('day', day)];
-  const isDay = (text: string) => /^\d{4}-\d{2}-\d{2}$/.test(text);
   if (isDay(dateFrom) && isDay(dateTo)) return [date('date_from', dateFrom), date('date_to', dateTo)];
   const instant = (name: string, text: string) => ({
     element: {

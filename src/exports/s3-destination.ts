@@ -32,7 +32,6 @@ export interface S3DestinationOptions {
   clientConfig?: S3ClientConfig;
 }
 
-/** EXPORT_DIR as a destination: `s3://bucket[/prefix]` is object storage, anything else a local directory. */
 export function openExportDestination(exportDir: string, s3: S3DestinationOptions = {}): ExportDestination {
   if (!isS3Uri(exportDir)) return new LocalDestination(exportDir);
   const where = parseS3Uri(exportDir);

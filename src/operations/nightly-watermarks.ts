@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { latestNightlyRun } from '../client/schedule';
 import { visitorsScheduleId } from '../contract/names';
-import { coveredOfMemo, mergeCovered } from '../contract/nightly';
+import { coveredOfMemo } from '../contract/nightly';
 import type { WorkerMetrics } from './metrics';
 
 /** How often each worker reads the nightly schedules' latest runs again. */
-export const NIGHTLY_WATERMARKS_READ_MS = 5 * 60_000;
+const NIGHTLY_WATERMARKS_READ_MS = 5 * 60_000;
 
 /**
  * Sets each nightly schedule's gauge from its latest run's memo (kept by the server): the end of the first span of
@@ -19,7 +19,7 @@ export async function readNightlyWatermarks(client: Client, metrics: WorkerMetri
     if (!schedule.scheduleId.startsWith(prefix)) continue;
     const project = schedule.scheduleId.slice(prefix.length);
     const run = await latestNightlyRun(client, schedule.info?.recentActions ?? []);
-    const [first] = run === null ? [] : mergeCovered(coveredOfMemo(run));
+    const [first] = run === null ? [] : coveredOfMemo(run);
     if (run === null || first === undefined) continue;
     metrics.record('nightlyWatermarkSeconds', first.to / 1000, { project, time_zone: run.timeZone });
     scheduled.add(JSON.stringify([project, run.timeZone]));

@@ -11,7 +11,8 @@ import {
   type MergeRequest,
   type MergeResult,
 } from '../../src/activities/visitors-export';
-import type { PageRunResult, PageSummary } from '../../src/activities/visitors-pages';
+import type { PageRunResult } from '../../src/activities/visitors-pages';
+import type { PageSummary } from '../../src/contract/visitors-export';
 import type { VisitorsExportManifest } from '../../src/contract/visitors-export';
 import { DocsApiClient } from '../../src/docs-api/client';
 import type { FinalObjectWriter } from '../../src/exports/destination';

@@ -5,7 +5,7 @@ import { VisitorsExportFailureType } from '../../contract/visitors-export-consta
 /** Pages that may disagree before the export fails without re-reading: more is a change of the data, not a glitch. */
 export const MAX_SUSPECT_PAGES = 4;
 /** Rounds of re-reads of the pages that still disagree. */
-export const REREAD_ROUNDS = 2;
+const REREAD_ROUNDS = 2;
 
 /** Counts a page into the export's state, in offset order; a page that contradicts the others is a suspect. */
 export function countPage(state: VisitorsExportContinuation, page: PageSummary, pageSize: number): void {

@@ -13,11 +13,11 @@ import type {
   PageRequest,
   PageRunProgress,
   PageRunResult,
-  PageSummary,
   PermitSpan,
 } from '../../activities/visitors-pages';
 import { MAX_PERMITS_PER_ASK, type BudgetRefusal, type PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
+import type { PageSummary } from '../../contract/visitors-export';
 import { VisitorsExportFailureType } from '../../contract/visitors-export-constants';
 import type { PagePermits } from '../budget/page-permits';
 import { refusalOf } from '../budget/permits';
@@ -170,7 +170,7 @@ export async function fetchPageRun(
 }
 
 /** A page the export needs failed for good: names the offset, keeps the service's error as the cause. */
-export function pageFailed(offset: number, error: unknown): ApplicationFailure {
+function pageFailed(offset: number, error: unknown): ApplicationFailure {
   const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
   const message = cause instanceof Error ? cause.message : String(cause);
   return ApplicationFailure.create({

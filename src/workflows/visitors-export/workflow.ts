@@ -25,6 +25,7 @@ import type {
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_EXPORT_DEADLINE,
+  DEFAULT_EXPORT_FORMAT,
   DEFAULT_PAGE_SIZE,
   VisitorsExportFailureType,
 } from '../../contract/visitors-export-constants';
@@ -73,7 +74,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       ? input.timeZone
       : undefined;
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
-  const format = input.format ?? 'csv';
+  const format = input.format ?? DEFAULT_EXPORT_FORMAT;
   const state = input.continuation ?? firstRunState(input);
   const { projectId } = input;
   if (workflowInfo().typedSearchAttributes.get(DocsProjectIdKey) !== projectId) {
@@ -170,10 +171,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   };
 }
 
-/**
- * The input checked by the contract's zod schema in a local activity (zod stays out of the sandbox); a bad field
- * fails the run (non-retryable InvalidInput). getProgress answers meanwhile with what a continued run carries.
- */
+/** The input, checked; getProgress answers meanwhile with what a continued run carries. */
 async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportInput> {
   const carried = raw.continuation;
   setHandler(getProgressQuery, () => ({
@@ -182,8 +180,7 @@ async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportIn
     inFlight: 0,
     done: false,
   }));
-  const refusal = await invalidInputOf('visitorsExport', raw);
-  if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
+  await refuseInvalidInput('visitorsExport', raw);
   return raw;
 }
 
@@ -242,13 +239,16 @@ export function zoneDays(
   return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
 }
 
-export function invalidInput(message: string, issues?: unknown): ApplicationFailure {
-  return ApplicationFailure.create({
-    message,
-    type: VisitorsExportFailureType.invalidInput,
-    nonRetryable: true,
-    ...(issues === undefined ? {} : { details: [issues] }),
-  });
+/** A bad field of the input fails the run: non-retryable InvalidInput, its issues as details. */
+export async function refuseInvalidInput(
+  workflow: 'visitorsExport' | 'visitorsNightly',
+  input: unknown,
+): Promise<void> {
+  const refusal = await invalidInputOf(workflow, input);
+  if (refusal === null) return;
+  const { message, issues } = refusal;
+  const type = VisitorsExportFailureType.invalidInput;
+  throw ApplicationFailure.create({ message, type, nonRetryable: true, details: [issues] });
 }
 
 /**

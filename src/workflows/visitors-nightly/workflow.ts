@@ -24,10 +24,9 @@ import {
 } from '../../contract/nightly';
 import type { NightlyRunMemo, VisitorsNightlyInput } from '../../contract/nightly-schema';
 import type { VisitorsExportInput, VisitorsExportResult } from '../../contract/visitors-export';
-import { invalidInputOf } from '../input-check';
 import { recordNightlyRun } from '../metrics';
 import { scheduledNominalTime, scheduleIdOfRun } from '../scheduled-run';
-import { invalidInput } from '../visitors-export/workflow';
+import { refuseInvalidInput } from '../visitors-export/workflow';
 import type { createNightlyActivities } from '../../activities/nightly';
 
 type NightlyActivities = ReturnType<typeof createNightlyActivities>;
@@ -51,15 +50,12 @@ const { awaitDayExport } = proxyActivities<NightlyActivities>({
 type Outcome = { result: VisitorsExportResult; found: boolean } | { error: string };
 
 /**
- * What a nightly schedule starts: reads which days of its zone up to the day before its nominal time have no
- * whole export at the destination (the manifests are the only record), and exports them oldest first, one
- * `visitorsExport` child each under the day's own id, so each day is exported once whatever runs overlap. A day
- * another run is exporting is awaited, not deferred; a day that fails is reported (result, warning, memo) and
+ * What a nightly schedule starts: the days due (docs/nightly.md), oldest first, one `visitorsExport` child each
+ * under the day's own id, so each day is exported once whatever runs overlap. A day that fails is reported and
  * the later days are exported all the same: it has no whole export, so the next run exports it again.
  */
 export async function visitorsNightly(input: VisitorsNightlyInput): Promise<VisitorsNightlyResult> {
-  const refusal = await invalidInputOf('visitorsNightly', input);
-  if (refusal !== null) throw invalidInput(refusal.message, refusal.issues);
+  await refuseInvalidInput('visitorsNightly', input);
   const { projectId, maxCatchUpDays: _cap, timeZone: _zone, ...exportOptions } = input;
   const progress = { pagesDone: 0, rowsDone: 0, inFlight: 0, done: false };
   setHandler(getProgressQuery, () => ({ ...progress }));
