@@ -24,7 +24,7 @@ import {
   type NightlyRunMemo,
   type VisitorsNightlyInput,
 } from '../contract/nightly-schema';
-import { addDays, dayBefore } from '../contract/zone-days';
+import { addDays, dayBefore, isDay } from '../contract/zone-days';
 import { startVisitorsExport } from './visitors-export';
 import { taskQueueFromEnv } from './connect';
 
@@ -200,20 +200,19 @@ export async function triggerVisitorsSchedule(client: Client, projectId: string)
   await visitorsScheduleHandle(client, projectId).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
 }
 
-const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 const MAX_BACKFILL_DAYS = 366;
 
 const backfillDay = z
   .string()
-  .regex(DAY_PATTERN, 'must be a day YYYY-MM-DD')
-  .refine((day) => !DAY_PATTERN.test(day) || addDays(day, 0) === day, 'must be a real day');
+  .refine(isDay, 'must be a day YYYY-MM-DD')
+  .refine((day) => !isDay(day) || addDays(day, 0) === day, 'must be a real day');
 
 const backfillDaysSchema = z
   .object({ fromDay: backfillDay, toDay: backfillDay })
   .strict()
   .superRefine(({ fromDay, toDay }, ctx) => {
     // Runs after the field checks too (zod reports every issue): days that are not YYYY-MM-DD were reported.
-    if (![fromDay, toDay].every((day) => DAY_PATTERN.test(day))) return;
+    if (![fromDay, toDay].every(isDay)) return;
     const rule =
       toDay < fromDay
         ? 'must not be before the first day'
