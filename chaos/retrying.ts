@@ -25,10 +25,29 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export async function retrying<T>(call: () => Promise<T>, deadline: number): Promise<T> {
   for (;;) {
     try {
-      return await call();
+      return await beforeDeadline(call(), deadline);
     } catch (error) {
       if (isFinal(error) || Date.now() > deadline) throw error;
       await sleep(1000);
     }
+  }
+}
+
+/**
+ * A workflow's result long-polls for as long as it runs: the campaign's deadline bounds every wait, with 30 s of
+ * grace for the reads made once it passed.
+ */
+async function beforeDeadline<T>(pending: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const passed = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error('no answer by the campaign deadline (the workflow still open?)')),
+      Math.max(30_000, deadline - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([pending, passed]);
+  } finally {
+    clearTimeout(timer);
   }
 }
