@@ -135,7 +135,7 @@ export async function fetchPageRun(
       result = await fetchVisitorsPages({ ...request, ...shape });
     } catch (error) {
       if (isCancellation(error)) {
-        permits.putBack(taken.slice(permitsUsedBefore(error) ?? taken.length));
+        permits.putBack(taken.slice(permitsUsedBefore(error) ?? 0));
         throw error;
       }
       // Its permits count as spent: what it sent is unknown. The pages its last heartbeat reported are done.
@@ -202,7 +202,10 @@ async function afterFailure(
   await sleep(retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures.any - 1)));
 }
 
-/** What a cancelled run reported it spent (its details' permitsUsed); undefined when it could not say (not started). */
+/**
+ * What a cancelled run reported it spent (its details' permitsUsed). A started run always reports it, so a
+ * cancellation without it is of a run that never started: it sent nothing, and every permit goes back.
+ */
 function permitsUsedBefore(error: unknown): number | undefined {
   const cancelled = error instanceof ActivityFailure ? error.cause : undefined;
   if (!(cancelled instanceof CancelledFailure)) return undefined;
