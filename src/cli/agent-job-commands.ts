@@ -63,7 +63,7 @@ function targeted<A extends unknown[], O extends OptionValues, G extends OptionV
   command: Command<A, O, G>,
 ) {
   return command
-    .addOption(option('--workflow-id <id>', 'workflow id (agent-job/<projectId>/<key>)', text))
+    .addOption(option('--workflow-id <id>', "the job's workflow id, whichever its caller chose", text))
     .addOption(projectOption('project id (with --key, instead of --workflow-id)'))
     .addOption(option('--key <key>', 'idempotency key the job was started with', idempotencyKeySchema));
 }
