@@ -49,6 +49,8 @@ interface RunView {
   status: string;
   failureType?: string;
   state?: AgentJobState;
+  /** Why `getState` could not be read (a closed run's query replays its history on a worker). */
+  unreadable?: string;
 }
 
 /**
@@ -178,7 +180,9 @@ export async function verifyOperators(
       );
       if (accepting.length === 0) {
         count(tally.followUps, 'never accepted');
-        if (reached.length > 0) {
+        if (reached.length > 0 && resetAfterRefusal(records, job, messageId)) {
+          count(tally.followUps, 'never accepted: decided again by a reset, then sent');
+        } else if (reached.length > 0) {
           tally.counts.refusedYetSent += 1;
           violations.push(
             `seed ${plan.seed} ${context}: ${messageId} never accepted, yet it reached the service (${entries(reached, at)}); runs: ${fates(runs, messageId)}`,
@@ -207,6 +211,24 @@ export async function verifyOperators(
     }
   }
   return tally;
+}
+
+/**
+ * A reset made after the messageId was refused: Temporal reapplies the signals received after the reset point to
+ * the reset's run, which decides them again (an id refused may be sent again: contract.md).
+ */
+function resetAfterRefusal(records: ActionRecord[], job: OperatorJob, messageId: string): boolean {
+  const mine = records.filter((r) => r.action.job === job.planned.index);
+  const refusedAt = mine.find((r) => r.action.messageId === messageId)?.startedAt;
+  return (
+    refusedAt !== undefined &&
+    mine.some(
+      (r) =>
+        (r.action.kind === 'reset' || r.action.kind === 'reset-each') &&
+        r.startedAt > refusedAt &&
+        r.outcome.includes('point: reset'),
+    )
+  );
 }
 
 /**
@@ -310,6 +332,12 @@ async function runningCount(client: Client, jobs: OperatorJob[]): Promise<number
   return statuses.filter((s) => s === 'RUNNING').length;
 }
 
+/**
+ * How long the oracle keeps asking a run for its state: a closed run's query is a workflow task that replays its
+ * whole history, queued behind the campaign's other reads on a loaded worker.
+ */
+const QUERY_PATIENCE_MS = 120_000;
+
 /** Every run of the workflow id, oldest first, with how it ended and its state (a query replays a closed run). */
 async function runsOf(client: Client, workflowId: string, deadline: number): Promise<RunView[]> {
   const listed = await retrying(async () => {
@@ -324,10 +352,13 @@ async function runsOf(client: Client, workflowId: string, deadline: number): Pro
     listed.map(async (info): Promise<RunView> => {
       const handle = client.workflow.getHandle(workflowId, info.runId);
       const { status } = await retrying(() => handle.describe(), deadline);
-      const state = await retrying(
-        () => handle.query(getStateQuery),
-        Math.min(deadline, Date.now() + 30_000),
-      ).catch(() => undefined);
+      let unreadable: string | undefined;
+      const state = await retrying(() => handle.query(getStateQuery), Date.now() + QUERY_PATIENCE_MS).catch(
+        (error: unknown) => {
+          unreadable = error instanceof Error ? error.message : String(error);
+          return undefined;
+        },
+      );
       const failureType =
         status.name === 'FAILED'
           ? await handle.result().then(
@@ -340,6 +371,7 @@ async function runsOf(client: Client, workflowId: string, deadline: number): Pro
         status: status.name,
         ...(failureType ? { failureType } : {}),
         ...(state ? { state } : {}),
+        ...(unreadable === undefined ? {} : { unreadable }),
       };
     }),
   );
@@ -360,7 +392,7 @@ function fates(runs: RunView[], messageId: string): string {
   return runs
     .map(
       (r) =>
-        `${r.runId.slice(0, 8)} ${r.status}${r.failureType ? ` ${r.failureType}` : ''}: ${r.state === undefined ? 'state unreadable' : (recordOf(r, messageId)?.status ?? 'no record')}`,
+        `${r.runId.slice(0, 8)} ${r.status}${r.failureType ? ` ${r.failureType}` : ''}: ${r.state === undefined ? `no state (${r.unreadable ?? '?'})` : (recordOf(r, messageId)?.status ?? 'no record')}`,
     )
     .join('; ');
 }

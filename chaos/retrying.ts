@@ -11,7 +11,9 @@ function isFinal(error: unknown): boolean {
     error instanceof WorkflowNotFoundError ||
     error instanceof FollowUpNotAcceptedError ||
     error instanceof AgentJobResetRefusedError ||
-    error instanceof InputValidationError
+    error instanceof InputValidationError ||
+    // A run closed before its first workflow task has no state to query, however often it is asked.
+    (error instanceof Error && error.message.includes('closed before WorkflowTaskStarted'))
   );
 }
 
