@@ -213,7 +213,7 @@ export async function main(): Promise<void> {
     docsApi: new DocsApiClient({
       baseUrl: config.docsApiBaseUrl,
       apiKey: config.docsApiKey,
-      interceptors: [...(tracing?.docsApiInterceptors ?? []), countDocsApiRequests(metrics)],
+      onRequestEnd: countDocsApiRequests(metrics),
     }),
     exportDir: config.exportDir,
     exportS3: { forcePathStyle: config.exportS3ForcePathStyle },

@@ -3,6 +3,7 @@ import type { InjectedSinks } from '@temporalio/worker';
 import type { Sinks } from '@temporalio/workflow';
 import { TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
 import { EXPORT_FORMATS } from '../contract/visitors-export-constants';
+import { DOCS_API_OPERATIONS } from '../docs-api/failures';
 
 // The worker's own Prometheus metrics, served on WORKER_METRICS_PORT beside the SDK's `temporal_*`: one list of
 // names, kinds, labels and help, read by the recorders (here, operations/recorders.ts, workflows/metrics.ts),
@@ -10,7 +11,7 @@ import { EXPORT_FORMATS } from '../contract/visitors-export-constants';
 
 /**
  * Labels, each with a bounded set of values: `project` (the organization's projects this worker serves),
- * `endpoint` (the four operations of the service, or `other`), `status_class` (`2xx`…`5xx`, `error` for no
+ * `endpoint` (the four operations of the service), `status_class` (`2xx`…`5xx`, `error` for no
  * answer, `aborted` when the worker cancelled it), `status` (a job's terminal status), `kind` (`analytics`, `agent`), `format` (the export formats),
  * `time_zone` (the zones of the nightly schedules). No label holds an id of a job, a run or a request.
  */
@@ -144,26 +145,6 @@ export function histogramBuckets(): Record<string, number[]> {
   return buckets;
 }
 
-/** `2xx`…`5xx` for an answer; `error` for none (a timeout, a reset). */
-export function statusClass(statusCode: number | undefined): string {
-  return statusCode === undefined ? 'error' : `${Math.floor(statusCode / 100)}xx`;
-}
-
-/** The service's operations by method and path (after any base path); anything else is `other`. */
-const ENDPOINTS: [method: string, path: RegExp, endpoint: string][] = [
-  ['POST', /\/v2\/agent\/[^/]+\/job$/, 'createJob'],
-  ['GET', /\/v2\/agent\/[^/]+\/job\/[^/]+$/, 'getJob'],
-  ['POST', /\/v2\/agent\/[^/]+\/job\/[^/]+\/message$/, 'sendMessage'],
-  ['GET', /\/v1\/analytics\/[^/]+\/visitors$/, 'getVisitors'],
-];
-
-export const ENDPOINT_NAMES = [...ENDPOINTS.map(([, , endpoint]) => endpoint), 'other'];
-
-export function endpointOf(method: string, path: string): string {
-  const pathOnly = path.split('?')[0] ?? path;
-  return ENDPOINTS.find(([m, pattern]) => m === method && pattern.test(pathOnly))?.[2] ?? 'other';
-}
-
 /**
  * Metrics recorded by workflow code go to the worker's own recorder through a sink (src/workflows/metrics.ts): the
  * workflow's metric meter would add its camelCase `taskQueue` and `workflowType` labels. Sinks are not called while
@@ -177,7 +158,7 @@ export interface MetricsSinks extends Sinks {
 
 /** The values a label can take that are known before anything happens: their counters are exported at 0. */
 const KNOWN_VALUES: Partial<Record<MetricLabel, readonly string[]>> = {
-  endpoint: ENDPOINT_NAMES,
+  endpoint: DOCS_API_OPERATIONS,
   status_class: STATUS_CLASSES,
   status: TERMINAL_JOB_STATUSES,
   format: EXPORT_FORMATS,
