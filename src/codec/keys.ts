@@ -21,30 +21,22 @@ export class CodecKeyError extends Error {
   override readonly name = 'CodecKeyError';
 }
 
-const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** `<id>:<key>`, the id of 1-64 letters, digits, ".", "_" or "-". */
+const ENTRY = /^\s*([A-Za-z0-9._-]{1,64})\s*:\s*(.*?)\s*$/;
 
+// Messages name the entry by position and id only: the key material must never reach a log.
 const entrySchema = z.string().transform((entry, ctx): CodecKey => {
-  const colon = entry.indexOf(':');
-  const id = colon < 0 ? '' : entry.slice(0, colon).trim();
-  const encoded = colon < 0 ? '' : entry.slice(colon + 1).trim();
-  // Messages name the entry by position and id only: the key material must never reach a log.
-  if (!KEY_ID.test(id)) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be <id>:<base64 key>, the id of 1-64 letters, digits, ".", "_" or "-"',
-    });
-    return z.NEVER;
-  }
-  const key = BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
-  if (key.length !== 32) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `key "${id}" must be 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)`,
-    });
-    return z.NEVER;
-  }
-  return { id, key };
+  const [, id, encoded = ''] = ENTRY.exec(entry) ?? [];
+  const key = z.base64().safeParse(encoded).success ? Buffer.from(encoded, 'base64') : undefined;
+  if (id !== undefined && key?.length === 32) return { id, key };
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      id === undefined
+        ? 'must be <id>:<base64 key>, the id of 1-64 letters, digits, ".", "_" or "-"'
+        : `key "${id}" must be 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)`,
+  });
+  return z.NEVER;
 });
 
 const keysSchema = z

@@ -11,19 +11,16 @@ import { truncate } from '../contract/text';
 export const DOCS_API_OPERATIONS = ['createJob', 'getJob', 'sendMessage', 'getVisitors'] as const;
 export type DocsApiOperation = (typeof DOCS_API_OPERATIONS)[number];
 
-/** The facts of one failed call, beside its kind. */
-export interface FailureFacts {
+/** The facts of one failed call, beside its kind: its details but `safeToRetry`, which the kind decides. */
+export type FailureFacts = {
+  [K in Exclude<keyof DocsApiFailureDetails, 'operation' | 'safeToRetry'>]?:
+    DocsApiFailureDetails[K] | undefined;
+} & {
   operation: DocsApiOperation;
-  status?: number | undefined;
-  requestId?: string | undefined;
   bodyExcerpt?: string | undefined;
-  /** From Retry-After (seconds or an HTTP date), when the service sent one. */
-  retryAfterMs?: number | undefined;
-  field?: string | undefined;
-  jobId?: string | undefined;
   /** Operator opt-in: a retryable failure of a create or message is re-sent even when the service may have acted. */
   retryUnknownOutcome?: boolean | undefined;
-}
+};
 
 /**
  * The one shape of every failure of the client: an ApplicationFailure whose type, retryability and `safeToRetry`

@@ -9,52 +9,38 @@ export interface Probe {
   reason: string;
 }
 
-export interface HealthChecks {
-  /** /livez: the process and its runtime are alive (answering at all proves the event loop turns). */
-  live: () => Probe;
-  /** /readyz: the worker polls and the server answers. */
-  ready: () => Probe;
-}
-
-/**
- * A worker's checks: live unless the worker failed (its process is then on its way out); ready only while it
- * runs (not during start-up, not once shutdown begins) and the server answers.
- */
-export function workerChecks(state: () => WorkerState | undefined, server: () => Probe): HealthChecks {
-  return {
-    live: () => {
-      const current = state();
-      return { ok: current !== 'FAILED', reason: `worker ${current?.toLowerCase() ?? 'starting'}` };
-    },
-    ready: () => {
-      const current = state();
-      if (current !== 'RUNNING')
-        return { ok: false, reason: `worker ${current?.toLowerCase() ?? 'starting'}` };
-      const reach = server();
-      return { ok: reach.ok, reason: reach.ok ? 'worker running, server reachable' : reach.reason };
-    },
-  };
-}
-
 export interface HealthServer {
   port: number;
   close(): Promise<void>;
 }
 
-/** Serves GET/HEAD /livez and /readyz: 200 when the check holds, 503 with its reason when not. */
+/**
+ * Serves GET/HEAD /livez and /readyz: 200 when the check holds, 503 with its reason when not. Live unless the
+ * worker failed (its process is then on its way out; answering at all proves the event loop turns); ready only
+ * while it runs (not during start-up, not once shutdown begins) and the server answers.
+ */
 export async function startHealthServer(
   port: number,
-  checks: HealthChecks,
+  worker: () => WorkerState | undefined,
+  reachability: () => Probe,
   host = '0.0.0.0',
 ): Promise<HealthServer> {
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
-    const check = path === '/livez' ? checks.live : path === '/readyz' ? checks.ready : undefined;
-    if (check === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) {
+    if (
+      (path !== '/livez' && path !== '/readyz') ||
+      (request.method !== 'GET' && request.method !== 'HEAD')
+    ) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: /livez or /readyz\n');
       return;
     }
-    const probe = check();
+    const state = worker();
+    const reason = `worker ${state?.toLowerCase() ?? 'starting'}`;
+    let probe: Probe = { ok: path === '/livez' ? state !== 'FAILED' : state === 'RUNNING', reason };
+    if (path === '/readyz' && probe.ok) {
+      const reach = reachability();
+      probe = reach.ok ? { ok: true, reason: 'worker running, server reachable' } : reach;
+    }
     response
       .writeHead(probe.ok ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' })
       .end(`${probe.reason}\n`);
