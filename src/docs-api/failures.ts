@@ -1,5 +1,4 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { errors as undiciErrors } from 'undici';
 import { z } from 'zod';
 import {
   DOCS_API_FAILURES,
@@ -135,15 +134,9 @@ export function transportFailure(
   if (signal?.aborted) return signal.reason ?? error;
   const code = errorCode(error);
   const message = redact(error instanceof Error ? error.message : String(error));
-  if (error instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (code === 'UND_ERR_CONNECT_TIMEOUT')
     return docsApiFailure('notRead', `connect timeout: ${message}`, rest);
-  }
-  if (
-    error instanceof undiciErrors.HeadersTimeoutError ||
-    error instanceof undiciErrors.BodyTimeoutError ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT'
-  ) {
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return docsApiFailure('noAnswer', `no answer in time: ${message}`, rest);
   }
   if (code === 'BODY_TOO_LARGE')

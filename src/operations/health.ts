@@ -1,6 +1,5 @@
 import http from 'node:http';
 import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogEntry, Logger, State as WorkerState } from '@temporalio/worker';
 
 /** A check's answer: healthy or not, and the reason an operator reads in the probe's body. */
@@ -81,7 +80,7 @@ export class ServerReachability {
   /** While the server is lost: its last answer (or the time it was lost, when it never answered). */
   #lostSince: number | undefined;
   #unansweredLogged = false;
-  readonly #stop = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(check: (deadline: Date) => Promise<void>, address: string, logger: Logger, now = Date.now) {
     this.#check = check;
@@ -90,13 +89,14 @@ export class ServerReachability {
     this.#now = now;
   }
 
-  /** Checks now and then every interval until stop(); the loop never keeps the process alive. */
+  /** Checks now and then every interval until stop(); the timer never keeps the process alive. */
   start(): void {
-    void this.#loop();
+    void this.checkOnce();
+    this.#timer = setInterval(() => void this.checkOnce(), CHECK_INTERVAL_MS).unref();
   }
 
   stop(): void {
-    this.#stop.abort();
+    clearInterval(this.#timer);
   }
 
   /** One check; exposed for tests and for start-up, which waits for the first answer. */
@@ -146,17 +146,5 @@ export class ServerReachability {
     const muted = this.#unansweredLogged;
     this.#unansweredLogged = true;
     return muted;
-  }
-
-  async #loop(): Promise<void> {
-    const { signal } = this.#stop;
-    while (!signal.aborted) {
-      await this.checkOnce();
-      try {
-        await sleep(CHECK_INTERVAL_MS, undefined, { signal, ref: false });
-      } catch {
-        return;
-      }
-    }
   }
 }
