@@ -162,8 +162,8 @@ export class DocsApiClient {
     try {
       const redact = (text: string) => this.#apiKey.redact(text);
       const facts: FailureFacts = { operation, retryUnknownOutcome: options.retryUnknownOutcome };
-      const transport = { ...facts, signal: options.signal, redact };
-      let response: Dispatcher.ResponseData;
+      let response: Dispatcher.ResponseData | undefined;
+      let text: string;
       try {
         response = await request(url, {
           method,
@@ -172,20 +172,16 @@ export class DocsApiClient {
           dispatcher: this.#dispatcher,
           signal: options.signal,
         });
-      } catch (error) {
-        throw transportFailure(error, { ...transport, responseStarted: false });
-      }
-      status = response.statusCode;
-      span.setAttribute('http.response.status_code', status);
-      const header = (name: string) => firstHeader(response.headers, [name]);
-      const requestId = firstHeader(response.headers, REQUEST_ID_HEADERS);
-      let text: string;
-      try {
+        status = response.statusCode;
+        span.setAttribute('http.response.status_code', status);
         text = await readText(response.body);
       } catch (error) {
-        throw transportFailure(error, { ...transport, responseStarted: true, status, requestId });
+        const requestId = response && firstHeader(response.headers, REQUEST_ID_HEADERS);
+        throw transportFailure(error, { ...facts, status, requestId }, { signal: options.signal, redact });
       }
-
+      const { headers: answerHeaders } = response;
+      const header = (name: string) => firstHeader(answerHeaders, [name]);
+      const requestId = firstHeader(answerHeaders, REQUEST_ID_HEADERS);
       const answered = { ...facts, status, requestId, bodyExcerpt: bodyExcerpt(text, redact) };
       if (status < 200 || status > 299) {
         throw statusFailure({ status, text, header }, answered, { redact, onWarning: options.onWarning });

@@ -120,32 +120,28 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 
 /**
  * A call that got no whole answer: a timeout, a failed connection, a body too large. The caller's own abort is
- * passed through as its reason. `responseStarted`: the response had begun, so the service received the request.
+ * passed through as its reason. A `status` in the facts: the response had begun, so the service got the request.
  */
 export function transportFailure(
   error: unknown,
-  facts: FailureFacts & {
-    signal: AbortSignal | undefined;
-    responseStarted: boolean;
-    redact: (text: string) => string;
-  },
+  facts: FailureFacts,
+  { signal, redact }: { signal: AbortSignal | undefined; redact: (text: string) => string },
 ): unknown {
-  const { signal, responseStarted, redact, ...rest } = facts;
   if (signal?.aborted) return signal.reason ?? error;
   const code = errorCode(error);
   const message = redact(error instanceof Error ? error.message : String(error));
   if (code === 'UND_ERR_CONNECT_TIMEOUT')
-    return docsApiFailure('notRead', `connect timeout: ${message}`, rest);
+    return docsApiFailure('notRead', `connect timeout: ${message}`, facts);
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return docsApiFailure('noAnswer', `no answer in time: ${message}`, rest);
+    return docsApiFailure('noAnswer', `no answer in time: ${message}`, facts);
   }
   if (code === 'BODY_TOO_LARGE')
-    return docsApiFailure('malformedResponse', message, { ...rest, field: 'body' });
-  const notSent = !responseStarted && code !== undefined && NOT_SENT_CODES.has(code);
+    return docsApiFailure('malformedResponse', message, { ...facts, field: 'body' });
+  const notSent = facts.status === undefined && code !== undefined && NOT_SENT_CODES.has(code);
   return docsApiFailure(
     notSent ? 'notConnected' : 'connectionLost',
     `connection failed (${code ?? 'unknown'}): ${message}`,
-    rest,
+    facts,
   );
 }
 

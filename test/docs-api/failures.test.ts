@@ -186,15 +186,14 @@ function withCode(message: string, code: string, cause?: unknown): Error {
   return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
 }
 
-function transport(error: unknown, responseStarted = false) {
+/** `status`: the response had begun. */
+function transport(error: unknown, status?: number) {
   return failureView(
-    transportFailure(error, {
-      operation: 'createJob',
-      signal: undefined,
-      responseStarted,
-      redact,
-      requestId: 'r1',
-    }),
+    transportFailure(
+      error,
+      { operation: 'createJob', status, requestId: 'r1' },
+      { signal: undefined, redact },
+    ),
   );
 }
 
@@ -207,7 +206,7 @@ describe('transportFailure: calls that got no whole answer', () => {
     assert.match(refused.message, /connection failed \(ECONNREFUSED\)/);
     const reset = transport(withCode('socket hang up', 'ECONNRESET'));
     assert.deepEqual([reset.type, reset.safeToRetry, reset.requestId], [network, false, 'r1']);
-    const afterResponse = transport(withCode('refused', 'ECONNREFUSED'), true);
+    const afterResponse = transport(withCode('refused', 'ECONNREFUSED'), 200);
     assert.deepEqual(
       [afterResponse.type, afterResponse.safeToRetry],
       [network, false],
@@ -220,24 +219,23 @@ describe('transportFailure: calls that got no whole answer', () => {
     assert.deepEqual([connect.type, connect.safeToRetry], [timeout, true]);
     const headers = transport(new undiciErrors.HeadersTimeoutError());
     assert.deepEqual([headers.type, headers.safeToRetry], [timeout, false]);
-    const body = transport(withCode('body timeout', 'UND_ERR_BODY_TIMEOUT'), true);
+    const body = transport(withCode('body timeout', 'UND_ERR_BODY_TIMEOUT'), 200);
     assert.deepEqual([body.type, body.safeToRetry], [timeout, false]);
   });
 
   test('a body too large is malformed; messages never hold the key; the caller abort passes through', () => {
-    const large = transport(withCode('response body larger than 8 bytes', 'BODY_TOO_LARGE'), true);
+    const large = transport(withCode('response body larger than 8 bytes', 'BODY_TOO_LARGE'), 200);
     assert.deepEqual([large.type, large.field], [DocsApiFailureType.malformedResponse, 'body']);
     const leaky = transport(withCode(`getaddrinfo ENOTFOUND ${KEY}.example`, 'ENOTFOUND'));
     assert.ok(!leaky.message.includes(KEY));
     const controller = new AbortController();
     const reason = new Error('activity cancelled');
     controller.abort(reason);
-    const aborted = transportFailure(withCode('aborted', 'UND_ERR_ABORTED'), {
-      operation: 'createJob',
-      signal: controller.signal,
-      responseStarted: false,
-      redact,
-    });
+    const aborted = transportFailure(
+      withCode('aborted', 'UND_ERR_ABORTED'),
+      { operation: 'createJob' },
+      { signal: controller.signal, redact },
+    );
     assert.equal(aborted, reason);
   });
 
