@@ -8,11 +8,6 @@ export interface Probe {
   reason: string;
 }
 
-export interface HealthServer {
-  port: number;
-  close(): Promise<void>;
-}
-
 /**
  * Serves GET/HEAD /livez and /readyz: 200 when the check holds, 503 with its reason when not. Live unless the
  * worker failed (its process is then on its way out; answering at all proves the event loop turns); ready only
@@ -23,7 +18,7 @@ export async function startHealthServer(
   worker: () => WorkerState | undefined,
   reachability: () => Probe,
   host = '0.0.0.0',
-): Promise<HealthServer> {
+) {
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (

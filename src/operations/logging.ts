@@ -117,10 +117,6 @@ function textLine(colors: boolean): (entry: LogEntry) => string {
  */
 export function logStartFailure(error: unknown, env: NodeJS.ProcessEnv = process.env): void {
   const message = error instanceof Error ? error.message : String(error);
-  if (env.LOG_FORMAT?.trim() !== 'json') {
-    process.stderr.write(`${message}\n`);
-    return;
-  }
-  const entry: LogEntry = { level: 'ERROR', message, timestampNanos: BigInt(Date.now()) * 1_000_000n };
-  process.stdout.write(`${jsonLine(entry)}\n`);
+  if (env.LOG_FORMAT?.trim() === 'json') createLogger({ format: 'json', level: 'error' }).error(message);
+  else process.stderr.write(`${message}\n`);
 }
