@@ -17,7 +17,6 @@ export async function startHealthServer(
   port: number,
   worker: () => WorkerState | undefined,
   reachability: () => Probe,
-  host = '0.0.0.0',
 ) {
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
@@ -41,7 +40,7 @@ export async function startHealthServer(
   });
   // A probe holds no connection open: keep-alive would only delay close() at shutdown.
   server.keepAliveTimeout = 0;
-  server.listen(port, host);
+  server.listen(port, '0.0.0.0');
   await once(server, 'listening');
   const address = server.address();
   return {

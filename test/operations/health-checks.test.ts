@@ -108,7 +108,6 @@ describe('the health server', () => {
       0,
       () => state,
       () => server,
-      '127.0.0.1',
     );
     const status = async (path: string) => {
       const response = await request(`http://127.0.0.1:${health.port}${path}`);
