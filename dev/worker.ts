@@ -36,7 +36,7 @@ export interface TestWorkerOptions {
   tuning?: Parameters<typeof createWorker>[0]['tuning'];
   /** Payload encryption, as the worker's PAYLOAD_CODEC_KEYS would configure it. */
   dataConverter?: DataConverter;
-  /** OpenTelemetry, as startTracing configures it from OTEL_*: interceptors, sink, HTTP request spans. */
+  /** OpenTelemetry, as startTracing configures it from OTEL_*: interceptors and sink. */
   tracing?: Tracing;
   /** The Worker Deployment Version it joins (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID); unversioned when absent. */
   deploymentVersion?: WorkerDeploymentVersion;
@@ -58,7 +58,6 @@ export async function startTestWorker(
     baseUrl: options.service.url,
     apiKey: options.service.apiKey,
     timeouts: { connectMs: 2000, headersMs: 5000, bodyMs: 5000 },
-    ...(options.tracing ? { interceptors: options.tracing.docsApiInterceptors } : {}),
   });
   const ownsExportDir = options.exportDir === undefined;
   const exportDir = options.exportDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'docs-exports-')));

@@ -19,7 +19,7 @@ import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
 import { dataConverterFromEnv } from './codec/aes-gcm-codec';
 import { createDocsAgentNexusHandler } from './nexus/docs-agent-service';
-import { ServerReachability, startHealthServer, workerChecks } from './operations/health';
+import { ServerReachability, startHealthServer } from './operations/health';
 import { countDocsApiRequests, recordActivityMetrics } from './operations/recorders';
 import { histogramBuckets, WorkerMetrics, workflowMetricsSinks } from './operations/metrics';
 import { watchNightlyWatermarks } from './operations/nightly-watermarks';
@@ -178,10 +178,8 @@ export async function main(): Promise<void> {
       ? undefined
       : await startHealthServer(
           config.healthPort,
-          workerChecks(
-            () => started.worker?.getState(),
-            () => started.reachability?.probe() ?? { ok: false, reason: 'connecting to the server' },
-          ),
+          () => started.worker?.getState(),
+          () => started.reachability?.probe() ?? { ok: false, reason: 'connecting to the server' },
         );
   const temporal = temporalConnectConfig();
   const namespace = temporal.namespace;
@@ -213,7 +211,7 @@ export async function main(): Promise<void> {
     docsApi: new DocsApiClient({
       baseUrl: config.docsApiBaseUrl,
       apiKey: config.docsApiKey,
-      interceptors: [...(tracing?.docsApiInterceptors ?? []), countDocsApiRequests(metrics)],
+      onRequestEnd: countDocsApiRequests(metrics),
     }),
     exportDir: config.exportDir,
     exportS3: { forcePathStyle: config.exportS3ForcePathStyle },

@@ -110,21 +110,19 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
 
 function fromJson(payload: JsonPayload): Payload {
   return {
-    metadata: Object.fromEntries(
-      Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
-    ),
+    metadata: mapValues(payload.metadata ?? {}, (value) => Buffer.from(value, 'base64')),
     data: Buffer.from(payload.data ?? '', 'base64'),
   };
 }
 
 function toJson(payload: Payload): JsonPayload {
+  const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
   return {
-    metadata: Object.fromEntries(
-      Object.entries(payload.metadata ?? {}).map(([key, value]) => [
-        key,
-        Buffer.from(value).toString('base64'),
-      ]),
-    ),
-    data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64'),
+    metadata: mapValues(payload.metadata ?? {}, base64),
+    data: base64(payload.data ?? new Uint8Array()),
   };
+}
+
+function mapValues<A, B>(record: Record<string, A>, map: (value: A) => B): Record<string, B> {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
 }

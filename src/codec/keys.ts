@@ -5,46 +5,29 @@ import { ConfigError } from '../contract/errors';
 /** The environment variable holding the payload keys: `<id>:<base64 of 32 bytes>`, comma-separated, newest first. */
 export const PAYLOAD_CODEC_KEYS_VAR = 'PAYLOAD_CODEC_KEYS';
 
-export interface CodecKey {
-  id: string;
-  /** 32 bytes, for AES-256-GCM. */
-  key: Buffer;
-}
-
-/** The key that encrypts (the first) and every key that may still decrypt (all of them). */
-export interface CodecKeyRing {
-  active: CodecKey;
-  byId: ReadonlyMap<string, CodecKey>;
-}
+/** The key that encrypts (the first) and every key that may still decrypt (all of them), each 32 bytes. */
+export type CodecKeyRing = NonNullable<ReturnType<typeof loadCodecKeys>>;
 
 export class CodecKeyError extends Error {
   override readonly name = 'CodecKeyError';
 }
 
-const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** `<id>:<key>`, the id of 1-64 letters, digits, ".", "_" or "-". */
+const ENTRY = /^\s*([A-Za-z0-9._-]{1,64})\s*:\s*(.*?)\s*$/;
 
-const entrySchema = z.string().transform((entry, ctx): CodecKey => {
-  const colon = entry.indexOf(':');
-  const id = colon < 0 ? '' : entry.slice(0, colon).trim();
-  const encoded = colon < 0 ? '' : entry.slice(colon + 1).trim();
-  // Messages name the entry by position and id only: the key material must never reach a log.
-  if (!KEY_ID.test(id)) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be <id>:<base64 key>, the id of 1-64 letters, digits, ".", "_" or "-"',
-    });
-    return z.NEVER;
-  }
-  const key = BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
-  if (key.length !== 32) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `key "${id}" must be 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)`,
-    });
-    return z.NEVER;
-  }
-  return { id, key };
+// Messages name the entry by position and id only: the key material must never reach a log.
+const entrySchema = z.string().transform((entry, ctx) => {
+  const [, id, encoded = ''] = ENTRY.exec(entry) ?? [];
+  const key = z.base64().safeParse(encoded).success ? Buffer.from(encoded, 'base64') : undefined;
+  if (id !== undefined && key?.length === 32) return { id, key };
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      id === undefined
+        ? 'must be <id>:<base64 key>, the id of 1-64 letters, digits, ".", "_" or "-"'
+        : `key "${id}" must be 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)`,
+  });
+  return z.NEVER;
 });
 
 const keysSchema = z
@@ -63,7 +46,7 @@ const keysSchema = z
  * Parses the key ring from PAYLOAD_CODEC_KEYS or the file PAYLOAD_CODEC_KEYS_FILE names (both set is an error), or
  * returns undefined when encryption is not configured (neither set, or empty).
  */
-export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env): CodecKeyRing | undefined {
+export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env) {
   let secret;
   try {
     secret = secretFromEnv(env, PAYLOAD_CODEC_KEYS_VAR);
@@ -82,18 +65,13 @@ export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env): CodecKeyRin
   return { active, byId: new Map(parsed.data.map((key) => [key.id, key])) };
 }
 
-/** A secret as read from the environment, and the variable it came from (`NAME` or `NAME_FILE`), for messages. */
-export interface EnvSecret {
-  value: string;
-  source: string;
-}
-
 /**
  * A secret given either as `NAME` or as `NAME_FILE`, the path of a file holding it (Docker and Kubernetes
  * secrets). Both set is a ConfigError: which one wins would be a guess. The file's trailing newline is not part
- * of the secret. Messages name the variable and the path, never the content. Undefined when neither is set.
+ * of the secret. Messages name the variable and the path, never the content. Its value and `source`, the
+ * variable it came from (for messages); undefined when neither is set.
  */
-export function secretFromEnv(env: NodeJS.ProcessEnv, name: string): EnvSecret | undefined {
+export function secretFromEnv(env: NodeJS.ProcessEnv, name: string) {
   const fileVar = `${name}_FILE`;
   const direct = env[name];
   const file = env[fileVar];

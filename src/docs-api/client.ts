@@ -1,18 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, DecoratorHandler, request, type Dispatcher } from 'undici';
+import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { apiDateSchema, checkDateOrder } from '../contract/api-dates';
 import type { AgentJob } from '../contract/agent-job';
 import { ConfigError } from '../contract/errors';
 import { MAX_PAGE_SIZE, visitorsPageSchema, type VisitorsPage } from '../contract/visitors-export';
-import {
-  InputValidationError,
-  intInRange,
-  jobIdSchema,
-  parseOrThrow,
-  projectIdSchema,
-  promptSchema,
-} from '../contract/validation';
+import { intInRange, jobIdSchema, projectIdSchema, promptSchema } from '../contract/validation';
 import { ApiKey } from './api-key';
 import {
   bodyExcerpt,
@@ -29,17 +23,16 @@ export interface DocsApiClientOptions {
   baseUrl: string;
   apiKey: ApiKey | string;
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
-  /** undici interceptors every request goes through, e.g. tracing's and metrics'. */
-  interceptors?: Dispatcher.DispatcherComposeInterceptor[];
-  /**
-   * The longest wait a Retry-After may ask for; a longer (or bogus) one is clamped to it with a warning, so that
-   * a broken header cannot stall a job or an export. Default: one hour, the window of the service's budgets.
-   */
-  maxRetryAfterMs?: number;
+  /** Told of each request once it ended: its answer's status (none: no answer), whether the caller aborted it. */
+  onRequestEnd?: (request: RequestEnd) => void;
 }
 
-/** The service's budgets count per hour: no honest Retry-After asks for more. */
-const DEFAULT_MAX_RETRY_AFTER_MS = 3_600_000;
+export interface RequestEnd {
+  operation: DocsApiOperation;
+  status: number | undefined;
+  aborted: boolean;
+  seconds: number;
+}
 
 export interface RequestOptions {
   /** Aborts the request, e.g. the activity's cancellation signal. */
@@ -50,15 +43,19 @@ export interface RequestOptions {
   retryUnknownOutcome?: boolean;
 }
 
+const tracer = trace.getTracer('docs-agent-worker/docs-api');
+
 /**
  * Typed client of the documentation service. It never retries: retries belong to Temporal's activity policies, so
- * they never multiply. Every failure is an ApplicationFailure of failures.ts; messages never hold the key.
+ * they never multiply. Every failure is an ApplicationFailure of failures.ts; messages never hold the key. Each
+ * request is a CLIENT span, a child of the active one (the activity's), and carries its W3C `traceparent`: the
+ * OpenTelemetry API is a no-op until startTracing registers the SDK.
  */
 export class DocsApiClient {
   readonly #apiKey: ApiKey;
   readonly #baseUrl: string;
   readonly #dispatcher: Dispatcher;
-  readonly #maxRetryAfterMs: number;
+  readonly #onRequestEnd: ((request: RequestEnd) => void) | undefined;
 
   constructor(options: DocsApiClientOptions) {
     this.#apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
@@ -67,8 +64,8 @@ export class DocsApiClient {
       throw new ConfigError(`DOCS_API_BASE_URL: must be an http or https URL, got protocol ${base.protocol}`);
     }
     this.#baseUrl = base.toString().replace(/\/+$/, '');
-    this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
-    const agent = new Agent({
+    this.#onRequestEnd = options.onRequestEnd;
+    this.#dispatcher = new Agent({
       connections: 64,
       keepAliveTimeout: 10_000,
       keepAliveMaxTimeout: 60_000,
@@ -76,7 +73,6 @@ export class DocsApiClient {
       headersTimeout: options.timeouts?.headersMs ?? 30_000,
       bodyTimeout: options.timeouts?.bodyMs ?? 30_000,
     });
-    this.#dispatcher = agent.compose(...(options.interceptors ?? []));
   }
 
   /** POST /v2/agent/{projectId}/job. Not idempotent: a failure whose details say safeToRetry false may have created a job. */
@@ -85,21 +81,16 @@ export class DocsApiClient {
     body: { prompt: string },
     options: RequestOptions = {},
   ): Promise<AgentJob> {
-    const path = jobPath('createJob', projectId);
-    const prompt = check(promptSchema, body.prompt, 'prompt', 'createJob');
-    return this.#send('createJob', 'POST', path, { prompt }, parseJobAnswer, options);
+    const args = checked('createJob', promptArgs, { projectId, prompt: body.prompt });
+    const path = `/v2/agent/${args.projectId}/job`;
+    return this.#send('createJob', 'POST', path, { prompt: args.prompt }, parseJobAnswer, options);
   }
 
   /** GET /v2/agent/{projectId}/job/{id}. */
   async getJob(projectId: string, jobId: string, options: RequestOptions = {}): Promise<AgentJob> {
-    return this.#send(
-      'getJob',
-      'GET',
-      jobPath('getJob', projectId, jobId),
-      undefined,
-      parseJobAnswer,
-      options,
-    );
+    const args = checked('getJob', jobArgs, { projectId, jobId });
+    const path = `/v2/agent/${args.projectId}/job/${args.jobId}`;
+    return this.#send('getJob', 'GET', path, undefined, parseJobAnswer, options);
   }
 
   /** POST /v2/agent/{projectId}/job/{id}/message. Not idempotent, like createJob. */
@@ -109,9 +100,9 @@ export class DocsApiClient {
     body: { prompt: string },
     options: RequestOptions = {},
   ): Promise<AgentJob> {
-    const path = `${jobPath('sendMessage', projectId, jobId)}/message`;
-    const prompt = check(promptSchema, body.prompt, 'prompt', 'sendMessage');
-    return this.#send('sendMessage', 'POST', path, { prompt }, parseJobAnswer, options);
+    const args = checked('sendMessage', messageArgs, { projectId, jobId, prompt: body.prompt });
+    const path = `/v2/agent/${args.projectId}/job/${args.jobId}/message`;
+    return this.#send('sendMessage', 'POST', path, { prompt: args.prompt }, parseJobAnswer, options);
   }
 
   /** GET /v1/analytics/{projectId}/visitors: one offset page. */
@@ -120,16 +111,23 @@ export class DocsApiClient {
     query: VisitorsQuery,
     options: RequestOptions = {},
   ): Promise<VisitorsPage> {
-    const op = 'getVisitors';
-    const checked = check(visitorsQuerySchema, query, '', op);
+    const { projectId: project, ...checkedQuery } = checked('getVisitors', visitorsArgs, {
+      ...query,
+      projectId,
+    });
     const params = new URLSearchParams();
-    for (const key of ['dateFrom', 'dateTo', 'limit', 'offset'] as const) {
-      const value = checked[key];
+    for (const [key, value] of Object.entries(checkedQuery)) {
       if (value !== undefined) params.set(key, String(value));
     }
-    const project = encodeURIComponent(check(projectIdSchema, projectId, 'projectId', op));
     const path = `/v1/analytics/${project}/visitors?${params.toString()}`;
-    return this.#send(op, 'GET', path, undefined, (json) => visitorsPageSchema.safeParse(json), options);
+    return this.#send(
+      'getVisitors',
+      'GET',
+      path,
+      undefined,
+      (json) => visitorsPageSchema.safeParse(json),
+      options,
+    );
   }
 
   async close(): Promise<void> {
@@ -144,58 +142,74 @@ export class DocsApiClient {
     parse: AnswerParser<T>,
     options: RequestOptions,
   ): Promise<T> {
+    const url = this.#baseUrl + path;
+    // Ids only: the key travels in the Authorization header, which no span reads.
+    const { pathname, host } = new URL(url);
+    const span = tracer.startSpan(`${method} ${pathname}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': method, 'url.path': pathname, 'server.address': host },
+    });
     const headers: Record<string, string> = {
       authorization: this.#apiKey.authorizationHeader(),
       accept: 'application/json',
       'user-agent': 'docs-agent-worker',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const redact = (text: string) => this.#apiKey.redact(text);
-    const facts: FailureFacts = { operation, retryUnknownOutcome: options.retryUnknownOutcome };
-    const transport = { ...facts, signal: options.signal, redact };
-
-    let response: Dispatcher.ResponseData;
+    propagation.inject(trace.setSpan(context.active(), span), headers);
+    const startedAt = performance.now();
+    let status: number | undefined;
+    let aborted = false;
     try {
-      response = await request(this.#baseUrl + path, {
-        method,
-        headers,
-        body: body === undefined ? null : JSON.stringify(body),
-        dispatcher: this.#dispatcher,
-        signal: options.signal,
-      });
-    } catch (error) {
-      throw transportFailure(error, { ...transport, responseStarted: false });
-    }
-
-    const status = response.statusCode;
-    const header = (name: string) => firstHeader(response.headers, [name]);
-    const requestId = firstHeader(response.headers, REQUEST_ID_HEADERS);
-    let text: string;
-    try {
-      text = await readText(response.body);
-    } catch (error) {
-      throw transportFailure(error, { ...transport, responseStarted: true, status, requestId });
-    }
-
-    const answered = { ...facts, status, requestId, bodyExcerpt: bodyExcerpt(text, redact) };
-    if (status < 200 || status > 299) {
-      throw statusFailure({ status, text, header }, answered, {
-        redact,
-        maxRetryAfterMs: this.#maxRetryAfterMs,
+      const redact = (text: string) => this.#apiKey.redact(text);
+      const facts: FailureFacts = { operation, retryUnknownOutcome: options.retryUnknownOutcome };
+      let response: Dispatcher.ResponseData | undefined;
+      let text: string;
+      try {
+        response = await request(url, {
+          method,
+          headers,
+          body: body === undefined ? null : JSON.stringify(body),
+          dispatcher: this.#dispatcher,
+          signal: options.signal,
+        });
+        status = response.statusCode;
+        span.setAttribute('http.response.status_code', status);
+        text = await readText(response.body);
+      } catch (error) {
+        const requestId = response && firstHeader(response.headers, REQUEST_ID_HEADERS);
+        throw transportFailure(error, { ...facts, status, requestId }, { signal: options.signal, redact });
+      }
+      const { headers: answerHeaders } = response;
+      const header = (name: string) => firstHeader(answerHeaders, [name]);
+      const requestId = firstHeader(answerHeaders, REQUEST_ID_HEADERS);
+      const answered = { ...facts, status, requestId, bodyExcerpt: bodyExcerpt(text, redact) };
+      if (status < 200 || status > 299) {
+        throw statusFailure({ status, text, header }, answered, { redact, onWarning: options.onWarning });
+      }
+      // A job answer that carries an id names a job that exists (after a create too): the caller must not lose it.
+      const namesJob = operation !== 'getVisitors';
+      return answerOf({ text, contentType: header('content-type') ?? '' }, parse, answered, {
+        namesJob,
         onWarning: options.onWarning,
       });
+    } catch (error) {
+      aborted = options.signal?.aborted === true;
+      throw error;
+    } finally {
+      if (status === undefined || status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      const seconds = (performance.now() - startedAt) / 1000;
+      this.#onRequestEnd?.({ operation, status, aborted, seconds });
     }
-    // A job answer that carries an id names a job that exists (after a create too): the caller must not lose it.
-    const namesJob = operation !== 'getVisitors';
-    return answerOf({ text, contentType: header('content-type') ?? '' }, parse, answered, {
-      namesJob,
-      onWarning: options.onWarning,
-    });
   }
 }
 
-const visitorsQuerySchema = z
-  .object({
+const projectArgs = z.object({ projectId: projectIdSchema });
+const jobArgs = projectArgs.extend({ jobId: jobIdSchema.transform(encodeURIComponent) });
+const promptArgs = projectArgs.extend({ prompt: promptSchema });
+const messageArgs = jobArgs.extend({ prompt: promptSchema });
+const visitorsArgs = projectArgs
+  .extend({
     dateFrom: apiDateSchema.optional(),
     dateTo: apiDateSchema.optional(),
     /** 1..250, default 50 at the service. */
@@ -204,32 +218,18 @@ const visitorsQuerySchema = z
   })
   .superRefine(checkDateOrder);
 
-export type VisitorsQuery = z.infer<typeof visitorsQuerySchema>;
+export type VisitorsQuery = Omit<z.input<typeof visitorsArgs>, 'projectId'>;
 
-/** An argument checked before anything is sent: an InvalidArgumentError failure names its field and rule. */
-function check<S extends z.ZodType>(
-  schema: S,
-  value: unknown,
-  field: string,
-  operation: DocsApiOperation,
-): z.output<S> {
-  try {
-    return parseOrThrow(schema, value, field);
-  } catch (error) {
-    if (!(error instanceof InputValidationError)) throw error;
-    const first = { field, rule: 'is invalid', ...error.issues[0] };
-    throw docsApiFailure('invalidArgument', `invalid argument ${first.field}: ${first.rule}`, {
-      operation,
-      field: first.field,
-    });
-  }
-}
-
-/** `/v2/agent/{projectId}/job[/{jobId}]`, each id checked before anything is sent. */
-function jobPath(op: DocsApiOperation, projectId: string, jobId?: string): string {
-  const project = encodeURIComponent(check(projectIdSchema, projectId, 'projectId', op));
-  const job = jobId === undefined ? '' : `/${encodeURIComponent(check(jobIdSchema, jobId, 'jobId', op))}`;
-  return `/v2/agent/${project}/job${job}`;
+/** Arguments checked before anything is sent: an InvalidArgumentError failure names the first field and rule. */
+function checked<S extends z.ZodType>(operation: DocsApiOperation, schema: S, args: unknown): z.output<S> {
+  const result = schema.safeParse(args);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.map(String).join('.') || '(root)';
+  throw docsApiFailure('invalidArgument', `invalid argument ${field}: ${issue?.message ?? 'is invalid'}`, {
+    operation,
+    field,
+  });
 }
 
 /** The largest body read; a larger one fails the call (code BODY_TOO_LARGE) instead of filling the memory. */
@@ -264,75 +264,4 @@ async function readText(body: Dispatcher.ResponseData['body']): Promise<string> 
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** What an interceptor of the client (metrics, tracing) is told of one request: its status, then its end, once. */
-export interface RequestObserver {
-  /** The request to send instead, e.g. with tracing's headers. */
-  options?: Dispatcher.DispatchOptions;
-  onStatus?: (statusCode: number) => void;
-  /** The answer ended, or failed with `error` (before or after its status). */
-  onEnd: (error?: Error) => void;
-}
-
-/** An undici interceptor that tells the observer `observe` makes for each request how it goes. */
-export function observingInterceptor(
-  observe: (options: Dispatcher.DispatchOptions) => RequestObserver,
-): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) => (options, handler) => {
-    const observer = observe(options);
-    return dispatch(observer.options ?? options, new ObservingHandler(observer, handler));
-  };
-}
-
-/**
- * undici's DecoratorHandler forwards the current handler API (and adapts the older one `request()` may pass);
- * its published types still name only the older methods.
- */
-const ForwardingHandler = DecoratorHandler as unknown as new (handler: Dispatcher.DispatchHandler) => {
-  onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-    statusMessage?: string,
-  ): void;
-  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void;
-  onResponseError(controller: Dispatcher.DispatchController, error: Error): void;
-};
-
-class ObservingHandler extends ForwardingHandler {
-  #ended = false;
-
-  constructor(
-    private readonly observer: RequestObserver,
-    handler: Dispatcher.DispatchHandler,
-  ) {
-    super(handler);
-  }
-
-  override onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-    statusMessage?: string,
-  ): void {
-    this.observer.onStatus?.(statusCode);
-    super.onResponseStart(controller, statusCode, headers, statusMessage);
-  }
-
-  override onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
-    this.#end();
-    super.onResponseEnd(controller, trailers);
-  }
-
-  override onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
-    this.#end(error);
-    super.onResponseError(controller, error);
-  }
-
-  #end(error?: Error): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.observer.onEnd(error);
-  }
 }

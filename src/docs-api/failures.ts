@@ -1,5 +1,4 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { errors as undiciErrors } from 'undici';
 import { z } from 'zod';
 import {
   DOCS_API_FAILURES,
@@ -8,21 +7,19 @@ import {
 } from '../contract/failure-types';
 import { truncate } from '../contract/text';
 
-export type DocsApiOperation = 'createJob' | 'getJob' | 'sendMessage' | 'getVisitors';
+export const DOCS_API_OPERATIONS = ['createJob', 'getJob', 'sendMessage', 'getVisitors'] as const;
+export type DocsApiOperation = (typeof DOCS_API_OPERATIONS)[number];
 
-/** The facts of one failed call, beside its kind. */
-export interface FailureFacts {
+/** The facts of one failed call, beside its kind: its details but `safeToRetry`, which the kind decides. */
+export type FailureFacts = {
+  [K in Exclude<keyof DocsApiFailureDetails, 'operation' | 'safeToRetry'>]?:
+    DocsApiFailureDetails[K] | undefined;
+} & {
   operation: DocsApiOperation;
-  status?: number | undefined;
-  requestId?: string | undefined;
   bodyExcerpt?: string | undefined;
-  /** From Retry-After (seconds or an HTTP date), when the service sent one. */
-  retryAfterMs?: number | undefined;
-  field?: string | undefined;
-  jobId?: string | undefined;
   /** Operator opt-in: a retryable failure of a create or message is re-sent even when the service may have acted. */
   retryUnknownOutcome?: boolean | undefined;
-}
+};
 
 /**
  * The one shape of every failure of the client: an ApplicationFailure whose type, retryability and `safeToRetry`
@@ -59,60 +56,62 @@ export function bodyExcerpt(text: string, redact: (text: string) => string): str
   return redact(truncate(text.replace(/\s+/g, ' ').trim(), EXCERPT_CHARS));
 }
 
-/** How the client reads a non-2xx answer: the key to keep out of messages, the Retry-After cap, where warnings go. */
-export interface StatusPolicy {
-  redact: (text: string) => string;
-  /** The longest wait a Retry-After may ask for; a longer one is clamped to it, with a warning. */
-  maxRetryAfterMs: number;
-  onWarning?: ((warning: string) => void) | undefined;
-}
+/** The service's budgets count per hour: no honest Retry-After asks for more. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
 
-/** A non-2xx answer: its kind by status, the service's message from the body, a Retry-After (clamped). */
+/** The failure of each status the service documents, and how its message begins. */
+const STATUS_FAILURES: Record<number, [DocsApiFailureKind, string]> = {
+  400: ['invalidRequest', 'invalid request'],
+  422: ['invalidRequest', 'invalid request'],
+  401: ['auth', 'not authorized'],
+  403: [
+    'auth',
+    'forbidden: the key is not allowed this operation (a read-only key, or one restricted to other IP addresses)',
+  ],
+  404: ['notFound', 'not found'],
+  408: ['notRead', 'the service timed out reading the request'],
+  409: ['conflict', 'conflict'],
+  429: ['rateLimited', 'rate limited'],
+  503: ['unavailable', 'server error'],
+};
+
+/**
+ * A non-2xx answer: its kind by status, the service's message from the body (the key redacted), a Retry-After of
+ * a 429 or 5xx (a longer one than MAX_RETRY_AFTER_MS is clamped to it, with a warning).
+ */
 export function statusFailure(
   answer: { status: number; text: string; header: (name: string) => string | undefined },
   facts: FailureFacts,
-  policy: StatusPolicy,
+  policy: { redact: (text: string) => string; onWarning?: ((warning: string) => void) | undefined },
 ): ApplicationFailure {
   const { status } = answer;
-  const asked = parseRetryAfter(answer.header('retry-after'));
-  const clamped =
-    asked !== undefined && asked > policy.maxRetryAfterMs
-      ? `Retry-After asked for ${Math.round(asked / 1000)}s, clamped to ${policy.maxRetryAfterMs / 1000}s`
-      : undefined;
-  if (clamped !== undefined) policy.onWarning?.(clamped);
-  const detail =
-    policy.redact(serviceMessage(answer.text) ?? `HTTP ${status}`) +
-    (clamped === undefined ? '' : ` (${clamped})`);
-  const fail = (kind: DocsApiFailureKind, message: string, retryAfter = false) =>
-    docsApiFailure(kind, message, {
-      ...facts,
-      ...(retryAfter && asked !== undefined ? { retryAfterMs: Math.min(asked, policy.maxRetryAfterMs) } : {}),
-    });
-  if (status === 400 || status === 422) return fail('invalidRequest', `invalid request: ${detail}`);
-  if (status === 401) return fail('auth', `not authorized: ${detail}`);
-  if (status === 403) {
-    return fail(
-      'auth',
-      `forbidden: the key is not allowed this operation (a read-only key, or one restricted to other IP addresses): ${detail}`,
-    );
-  }
-  if (status === 404) return fail('notFound', `not found: ${detail}`);
-  if (status === 409) return fail('conflict', `conflict: ${detail}`);
-  if (status === 429) return fail('rateLimited', `rate limited: ${detail}`, true);
-  if (status === 408) return fail('notRead', `the service timed out reading the request: ${detail}`);
-  if (status === 503) return fail('unavailable', `server error: ${detail}`, true);
-  if (status >= 500) return fail('server', `server error: ${detail}`, true);
-  if (status >= 400) return fail('invalidRequest', `request refused: ${detail}`);
   if (status >= 300 && status < 400) {
     const location = policy.redact(answer.header('location') ?? '(no Location header)');
-    return fail(
+    return docsApiFailure(
       'redirect',
       `redirected to ${location}, not followed and not processed: set DOCS_API_BASE_URL to the address it names`,
+      facts,
     );
   }
-  return docsApiFailure('malformedResponse', `unexpected HTTP status ${status}`, {
+  if (status < 400) {
+    return docsApiFailure('malformedResponse', `unexpected HTTP status ${status}`, {
+      ...facts,
+      field: 'status',
+    });
+  }
+  const [kind, what] =
+    STATUS_FAILURES[status] ??
+    (status >= 500 ? ['server', 'server error'] : ['invalidRequest', 'request refused']);
+  const asked = status === 429 || status >= 500 ? parseRetryAfter(answer.header('retry-after')) : undefined;
+  let detail = policy.redact(serviceMessage(answer.text) ?? `HTTP ${status}`);
+  if (asked !== undefined && asked > MAX_RETRY_AFTER_MS) {
+    const clamped = `Retry-After asked for ${Math.round(asked / 1000)}s, clamped to ${MAX_RETRY_AFTER_MS / 1000}s`;
+    policy.onWarning?.(clamped);
+    detail += ` (${clamped})`;
+  }
+  return docsApiFailure(kind, `${what}: ${detail}`, {
     ...facts,
-    field: 'status',
+    ...(asked === undefined ? {} : { retryAfterMs: Math.min(asked, MAX_RETRY_AFTER_MS) }),
   });
 }
 
@@ -121,38 +120,28 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 
 /**
  * A call that got no whole answer: a timeout, a failed connection, a body too large. The caller's own abort is
- * passed through as its reason. `responseStarted`: the response had begun, so the service received the request.
+ * passed through as its reason. A `status` in the facts: the response had begun, so the service got the request.
  */
 export function transportFailure(
   error: unknown,
-  facts: FailureFacts & {
-    signal: AbortSignal | undefined;
-    responseStarted: boolean;
-    redact: (text: string) => string;
-  },
+  facts: FailureFacts,
+  { signal, redact }: { signal: AbortSignal | undefined; redact: (text: string) => string },
 ): unknown {
-  const { signal, responseStarted, redact, ...rest } = facts;
   if (signal?.aborted) return signal.reason ?? error;
   const code = errorCode(error);
   const message = redact(error instanceof Error ? error.message : String(error));
-  if (error instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return docsApiFailure('notRead', `connect timeout: ${message}`, rest);
-  }
-  if (
-    error instanceof undiciErrors.HeadersTimeoutError ||
-    error instanceof undiciErrors.BodyTimeoutError ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT'
-  ) {
-    return docsApiFailure('noAnswer', `no answer in time: ${message}`, rest);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT')
+    return docsApiFailure('notRead', `connect timeout: ${message}`, facts);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return docsApiFailure('noAnswer', `no answer in time: ${message}`, facts);
   }
   if (code === 'BODY_TOO_LARGE')
-    return docsApiFailure('malformedResponse', message, { ...rest, field: 'body' });
-  const notSent = !responseStarted && code !== undefined && NOT_SENT_CODES.has(code);
+    return docsApiFailure('malformedResponse', message, { ...facts, field: 'body' });
+  const notSent = facts.status === undefined && code !== undefined && NOT_SENT_CODES.has(code);
   return docsApiFailure(
     notSent ? 'notConnected' : 'connectionLost',
     `connection failed (${code ?? 'unknown'}): ${message}`,
-    rest,
+    facts,
   );
 }
 

@@ -36,18 +36,16 @@ const NULL_KEPT = new Set(['archivedAt', 'source.ref']);
 export const parseJobAnswer: AnswerParser<AgentJob> = (json, warn) => {
   const used = usedJobFieldsSchema.safeParse(json);
   if (!used.success) return used;
-  const warnings: string[] = [];
   const { id } = used.data;
-  if (isObject(json) && typeof json.id === 'number') {
-    warnings.push(`response field id: a number (${id}), kept as text`);
-  }
+  // It parsed as an object.
+  const raw = json as Record<string, unknown>;
+  if (typeof raw.id === 'number') warn(`response field id: a number (${id}), kept as text`);
   const job = {
-    ...keptFields(optionalJobShape, isObject(json) ? json : {}, '', warnings),
+    ...keptFields(optionalJobShape, raw, '', warn),
     id,
     status: used.data.status,
     prLink: used.data.prLink ?? null,
   };
-  warnings.forEach(warn);
   // Every kept field passed its own schema, so the whole cannot fail; parsing again gives the type without a cast.
   return { success: true, data: agentJobSchema.parse(job) };
 };
@@ -57,17 +55,16 @@ function keptFields(
   shape: Record<string, z.ZodType>,
   raw: Record<string, unknown>,
   prefix: string,
-  warnings: string[],
+  warn: (warning: string) => void,
 ): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
   for (const [key, schema] of Object.entries(shape)) {
     const field = `${prefix}${key}`;
     const value = raw[key];
     if (value === undefined || (value === null && !NULL_KEPT.has(field))) continue;
-    if (field === 'source' && isObject(value))
-      kept[key] = keptFields(sourceShape, value, 'source.', warnings);
+    if (field === 'source' && isObject(value)) kept[key] = keptFields(sourceShape, value, 'source.', warn);
     else if (schema.safeParse(value).success) kept[key] = value;
-    else warnings.push(dropped(field, value));
+    else warn(dropped(field, value));
   }
   return kept;
 }

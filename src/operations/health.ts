@@ -1,6 +1,5 @@
 import http from 'node:http';
 import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogEntry, Logger, State as WorkerState } from '@temporalio/worker';
 
 /** A check's answer: healthy or not, and the reason an operator reads in the probe's body. */
@@ -9,59 +8,39 @@ export interface Probe {
   reason: string;
 }
 
-export interface HealthChecks {
-  /** /livez: the process and its runtime are alive (answering at all proves the event loop turns). */
-  live: () => Probe;
-  /** /readyz: the worker polls and the server answers. */
-  ready: () => Probe;
-}
-
 /**
- * A worker's checks: live unless the worker failed (its process is then on its way out); ready only while it
- * runs (not during start-up, not once shutdown begins) and the server answers.
+ * Serves GET/HEAD /livez and /readyz: 200 when the check holds, 503 with its reason when not. Live unless the
+ * worker failed (its process is then on its way out; answering at all proves the event loop turns); ready only
+ * while it runs (not during start-up, not once shutdown begins) and the server answers.
  */
-export function workerChecks(state: () => WorkerState | undefined, server: () => Probe): HealthChecks {
-  return {
-    live: () => {
-      const current = state();
-      return { ok: current !== 'FAILED', reason: `worker ${current?.toLowerCase() ?? 'starting'}` };
-    },
-    ready: () => {
-      const current = state();
-      if (current !== 'RUNNING')
-        return { ok: false, reason: `worker ${current?.toLowerCase() ?? 'starting'}` };
-      const reach = server();
-      return { ok: reach.ok, reason: reach.ok ? 'worker running, server reachable' : reach.reason };
-    },
-  };
-}
-
-export interface HealthServer {
-  port: number;
-  close(): Promise<void>;
-}
-
-/** Serves GET/HEAD /livez and /readyz: 200 when the check holds, 503 with its reason when not. */
 export async function startHealthServer(
   port: number,
-  checks: HealthChecks,
-  host = '0.0.0.0',
-): Promise<HealthServer> {
+  worker: () => WorkerState | undefined,
+  reachability: () => Probe,
+) {
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
-    const check = path === '/livez' ? checks.live : path === '/readyz' ? checks.ready : undefined;
-    if (check === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) {
+    if (
+      (path !== '/livez' && path !== '/readyz') ||
+      (request.method !== 'GET' && request.method !== 'HEAD')
+    ) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: /livez or /readyz\n');
       return;
     }
-    const probe = check();
+    const state = worker();
+    const reason = `worker ${state?.toLowerCase() ?? 'starting'}`;
+    let probe: Probe = { ok: path === '/livez' ? state !== 'FAILED' : state === 'RUNNING', reason };
+    if (path === '/readyz' && probe.ok) {
+      const reach = reachability();
+      probe = reach.ok ? { ok: true, reason: 'worker running, server reachable' } : reach;
+    }
     response
       .writeHead(probe.ok ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' })
       .end(`${probe.reason}\n`);
   });
   // A probe holds no connection open: keep-alive would only delay close() at shutdown.
   server.keepAliveTimeout = 0;
-  server.listen(port, host);
+  server.listen(port, '0.0.0.0');
   await once(server, 'listening');
   const address = server.address();
   return {
@@ -95,7 +74,7 @@ export class ServerReachability {
   /** While the server is lost: its last answer (or the time it was lost, when it never answered). */
   #lostSince: number | undefined;
   #unansweredLogged = false;
-  readonly #stop = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(check: (deadline: Date) => Promise<void>, address: string, logger: Logger, now = Date.now) {
     this.#check = check;
@@ -104,13 +83,14 @@ export class ServerReachability {
     this.#now = now;
   }
 
-  /** Checks now and then every interval until stop(); the loop never keeps the process alive. */
+  /** Checks now and then every interval until stop(); the timer never keeps the process alive. */
   start(): void {
-    void this.#loop();
+    void this.checkOnce();
+    this.#timer = setInterval(() => void this.checkOnce(), CHECK_INTERVAL_MS).unref();
   }
 
   stop(): void {
-    this.#stop.abort();
+    clearInterval(this.#timer);
   }
 
   /** One check; exposed for tests and for start-up, which waits for the first answer. */
@@ -160,17 +140,5 @@ export class ServerReachability {
     const muted = this.#unansweredLogged;
     this.#unansweredLogged = true;
     return muted;
-  }
-
-  async #loop(): Promise<void> {
-    const { signal } = this.#stop;
-    while (!signal.aborted) {
-      await this.checkOnce();
-      try {
-        await sleep(CHECK_INTERVAL_MS, undefined, { signal, ref: false });
-      } catch {
-        return;
-      }
-    }
   }
 }

@@ -6,12 +6,7 @@ export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
-const SDK_LEVEL: Record<LogLevelName, LogLevel> = {
-  error: 'ERROR',
-  warn: 'WARN',
-  info: 'INFO',
-  debug: 'DEBUG',
-};
+const sdkLevel = (level: LogLevelName) => level.toUpperCase() as LogLevel;
 
 export interface LoggerOptions {
   format: LogFormat;
@@ -37,7 +32,7 @@ export function createLogger(options: LoggerOptions): DefaultLogger {
     options.write ??
     (json ? (line: string) => process.stdout.write(line) : (line: string) => process.stderr.write(line));
   const formatLine = json ? jsonLine : textLine(Boolean(process.stderr.isTTY) && options.write === undefined);
-  return new DefaultLogger(SDK_LEVEL[options.level], (entry) => {
+  return new DefaultLogger(sdkLevel(options.level), (entry) => {
     if (options.mute?.(entry)) return;
     const meta = withoutSecrets(entry.meta) as LogEntry['meta'];
     const line = redact(formatLine(meta === undefined ? entry : { ...entry, meta }));
@@ -73,7 +68,7 @@ function withoutSecrets(value: unknown, path: object[] = []): unknown {
  * says nothing an operator acts on; debug opens it.
  */
 export function coreLogFilter(level: LogLevelName): string {
-  const core = level === 'info' ? 'WARN' : SDK_LEVEL[level];
+  const core = level === 'info' ? 'WARN' : sdkLevel(level);
   return makeTelemetryFilterString({ core, other: level === 'debug' ? 'INFO' : 'ERROR' });
 }
 
@@ -122,10 +117,6 @@ function textLine(colors: boolean): (entry: LogEntry) => string {
  */
 export function logStartFailure(error: unknown, env: NodeJS.ProcessEnv = process.env): void {
   const message = error instanceof Error ? error.message : String(error);
-  if (env.LOG_FORMAT?.trim() !== 'json') {
-    process.stderr.write(`${message}\n`);
-    return;
-  }
-  const entry: LogEntry = { level: 'ERROR', message, timestampNanos: BigInt(Date.now()) * 1_000_000n };
-  process.stdout.write(`${jsonLine(entry)}\n`);
+  if (env.LOG_FORMAT?.trim() === 'json') createLogger({ format: 'json', level: 'error' }).error(message);
+  else process.stderr.write(`${message}\n`);
 }

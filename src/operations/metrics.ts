@@ -3,6 +3,7 @@ import type { InjectedSinks } from '@temporalio/worker';
 import type { Sinks } from '@temporalio/workflow';
 import { TERMINAL_JOB_STATUSES } from '../contract/agent-job-constants';
 import { EXPORT_FORMATS } from '../contract/visitors-export-constants';
+import { DOCS_API_OPERATIONS } from '../docs-api/failures';
 
 // The worker's own Prometheus metrics, served on WORKER_METRICS_PORT beside the SDK's `temporal_*`: one list of
 // names, kinds, labels and help, read by the recorders (here, operations/recorders.ts, workflows/metrics.ts),
@@ -10,7 +11,7 @@ import { EXPORT_FORMATS } from '../contract/visitors-export-constants';
 
 /**
  * Labels, each with a bounded set of values: `project` (the organization's projects this worker serves),
- * `endpoint` (the four operations of the service, or `other`), `status_class` (`2xx`…`5xx`, `error` for no
+ * `endpoint` (the four operations of the service), `status_class` (`2xx`…`5xx`, `error` for no
  * answer, `aborted` when the worker cancelled it), `status` (a job's terminal status), `kind` (`analytics`, `agent`), `format` (the export formats),
  * `time_zone` (the zones of the nightly schedules). No label holds an id of a job, a run or a request.
  */
@@ -22,8 +23,6 @@ export interface MetricDefinition {
   kind: 'counter' | 'histogram' | 'gauge';
   labels: readonly MetricLabel[];
   help: string;
-  /** Histograms: bucket bounds, in the unit of the name. */
-  buckets?: readonly number[];
 }
 
 const SECONDS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600] as const;
@@ -70,7 +69,6 @@ export const DocsAgentMetrics = {
     kind: 'histogram',
     labels: ['endpoint'],
     help: 'Time from sending a request to the end of its answer',
-    buckets: SECONDS_BUCKETS,
   },
   serviceRateLimited: {
     name: 'docs_agent_service_rate_limited_total',
@@ -83,7 +81,6 @@ export const DocsAgentMetrics = {
     kind: 'histogram',
     labels: ['kind'],
     help: 'Time a workflow waited for a permit of the shared budgets before a request',
-    buckets: SECONDS_BUCKETS,
   },
   exportPages: {
     name: 'docs_agent_export_pages_total',
@@ -108,7 +105,6 @@ export const DocsAgentMetrics = {
     kind: 'histogram',
     labels: ['format'],
     help: 'Time the merge of an export took (staged pages to the export file and manifest)',
-    buckets: SECONDS_BUCKETS,
   },
   nightlyDayExports: {
     name: 'docs_agent_nightly_day_exports_total',
@@ -135,33 +131,10 @@ export type MetricLabels<K extends DocsAgentMetricKey> = Record<
 /** Every value of `status_class` but the 1xx no request gets as its final answer. */
 export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx', 'error', 'aborted'] as const;
 
-/** Bucket bounds of the worker's histograms, for the Prometheus exporter (it defaults to millisecond bounds). */
+/** Bucket bounds of the worker's histograms, all in seconds, for the Prometheus exporter (it defaults to ms bounds). */
 export function histogramBuckets(): Record<string, number[]> {
-  const buckets: Record<string, number[]> = {};
-  for (const metric of Object.values(DocsAgentMetrics) as MetricDefinition[]) {
-    if (metric.buckets) buckets[metric.name] = [...metric.buckets];
-  }
-  return buckets;
-}
-
-/** `2xx`…`5xx` for an answer; `error` for none (a timeout, a reset). */
-export function statusClass(statusCode: number | undefined): string {
-  return statusCode === undefined ? 'error' : `${Math.floor(statusCode / 100)}xx`;
-}
-
-/** The service's operations by method and path (after any base path); anything else is `other`. */
-const ENDPOINTS: [method: string, path: RegExp, endpoint: string][] = [
-  ['POST', /\/v2\/agent\/[^/]+\/job$/, 'createJob'],
-  ['GET', /\/v2\/agent\/[^/]+\/job\/[^/]+$/, 'getJob'],
-  ['POST', /\/v2\/agent\/[^/]+\/job\/[^/]+\/message$/, 'sendMessage'],
-  ['GET', /\/v1\/analytics\/[^/]+\/visitors$/, 'getVisitors'],
-];
-
-export const ENDPOINT_NAMES = [...ENDPOINTS.map(([, , endpoint]) => endpoint), 'other'];
-
-export function endpointOf(method: string, path: string): string {
-  const pathOnly = path.split('?')[0] ?? path;
-  return ENDPOINTS.find(([m, pattern]) => m === method && pattern.test(pathOnly))?.[2] ?? 'other';
+  const histograms = Object.values(DocsAgentMetrics).filter((metric) => metric.kind === 'histogram');
+  return Object.fromEntries(histograms.map((metric) => [metric.name, [...SECONDS_BUCKETS]]));
 }
 
 /**
@@ -177,7 +150,7 @@ export interface MetricsSinks extends Sinks {
 
 /** The values a label can take that are known before anything happens: their counters are exported at 0. */
 const KNOWN_VALUES: Partial<Record<MetricLabel, readonly string[]>> = {
-  endpoint: ENDPOINT_NAMES,
+  endpoint: DOCS_API_OPERATIONS,
   status_class: STATUS_CLASSES,
   status: TERMINAL_JOB_STATUSES,
   format: EXPORT_FORMATS,

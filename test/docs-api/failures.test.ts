@@ -10,7 +10,6 @@ import {
   serviceMessage,
   statusFailure,
   transportFailure,
-  type StatusPolicy,
 } from '../../src/docs-api/failures';
 import { answerOf, parseJobAnswer } from '../../src/docs-api/schemas';
 import { failureView } from './failure-view';
@@ -19,18 +18,11 @@ const KEY = 'mint_s3cr3tS3cr3t';
 const redact = (text: string) => text.replaceAll(KEY, '[redacted]');
 const facts = { operation: 'getJob' } as const;
 
-function mapped(
-  status: number,
-  text = '',
-  headers: Record<string, string> = {},
-  policy: Partial<StatusPolicy> = {},
-) {
+function mapped(status: number, text = '', headers: Record<string, string> = {}) {
   const warnings: string[] = [];
   const error = statusFailure({ status, text, header: (name) => headers[name] }, facts, {
     redact,
-    maxRetryAfterMs: 3_600_000,
     onWarning: (warning) => warnings.push(warning),
-    ...policy,
   });
   return { error: failureView(error), warnings };
 }
@@ -113,10 +105,10 @@ describe('statusFailure: one failure type per status family', () => {
     const { error, warnings } = mapped(429, '', { 'retry-after': '7' });
     assert.equal(error.retryAfterMs, 7000);
     assert.deepEqual(warnings, []);
-    const clamped = mapped(503, '', { 'retry-after': '7200' }, { maxRetryAfterMs: 60_000 });
-    assert.equal(clamped.error.retryAfterMs, 60_000);
-    assert.deepEqual(clamped.warnings, ['Retry-After asked for 7200s, clamped to 60s']);
-    assert.match(clamped.error.message, /clamped to 60s/);
+    const clamped = mapped(503, '', { 'retry-after': '7200' });
+    assert.equal(clamped.error.retryAfterMs, 3_600_000);
+    assert.deepEqual(clamped.warnings, ['Retry-After asked for 7200s, clamped to 3600s']);
+    assert.match(clamped.error.message, /clamped to 3600s/);
   });
 
   test('a redirect names where it points, redacted, and is not followed', () => {
@@ -194,15 +186,14 @@ function withCode(message: string, code: string, cause?: unknown): Error {
   return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
 }
 
-function transport(error: unknown, responseStarted = false) {
+/** `status`: the response had begun. */
+function transport(error: unknown, status?: number) {
   return failureView(
-    transportFailure(error, {
-      operation: 'createJob',
-      signal: undefined,
-      responseStarted,
-      redact,
-      requestId: 'r1',
-    }),
+    transportFailure(
+      error,
+      { operation: 'createJob', status, requestId: 'r1' },
+      { signal: undefined, redact },
+    ),
   );
 }
 
@@ -215,7 +206,7 @@ describe('transportFailure: calls that got no whole answer', () => {
     assert.match(refused.message, /connection failed \(ECONNREFUSED\)/);
     const reset = transport(withCode('socket hang up', 'ECONNRESET'));
     assert.deepEqual([reset.type, reset.safeToRetry, reset.requestId], [network, false, 'r1']);
-    const afterResponse = transport(withCode('refused', 'ECONNREFUSED'), true);
+    const afterResponse = transport(withCode('refused', 'ECONNREFUSED'), 200);
     assert.deepEqual(
       [afterResponse.type, afterResponse.safeToRetry],
       [network, false],
@@ -228,24 +219,23 @@ describe('transportFailure: calls that got no whole answer', () => {
     assert.deepEqual([connect.type, connect.safeToRetry], [timeout, true]);
     const headers = transport(new undiciErrors.HeadersTimeoutError());
     assert.deepEqual([headers.type, headers.safeToRetry], [timeout, false]);
-    const body = transport(withCode('body timeout', 'UND_ERR_BODY_TIMEOUT'), true);
+    const body = transport(withCode('body timeout', 'UND_ERR_BODY_TIMEOUT'), 200);
     assert.deepEqual([body.type, body.safeToRetry], [timeout, false]);
   });
 
   test('a body too large is malformed; messages never hold the key; the caller abort passes through', () => {
-    const large = transport(withCode('response body larger than 8 bytes', 'BODY_TOO_LARGE'), true);
+    const large = transport(withCode('response body larger than 8 bytes', 'BODY_TOO_LARGE'), 200);
     assert.deepEqual([large.type, large.field], [DocsApiFailureType.malformedResponse, 'body']);
     const leaky = transport(withCode(`getaddrinfo ENOTFOUND ${KEY}.example`, 'ENOTFOUND'));
     assert.ok(!leaky.message.includes(KEY));
     const controller = new AbortController();
     const reason = new Error('activity cancelled');
     controller.abort(reason);
-    const aborted = transportFailure(withCode('aborted', 'UND_ERR_ABORTED'), {
-      operation: 'createJob',
-      signal: controller.signal,
-      responseStarted: false,
-      redact,
-    });
+    const aborted = transportFailure(
+      withCode('aborted', 'UND_ERR_ABORTED'),
+      { operation: 'createJob' },
+      { signal: controller.signal, redact },
+    );
     assert.equal(aborted, reason);
   });
 

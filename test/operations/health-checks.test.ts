@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { request } from 'undici';
 import type { State } from '@temporalio/worker';
-import { ServerReachability, startHealthServer, workerChecks } from '../../src/operations/health';
+import { ServerReachability, startHealthServer } from '../../src/operations/health';
 import { createLogger } from '../../src/operations/logging';
 
 describe('ServerReachability', () => {
@@ -100,17 +100,14 @@ describe('ServerReachability', () => {
   });
 });
 
-describe('workerChecks and the health server', () => {
+describe('the health server', () => {
   test('ready only while RUNNING with the server reachable; live unless FAILED', async () => {
     let state: State | undefined;
     let server = { ok: true, reason: 'server reachable' };
     const health = await startHealthServer(
       0,
-      workerChecks(
-        () => state,
-        () => server,
-      ),
-      '127.0.0.1',
+      () => state,
+      () => server,
     );
     const status = async (path: string) => {
       const response = await request(`http://127.0.0.1:${health.port}${path}`);

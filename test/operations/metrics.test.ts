@@ -70,7 +70,7 @@ const M = Object.fromEntries(Object.entries(DocsAgentMetrics).map(([key, m]) => 
 
 test('from its start, before any work: every request counter at 0, by endpoint and status class', async () => {
   const samples = await scrape();
-  for (const endpoint of ['createJob', 'getJob', 'sendMessage', 'getVisitors', 'other']) {
+  for (const endpoint of ['createJob', 'getJob', 'sendMessage', 'getVisitors']) {
     for (const status_class of STATUS_CLASSES) {
       const found = samples.find(
         (s) =>

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Context } from '@temporalio/activity';
 import { recordActivityMetrics } from '../../src/operations/recorders';
-import { endpointOf, STATUS_CLASSES, WorkerMetrics } from '../../src/operations/metrics';
+import { STATUS_CLASSES, WorkerMetrics } from '../../src/operations/metrics';
 import { recordingMeter, seriesKey } from '../helpers/recording-meter';
 
 async function run(metrics: WorkerMetrics, activityType: string, input: unknown, result: unknown) {
@@ -15,15 +15,6 @@ async function run(metrics: WorkerMetrics, activityType: string, input: unknown,
 test('a result of an unexpected shape costs a warning, never the activity', async () => {
   const metrics = new WorkerMetrics(recordingMeter().meter);
   assert.equal(await run(metrics, 'mergeVisitorsExport', undefined, 'odd'), 'odd');
-});
-
-test('endpointOf: the four operations under any base path, anything else other', () => {
-  assert.equal(endpointOf('POST', '/v2/agent/p1/job'), 'createJob');
-  assert.equal(endpointOf('GET', '/api/v2/agent/p1/job/j1'), 'getJob');
-  assert.equal(endpointOf('POST', '/v2/agent/p1/job/j1/message'), 'sendMessage');
-  assert.equal(endpointOf('GET', '/v1/analytics/p1/visitors?dateFrom=2026-01-01&limit=250'), 'getVisitors');
-  assert.equal(endpointOf('DELETE', '/v2/agent/p1/job/j1'), 'other');
-  assert.equal(endpointOf('GET', '/health'), 'other');
 });
 
 describe('agent job recorders', () => {
@@ -47,7 +38,7 @@ describe('counters at 0', () => {
   test("from the start for every endpoint and status class; a project's once the worker meets it", async () => {
     const { meter, values } = recordingMeter();
     const metrics = new WorkerMetrics(meter);
-    for (const endpoint of ['createJob', 'getJob', 'sendMessage', 'getVisitors', 'other']) {
+    for (const endpoint of ['createJob', 'getJob', 'sendMessage', 'getVisitors']) {
       assert.equal(values.get(seriesKey('docs_agent_service_rate_limited_total', { endpoint })), 0, endpoint);
       for (const status_class of STATUS_CLASSES) {
         const series = seriesKey('docs_agent_service_requests_total', { endpoint, status_class });
