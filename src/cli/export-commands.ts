@@ -21,7 +21,7 @@ import {
   type ExportProgress,
   type VisitorsExportResult,
 } from '../contract/visitors-export';
-import type { VisitorsExportWorkflow } from '../contract/workflow-types';
+import type { VisitorsExportWorkflow } from '../contract/nexus-service';
 import {
   ExitCode,
   integer,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_PROMPT_CHARS, promptTextIssue } from './agent-job-constants';
 import { parseDuration } from './duration';
-import { InputValidationError } from './input-error';
+import { InputValidationError } from './failure-types';
 
 export { InputValidationError, MAX_PROMPT_CHARS };
 

@@ -3,10 +3,10 @@ import { errors as undiciErrors } from 'undici';
 import { z } from 'zod';
 import {
   DOCS_API_FAILURES,
+  truncate,
   type DocsApiFailureDetails,
   type DocsApiFailureKind,
 } from '../contract/failure-types';
-import { truncate } from '../contract/text';
 
 export type DocsApiOperation = 'createJob' | 'getJob' | 'sendMessage' | 'getVisitors';
 
