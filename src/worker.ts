@@ -57,13 +57,8 @@ export interface CreateWorkerOptions {
   metrics?: WorkerMetrics | undefined;
   /** The Worker Deployment Version to join (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID); unversioned when absent. */
   deploymentVersion?: WorkerDeploymentVersion | undefined;
-  tuning?: Pick<
-    WorkerOptions,
-    | 'maxConcurrentActivityTaskExecutions'
-    | 'maxConcurrentWorkflowTaskExecutions'
-    | 'maxCachedWorkflows'
-    | 'shutdownGraceTime'
-  >;
+  /** Options read from the configuration: concurrency, the sticky cache, the shutdown grace time. */
+  tuning?: Partial<WorkerOptions>;
 }
 
 /** The one place a Worker is assembled, shared by the production entry point and the tests. */
