@@ -7,7 +7,7 @@ import { parseDuration } from './contract/duration';
 import { ConfigError } from './contract/errors';
 import { EXPORT_COMPRESSIONS, EXPORT_LAYOUTS } from './contract/visitors-export-constants';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
-import { intFromText, portFromText } from './contract/validation';
+import { intFromText, intInRange, portFromText } from './contract/validation';
 import { LOG_FORMATS, LOG_LEVELS } from './operations/logging';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 import { isS3Uri, parseS3Uri, S3_URI_RULE } from './exports/s3-uri';
@@ -17,7 +17,7 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const positiveInt = intFromText(1);
+const positiveInt = intFromText(intInRange(1));
 
 /** A deployment name or build id: the server joins them as `<name>.<buildId>`, so a name has no dot. */
 const versionPart = z

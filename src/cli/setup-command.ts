@@ -6,8 +6,8 @@ import {
   type SearchAttributeSetup,
 } from '../client/setup';
 import { workerBuildId } from '../config';
-import { intInRange } from '../contract/validation';
-import { ExitCode, integer, option, print, text, UsageError, type Run } from './command';
+import { intFromText, intInRange } from '../contract/validation';
+import { ExitCode, option, print, text, UsageError, type Run } from './command';
 
 /** `docs-agent setup --help`: the rolling deploy these flags serve (docs/upgrading.md). */
 const SETUP_HELP = `
@@ -94,7 +94,7 @@ export function setupCommand(program: CommandUnknownOpts, run: Run): void {
       option(
         '--ramp <percent>',
         'send this percentage (0-100) of new runs to that version instead',
-        integer(intInRange(0, 100)),
+        intFromText(intInRange(0, 100)),
       ),
     )
     .addHelpText('after', SETUP_HELP)
