@@ -25,7 +25,7 @@ Also read: TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID  the version --dep
   default to, as the worker reads them`;
 
 /**
- * The deployment setup reports on, and the version of it it routes to: from the flags, else from the worker's own
+ * The deployment setup reports on, and the version it routes to: from the flags, else from the worker's own
  * environment, so that setup runs with the worker's env file (a name and, from the image's stamp, no build id).
  * A name alone shows the deployment; routing needs the build id.
  */
