@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { describeDeployment, setCurrentVersion } from '../src/client/setup';
+import { describeDeployment, routeToVersion } from '../src/client/setup';
 
 /** The version a worker environment joins (TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID), if any. */
 export function versionOfEnv(env: Record<string, string>): WorkerDeploymentVersion | undefined {
@@ -32,7 +32,7 @@ export async function makeCurrentIfVersioned(client: Client, env: Record<string,
   const version = versionOfEnv(env);
   if (!version) return;
   await versionPolled(client, version);
-  if ((await setCurrentVersion(client, version)) !== 'changed') {
+  if ((await routeToVersion(client, version)) !== 'changed') {
     throw new Error(`${version.deploymentName}.${version.buildId} could not be made current`);
   }
 }

@@ -77,9 +77,9 @@ export async function startTestWorker(
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
     workflowBundle: await workflowBundle({ traced: options.tracing !== undefined }),
     ...(options.tuning ? { tuning: options.tuning } : {}),
-    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
-    ...(options.tracing ? { tracing: options.tracing } : {}),
-    ...(options.deploymentVersion ? { deploymentVersion: options.deploymentVersion } : {}),
+    dataConverter: options.dataConverter,
+    tracing: options.tracing,
+    deploymentVersion: options.deploymentVersion,
   });
   const running = worker.run();
   return {

@@ -1,14 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
-import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { z } from 'zod';
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from './contract/budget';
 import { parseDuration } from './contract/duration';
 import { ConfigError } from './contract/errors';
 import { EXPORT_COMPRESSIONS, EXPORT_LAYOUTS } from './contract/visitors-export-constants';
 import { DEFAULT_TASK_QUEUE } from './contract/names';
-import { intFromText, portFromText } from './contract/validation';
+import { intFromText, intInRange, portFromText } from './contract/validation';
 import { LOG_FORMATS, LOG_LEVELS } from './operations/logging';
 import { API_KEY_PATTERN, API_KEY_RULE, ApiKey } from './docs-api/api-key';
 import { isS3Uri, parseS3Uri, S3_URI_RULE } from './exports/s3-uri';
@@ -18,7 +17,7 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const positiveInt = intFromText(1);
+const positiveInt = intFromText(intInRange(1));
 
 /** A deployment name or build id: the server joins them as `<name>.<buildId>`, so a name has no dot. */
 const versionPart = z
@@ -61,7 +60,9 @@ const workerEnvSchema = z.object({
   }),
   DOCS_API_KEY: z
     .string({ error: 'is required (or DOCS_API_KEY_FILE): the admin key <prefix>_<secret>' })
-    .regex(API_KEY_PATTERN, API_KEY_RULE),
+    .regex(API_KEY_PATTERN, API_KEY_RULE)
+    // Wrapped so that printing the config can never reveal the key.
+    .transform((key) => new ApiKey(key)),
   DOCS_API_RETRY_UNKNOWN_OUTCOME: booleanFlag.default(false),
   DOCS_API_ANALYTICS_RATE_LIMIT: rateLimit,
   DOCS_API_AGENT_RATE_LIMIT: rateLimit,
@@ -70,7 +71,9 @@ const workerEnvSchema = z.object({
     .string()
     .min(1, 'must not be empty')
     .default('./exports')
-    .refine((value) => !isS3Uri(value) || parseS3Uri(value) !== undefined, S3_URI_RULE),
+    .refine((value) => !isS3Uri(value) || parseS3Uri(value) !== undefined, S3_URI_RULE)
+    // An absolute directory, or `s3://bucket[/prefix]` as given.
+    .transform((dir) => (isS3Uri(dir) ? dir : path.resolve(dir))),
   EXPORT_S3_FORCE_PATH_STYLE: booleanFlag.default(false),
   EXPORT_LAYOUT: z
     .enum(EXPORT_LAYOUTS, {
@@ -84,15 +87,19 @@ const workerEnvSchema = z.object({
     .default('none'),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(200),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt.default(100),
-  /** Unset: sized to the heap limit (defaultMaxCachedWorkflows). */
-  WORKER_MAX_CACHED_WORKFLOWS: positiveInt.optional(),
+  WORKER_MAX_CACHED_WORKFLOWS: positiveInt.default(() => defaultMaxCachedWorkflows()),
   WORKER_SHUTDOWN_GRACE_TIME: graceTime,
   WORKER_METRICS_PORT: portFromText.optional(),
   WORKER_HEALTH_PORT: portFromText.optional(),
   LOG_FORMAT: z.enum(LOG_FORMATS, { error: `must be one of ${LOG_FORMATS.join(', ')}` }).default('text'),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   WORKER_WORKFLOW_BUNDLE: z.string().optional(),
-  TEMPORAL_DEPLOYMENT_NAME: versionPart.optional(),
+  TEMPORAL_DEPLOYMENT_NAME: versionPart
+    .refine(
+      (name) => !name.includes('.'),
+      'must not contain "." (the server names a version <deployment>.<buildId>)',
+    )
+    .optional(),
   TEMPORAL_WORKER_BUILD_ID: versionPart.optional(),
   /** Stamped by the image build (Dockerfile ARG GIT_SHA): makes `<version>-<sha>` TEMPORAL_WORKER_BUILD_ID's default. */
   DOCS_AGENT_GIT_SHA: z.string().optional(),
@@ -102,12 +109,25 @@ const workerEnvSchema = z.object({
 const DEPLOYMENT_RULE =
   'TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID: set both to join that Worker Deployment Version, or neither to run unversioned';
 
+/** The variables as their schema reads them, and the Worker Deployment Version to join (undefined: unversioned). */
+const workerConfigSchema = workerEnvSchema.transform(
+  ({ TEMPORAL_DEPLOYMENT_NAME: deploymentName, ...env }, ctx) => {
+    const buildId = workerBuildId(deploymentName, env);
+    if ((deploymentName === undefined) !== (buildId === undefined)) {
+      const missing = deploymentName === undefined ? 'TEMPORAL_DEPLOYMENT_NAME' : 'TEMPORAL_WORKER_BUILD_ID';
+      ctx.addIssue({ code: 'custom', path: [missing], message: `is not set. ${DEPLOYMENT_RULE}` });
+      return z.NEVER;
+    }
+    return { ...env, deploymentVersion: deploymentName && buildId ? { deploymentName, buildId } : undefined };
+  },
+);
+
 export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 
 /** Parses the worker's environment once at start-up; throws ConfigError listing every bad variable. */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
   // DOCS_API_KEY may come from the file DOCS_API_KEY_FILE names (a Docker or Kubernetes secret).
-  let apiKey: { value: string; source: string } | undefined;
+  let apiKey: ReturnType<typeof secretFromEnv>;
   const lines: string[] = [];
   try {
     apiKey = secretFromEnv(env, 'DOCS_API_KEY');
@@ -115,79 +135,31 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
     if (!(error instanceof ConfigError)) throw error;
     lines.push(`  ${error.message}`);
   }
-  const result = workerEnvSchema.safeParse({ ...env, DOCS_API_KEY: apiKey?.value });
-  if (!result.success || lines.length > 0) {
-    const keyRefused = lines.length > 0;
-    for (const issue of result.error?.issues ?? []) {
-      const name = issue.path.join('.');
-      if (name === 'DOCS_API_KEY' && keyRefused) continue;
-      lines.push(`  ${name === 'DOCS_API_KEY' && apiKey ? apiKey.source : name}: ${issue.message}`);
-    }
-    throw new ConfigError(`Invalid worker configuration:\n${lines.join('\n')}`);
+  const keyRefused = lines.length > 0;
+  const result = workerConfigSchema.safeParse({ ...env, DOCS_API_KEY: apiKey?.value });
+  for (const issue of result.error?.issues ?? []) {
+    const name = issue.path.join('.');
+    if (name === 'DOCS_API_KEY' && keyRefused) continue;
+    lines.push(`  ${name === 'DOCS_API_KEY' && apiKey ? apiKey.source : name}: ${issue.message}`);
   }
-  const e = result.data;
-  const deploymentVersion = deploymentVersionOf(
-    e.TEMPORAL_DEPLOYMENT_NAME,
-    workerBuildId(e.TEMPORAL_DEPLOYMENT_NAME, e),
-  );
-  return {
-    docsApiBaseUrl: e.DOCS_API_BASE_URL,
-    // Wrapped so that printing the config can never reveal the key.
-    docsApiKey: new ApiKey(e.DOCS_API_KEY),
-    retryUnknownOutcome: e.DOCS_API_RETRY_UNKNOWN_OUTCOME,
-    analyticsRateLimit: e.DOCS_API_ANALYTICS_RATE_LIMIT,
-    agentRateLimit: e.DOCS_API_AGENT_RATE_LIMIT,
-    taskQueue: e.TEMPORAL_TASK_QUEUE,
-    // An absolute directory, or `s3://bucket[/prefix]` as given.
-    exportDir: isS3Uri(e.EXPORT_DIR) ? e.EXPORT_DIR : path.resolve(e.EXPORT_DIR),
-    exportS3ForcePathStyle: e.EXPORT_S3_FORCE_PATH_STYLE,
-    exportLayout: e.EXPORT_LAYOUT,
-    exportCompression: e.EXPORT_COMPRESSION,
-    maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
-    maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
-    maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
-    shutdownGraceTimeMs: e.WORKER_SHUTDOWN_GRACE_TIME,
-    metricsPort: e.WORKER_METRICS_PORT,
-    healthPort: e.WORKER_HEALTH_PORT,
-    logFormat: e.LOG_FORMAT,
-    logLevel: e.LOG_LEVEL,
-    workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
-    deploymentVersion,
-  };
+  if (!result.success || keyRefused)
+    throw new ConfigError(`Invalid worker configuration:\n${lines.join('\n')}`);
+  return result.data;
 }
 
-/** The build id a worker of `deploymentName` joins: TEMPORAL_WORKER_BUILD_ID, else the image's stamp. */
+/**
+ * The build id a worker of `deploymentName` joins: TEMPORAL_WORKER_BUILD_ID, else the image's stamp
+ * `<package version>-<git sha>` (DOCS_AGENT_GIT_SHA); undefined outside an image built with GIT_SHA.
+ */
 export function workerBuildId(
   deploymentName: string | undefined,
   env: { TEMPORAL_WORKER_BUILD_ID?: string | undefined; DOCS_AGENT_GIT_SHA?: string | undefined },
 ): string | undefined {
-  return (
-    env.TEMPORAL_WORKER_BUILD_ID || (deploymentName ? stampedBuildId(env.DOCS_AGENT_GIT_SHA) : undefined)
-  );
-}
-
-/** The image's build: `<package version>-<git sha>`; undefined outside an image built with GIT_SHA. */
-function stampedBuildId(gitSha: string | undefined): string | undefined {
-  if (!gitSha) return undefined;
+  if (env.TEMPORAL_WORKER_BUILD_ID || !deploymentName || !env.DOCS_AGENT_GIT_SHA) {
+    return env.TEMPORAL_WORKER_BUILD_ID || undefined;
+  }
   const manifest = fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8');
-  return `${(JSON.parse(manifest) as { version: string }).version}-${gitSha}`;
-}
-
-function deploymentVersionOf(
-  deploymentName: string | undefined,
-  buildId: string | undefined,
-): WorkerDeploymentVersion | undefined {
-  if (deploymentName === undefined && buildId === undefined) return undefined;
-  if (deploymentName === undefined || buildId === undefined) {
-    const missing = deploymentName === undefined ? 'TEMPORAL_DEPLOYMENT_NAME' : 'TEMPORAL_WORKER_BUILD_ID';
-    throw new ConfigError(`Invalid worker configuration:\n  ${missing}: is not set. ${DEPLOYMENT_RULE}`);
-  }
-  if (deploymentName.includes('.')) {
-    throw new ConfigError(
-      `Invalid worker configuration:\n  TEMPORAL_DEPLOYMENT_NAME: must not contain "." (the server names a version <deployment>.<buildId>)`,
-    );
-  }
-  return { deploymentName, buildId };
+  return `${(JSON.parse(manifest) as { version: string }).version}-${env.DOCS_AGENT_GIT_SHA}`;
 }
 
 /** The worker's heap besides the sticky cache: an idle worker process is about 230 MB RSS (docs/benchmarks.md). */

@@ -9,11 +9,7 @@ import {
   type WorkerDeploymentVersion,
 } from '@temporalio/common';
 import { createActivities, type Activities } from './activities';
-import {
-  temporalConnectConfig,
-  TemporalUnreachableError,
-  type TemporalConnectConfig,
-} from './client/connect';
+import { temporalConnectConfig, TemporalUnreachableError } from './client/connect';
 import { ConfigError } from './contract/errors';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { DocsApiClient } from './docs-api/client';
@@ -48,27 +44,21 @@ const RUNNING_FROM_SOURCES = __filename.endsWith('.ts');
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
-  namespace?: string;
+  namespace?: string | undefined;
   taskQueue: string;
   activities: Activities;
   /** Prebuilt bundle (production, tests); bundled from WORKFLOWS_PATH when absent. */
-  workflowBundle?: WorkerOptions['workflowBundle'];
+  workflowBundle?: WorkerOptions['workflowBundle'] | undefined;
   /** Payload encryption (see dataConverterFromEnv); Temporal's default JSON when absent. */
-  dataConverter?: DataConverter;
+  dataConverter?: DataConverter | undefined;
   /** OpenTelemetry (startTracing); off when absent. */
-  tracing?: Tracing;
+  tracing?: Tracing | undefined;
   /** The worker's own metrics (docs_agent_*), recorded at the activities' edge; off when absent. */
-  metrics?: WorkerMetrics;
+  metrics?: WorkerMetrics | undefined;
   /** The Worker Deployment Version to join (TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID); unversioned when absent. */
-  deploymentVersion?: WorkerDeploymentVersion;
-  tuning?: Pick<
-    WorkerOptions,
-    | 'maxConcurrentActivityTaskExecutions'
-    | 'maxConcurrentWorkflowTaskExecutions'
-    | 'maxCachedWorkflows'
-    | 'shutdownGraceTime'
-    | 'identity'
-  >;
+  deploymentVersion?: WorkerDeploymentVersion | undefined;
+  /** Options read from the configuration: concurrency, the sticky cache, the shutdown grace time. */
+  tuning?: Partial<WorkerOptions>;
 }
 
 /** The one place a Worker is assembled, shared by the production entry point and the tests. */
@@ -119,12 +109,13 @@ function productionBundle(
   config: WorkerConfig,
   traced: boolean,
 ): WorkerOptions['workflowBundle'] | undefined {
-  if (config.workflowBundlePath === BUNDLE_AT_START) return undefined;
+  const given = config.WORKER_WORKFLOW_BUNDLE;
+  if (given === BUNDLE_AT_START) return undefined;
   // Run from the TypeScript sources (tsx), a dist/ bundle may be older than the code beside it: bundle instead.
-  if (config.workflowBundlePath === undefined && RUNNING_FROM_SOURCES) return undefined;
-  const codePath = config.workflowBundlePath ?? (traced ? TRACED_BUNDLE_PATH : DEFAULT_BUNDLE_PATH);
+  if (given === undefined && RUNNING_FROM_SOURCES) return undefined;
+  const codePath = given ?? (traced ? TRACED_BUNDLE_PATH : DEFAULT_BUNDLE_PATH);
   if (fs.existsSync(codePath)) return { codePath };
-  if (config.workflowBundlePath) throw new ConfigError(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);
+  if (given) throw new ConfigError(`WORKER_WORKFLOW_BUNDLE: no file at ${codePath}`);
   return undefined;
 }
 
@@ -132,7 +123,9 @@ function productionBundle(
  * The worker's connection. A server it cannot reach is a TemporalUnreachableError naming the address, where it came
  * from and what to check, not the transport's own error (kept as its cause).
  */
-export async function connectWorker(config: TemporalConnectConfig): Promise<NativeConnection> {
+export async function connectWorker(
+  config: ReturnType<typeof temporalConnectConfig>,
+): Promise<NativeConnection> {
   try {
     return await NativeConnection.connect(config.connectionOptions);
   } catch (error) {
@@ -145,24 +138,24 @@ export async function connectWorker(config: TemporalConnectConfig): Promise<Nati
 export async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const dataConverter = dataConverterFromEnv();
-  const redact = (line: string) => config.docsApiKey.redact(line);
+  const redact = (line: string) => config.DOCS_API_KEY.redact(line);
   // Set as the worker comes up; the logger and the health checks read them.
   const started: { worker?: Worker; reachability?: ServerReachability } = {};
   Runtime.install({
     logger: createLogger({
-      format: config.logFormat,
-      level: config.logLevel,
+      format: config.LOG_FORMAT,
+      level: config.LOG_LEVEL,
       redact,
       mute: (entry) => started.reachability?.mutes(entry) ?? false,
     }),
     telemetryOptions: {
-      logging: { filter: coreLogFilter(config.logLevel), forward: {} },
-      ...(config.metricsPort === undefined
+      logging: { filter: coreLogFilter(config.LOG_LEVEL), forward: {} },
+      ...(config.WORKER_METRICS_PORT === undefined
         ? {}
         : {
             metrics: {
               prometheus: {
-                bindAddress: `0.0.0.0:${config.metricsPort}`,
+                bindAddress: `0.0.0.0:${config.WORKER_METRICS_PORT}`,
                 histogramBucketOverrides: histogramBuckets(),
                 // Prometheus's conventions (promtool check metrics): counters end in _total, durations in seconds.
                 countersTotalSuffix: true,
@@ -174,10 +167,10 @@ export async function main(): Promise<void> {
   });
   // Up before the connection: /livez answers and /readyz says 503 while the worker starts.
   const health =
-    config.healthPort === undefined
+    config.WORKER_HEALTH_PORT === undefined
       ? undefined
       : await startHealthServer(
-          config.healthPort,
+          config.WORKER_HEALTH_PORT,
           () => started.worker?.getState(),
           () => started.reachability?.probe() ?? { ok: false, reason: 'connecting to the server' },
         );
@@ -196,7 +189,7 @@ export async function main(): Promise<void> {
   // The SDK's meter: a no-op without WORKER_METRICS_PORT.
   const metrics = new WorkerMetrics(Runtime.instance().metricMeter);
   const nightlyWatermarks =
-    config.metricsPort === undefined
+    config.WORKER_METRICS_PORT === undefined
       ? undefined
       : watchNightlyWatermarks(
           new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),
@@ -209,43 +202,43 @@ export async function main(): Promise<void> {
         );
   const deps = {
     docsApi: new DocsApiClient({
-      baseUrl: config.docsApiBaseUrl,
-      apiKey: config.docsApiKey,
+      baseUrl: config.DOCS_API_BASE_URL,
+      apiKey: config.DOCS_API_KEY,
       onRequestEnd: countDocsApiRequests(metrics),
     }),
-    exportDir: config.exportDir,
-    exportS3: { forcePathStyle: config.exportS3ForcePathStyle },
-    exportLayout: config.exportLayout,
-    exportCompression: config.exportCompression,
-    retryUnknownOutcome: config.retryUnknownOutcome,
+    exportDir: config.EXPORT_DIR,
+    exportS3: { forcePathStyle: config.EXPORT_S3_FORCE_PATH_STYLE },
+    exportLayout: config.EXPORT_LAYOUT,
+    exportCompression: config.EXPORT_COMPRESSION,
+    retryUnknownOutcome: config.DOCS_API_RETRY_UNKNOWN_OUTCOME,
     budgets: {
-      analytics: config.analyticsRateLimit,
-      agent: config.agentRateLimit,
-      organization: config.docsApiKey.fingerprint(),
+      analytics: config.DOCS_API_ANALYTICS_RATE_LIMIT,
+      agent: config.DOCS_API_AGENT_RATE_LIMIT,
+      organization: config.DOCS_API_KEY.fingerprint(),
     },
   };
   const bundle = productionBundle(config, tracing !== undefined);
   const worker = await createWorker({
     connection,
     namespace,
-    taskQueue: config.taskQueue,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(deps),
-    ...(bundle ? { workflowBundle: bundle } : {}),
-    ...(dataConverter ? { dataConverter } : {}),
-    ...(tracing ? { tracing } : {}),
+    workflowBundle: bundle,
+    dataConverter,
+    tracing,
     metrics,
-    ...(config.deploymentVersion ? { deploymentVersion: config.deploymentVersion } : {}),
+    deploymentVersion: config.deploymentVersion,
     tuning: {
-      maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
-      maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks,
-      maxCachedWorkflows: config.maxCachedWorkflows,
-      shutdownGraceTime: config.shutdownGraceTimeMs,
+      maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentWorkflowTaskExecutions: config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+      maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+      shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_TIME,
     },
   });
   Runtime.instance().logger.info('Worker started', {
-    taskQueue: config.taskQueue,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
     namespace,
-    docsApiBaseUrl: config.docsApiBaseUrl,
+    docsApiBaseUrl: config.DOCS_API_BASE_URL,
     workflowBundle: bundle ? 'prebuilt' : 'bundled at start',
     payloadEncryption: dataConverter ? 'AES-256-GCM' : 'off',
     tracing: tracing ? 'OpenTelemetry (OTEL_* environment)' : 'off',

@@ -17,7 +17,7 @@ function inProcessWithHeap(maxOldSpaceMiB: number): { heapMiB: number; derived: 
     `const { defaultMaxCachedWorkflows, heapSizeLimitMiB } = require(${JSON.stringify(path.resolve(__dirname, '../src/config.ts'))});`,
     `const { loadWorkerConfig } = require(${JSON.stringify(path.resolve(__dirname, '../src/config.ts'))});`,
     `const config = loadWorkerConfig(${JSON.stringify(valid)});`,
-    'console.log(JSON.stringify({ heapMiB: heapSizeLimitMiB(), derived: defaultMaxCachedWorkflows(), config: config.maxCachedWorkflows }));',
+    'console.log(JSON.stringify({ heapMiB: heapSizeLimitMiB(), derived: defaultMaxCachedWorkflows(), config: config.WORKER_MAX_CACHED_WORKFLOWS }));',
   ].join('\n');
   const out = execFileSync(
     process.execPath,
@@ -41,9 +41,9 @@ describe('WORKER_MAX_CACHED_WORKFLOWS default', () => {
   });
 
   test('a worker with no tuning gets it; the variable overrides it', () => {
-    assert.equal(loadWorkerConfig(valid).maxCachedWorkflows, defaultMaxCachedWorkflows());
+    assert.equal(loadWorkerConfig(valid).WORKER_MAX_CACHED_WORKFLOWS, defaultMaxCachedWorkflows());
     assert.equal(
-      loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '2500' }).maxCachedWorkflows,
+      loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '2500' }).WORKER_MAX_CACHED_WORKFLOWS,
       2500,
     );
     assert.throws(

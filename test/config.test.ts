@@ -13,10 +13,10 @@ const valid = { DOCS_API_BASE_URL: 'https://docs.example.test', DOCS_API_KEY: SE
 describe('loadWorkerConfig', () => {
   test('applies the contract defaults', () => {
     const config = loadWorkerConfig(valid);
-    assert.equal(config.taskQueue, 'docs-agent');
-    assert.equal(config.exportDir, path.resolve('./exports'));
-    assert.equal(config.retryUnknownOutcome, false);
-    assert.equal(config.docsApiBaseUrl, 'https://docs.example.test');
+    assert.equal(config.TEMPORAL_TASK_QUEUE, 'docs-agent');
+    assert.equal(config.EXPORT_DIR, path.resolve('./exports'));
+    assert.equal(config.DOCS_API_RETRY_UNKNOWN_OUTCOME, false);
+    assert.equal(config.DOCS_API_BASE_URL, 'https://docs.example.test');
   });
 
   test('reads every variable', () => {
@@ -27,10 +27,10 @@ describe('loadWorkerConfig', () => {
       DOCS_API_RETRY_UNKNOWN_OUTCOME: 'true',
       WORKER_METRICS_PORT: '9464',
     });
-    assert.equal(config.taskQueue, 'other-queue');
-    assert.equal(config.exportDir, '/var/exports');
-    assert.equal(config.retryUnknownOutcome, true);
-    assert.equal(config.metricsPort, 9464);
+    assert.equal(config.TEMPORAL_TASK_QUEUE, 'other-queue');
+    assert.equal(config.EXPORT_DIR, '/var/exports');
+    assert.equal(config.DOCS_API_RETRY_UNKNOWN_OUTCOME, true);
+    assert.equal(config.WORKER_METRICS_PORT, 9464);
   });
 
   test('names every missing or bad variable and the rule, without a vendor default', () => {
@@ -48,16 +48,16 @@ describe('loadWorkerConfig', () => {
 
   test('operations: health port, LOG_FORMAT text and LOG_LEVEL info by default, each value named', () => {
     const defaults = loadWorkerConfig(valid);
-    assert.equal(defaults.healthPort, undefined);
-    assert.equal(defaults.logFormat, 'text');
-    assert.equal(defaults.logLevel, 'info');
+    assert.equal(defaults.WORKER_HEALTH_PORT, undefined);
+    assert.equal(defaults.LOG_FORMAT, 'text');
+    assert.equal(defaults.LOG_LEVEL, 'info');
     const set = loadWorkerConfig({
       ...valid,
       WORKER_HEALTH_PORT: '8080',
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'debug',
     });
-    assert.deepEqual([set.healthPort, set.logFormat, set.logLevel], [8080, 'json', 'debug']);
+    assert.deepEqual([set.WORKER_HEALTH_PORT, set.LOG_FORMAT, set.LOG_LEVEL], [8080, 'json', 'debug']);
     assert.throws(
       () =>
         loadWorkerConfig({ ...valid, LOG_FORMAT: 'logfmt', LOG_LEVEL: 'trace', WORKER_HEALTH_PORT: '70000' }),
@@ -73,19 +73,22 @@ describe('loadWorkerConfig', () => {
 
   test('budgets: default 100/1h each; <requests>/<duration> in any duration form', () => {
     const defaults = loadWorkerConfig(valid);
-    assert.deepEqual(defaults.analyticsRateLimit, { requests: 100, windowMs: 3_600_000 });
-    assert.deepEqual(defaults.agentRateLimit, { requests: 100, windowMs: 3_600_000 });
+    assert.deepEqual(defaults.DOCS_API_ANALYTICS_RATE_LIMIT, { requests: 100, windowMs: 3_600_000 });
+    assert.deepEqual(defaults.DOCS_API_AGENT_RATE_LIMIT, { requests: 100, windowMs: 3_600_000 });
     const set = loadWorkerConfig({
       ...valid,
       DOCS_API_ANALYTICS_RATE_LIMIT: '20/10s',
       DOCS_API_AGENT_RATE_LIMIT: '5000 / 1 day',
     });
-    assert.deepEqual(set.analyticsRateLimit, { requests: 20, windowMs: 10_000 });
-    assert.deepEqual(set.agentRateLimit, { requests: 5000, windowMs: 86_400_000 });
-    assert.deepEqual(loadWorkerConfig({ ...valid, DOCS_API_AGENT_RATE_LIMIT: '10/1h30m' }).agentRateLimit, {
-      requests: 10,
-      windowMs: 5_400_000,
-    });
+    assert.deepEqual(set.DOCS_API_ANALYTICS_RATE_LIMIT, { requests: 20, windowMs: 10_000 });
+    assert.deepEqual(set.DOCS_API_AGENT_RATE_LIMIT, { requests: 5000, windowMs: 86_400_000 });
+    assert.deepEqual(
+      loadWorkerConfig({ ...valid, DOCS_API_AGENT_RATE_LIMIT: '10/1h30m' }).DOCS_API_AGENT_RATE_LIMIT,
+      {
+        requests: 10,
+        windowMs: 5_400_000,
+      },
+    );
   });
 
   test('a bad budget stops the worker, naming the variable and the form', () => {
@@ -106,7 +109,7 @@ describe('loadWorkerConfig', () => {
   });
 
   test('WORKER_SHUTDOWN_GRACE_TIME: a duration in any form, as milliseconds; anything else is named', () => {
-    assert.equal(loadWorkerConfig(valid).shutdownGraceTimeMs, 30_000);
+    assert.equal(loadWorkerConfig(valid).WORKER_SHUTDOWN_GRACE_TIME, 30_000);
     for (const [text, ms] of [
       ['45s', 45_000],
       ['2 minutes', 120_000],
@@ -114,7 +117,10 @@ describe('loadWorkerConfig', () => {
       ['5000', 5000],
       ['0', 0],
     ] as const) {
-      assert.equal(loadWorkerConfig({ ...valid, WORKER_SHUTDOWN_GRACE_TIME: text }).shutdownGraceTimeMs, ms);
+      assert.equal(
+        loadWorkerConfig({ ...valid, WORKER_SHUTDOWN_GRACE_TIME: text }).WORKER_SHUTDOWN_GRACE_TIME,
+        ms,
+      );
     }
     for (const bad of ['', 'soon', '-5s', '30 parsecs']) {
       assert.throws(
@@ -133,14 +139,14 @@ describe('loadWorkerConfig', () => {
 
   test('EXPORT_DIR s3://bucket[/prefix] is kept as given; EXPORT_S3_FORCE_PATH_STYLE defaults to false', () => {
     const local = loadWorkerConfig(valid);
-    assert.equal(local.exportS3ForcePathStyle, false);
+    assert.equal(local.EXPORT_S3_FORCE_PATH_STYLE, false);
     const s3 = loadWorkerConfig({
       ...valid,
       EXPORT_DIR: 's3://acme-analytics/docs/exports',
       EXPORT_S3_FORCE_PATH_STYLE: 'true',
     });
-    assert.equal(s3.exportDir, 's3://acme-analytics/docs/exports');
-    assert.equal(s3.exportS3ForcePathStyle, true);
+    assert.equal(s3.EXPORT_DIR, 's3://acme-analytics/docs/exports');
+    assert.equal(s3.EXPORT_S3_FORCE_PATH_STYLE, true);
     for (const bad of ['s3://', 's3://Upper-Case', 's3://ab', 's3://bucket/../up', 's3://bucket/a//b']) {
       assert.throws(
         () => loadWorkerConfig({ ...valid, EXPORT_DIR: bad }),
@@ -160,10 +166,10 @@ describe('loadWorkerConfig', () => {
 
   test('EXPORT_LAYOUT default or hive (unset: per format), EXPORT_COMPRESSION none or gzip; others named', () => {
     const unset = loadWorkerConfig(valid);
-    assert.equal(unset.exportLayout, undefined);
-    assert.equal(unset.exportCompression, 'none');
+    assert.equal(unset.EXPORT_LAYOUT, undefined);
+    assert.equal(unset.EXPORT_COMPRESSION, 'none');
     const set = loadWorkerConfig({ ...valid, EXPORT_LAYOUT: 'hive', EXPORT_COMPRESSION: 'gzip' });
-    assert.deepEqual([set.exportLayout, set.exportCompression], ['hive', 'gzip']);
+    assert.deepEqual([set.EXPORT_LAYOUT, set.EXPORT_COMPRESSION], ['hive', 'gzip']);
     assert.throws(
       () => loadWorkerConfig({ ...valid, EXPORT_LAYOUT: 'flat', EXPORT_COMPRESSION: 'zstd' }),
       (error: Error) =>
@@ -193,12 +199,12 @@ describe('loadWorkerConfig', () => {
     for (const printed of [
       JSON.stringify(config),
       inspect(config, { depth: 5 }),
-      String(config.docsApiKey),
+      String(config.DOCS_API_KEY),
     ]) {
       assert.ok(!printed.includes(SECRET), printed);
       assert.ok(!printed.includes('s3cr3t'), printed);
     }
-    assert.equal(config.docsApiKey.authorizationHeader(), `Bearer ${SECRET}`);
+    assert.equal(config.DOCS_API_KEY.authorizationHeader(), `Bearer ${SECRET}`);
   });
   test('TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID: both join that version, neither is unversioned', () => {
     assert.equal(loadWorkerConfig(valid).deploymentVersion, undefined);
@@ -281,7 +287,7 @@ describe('secrets from files (DOCS_API_KEY_FILE), as Docker and Kubernetes mount
         DOCS_API_BASE_URL: valid.DOCS_API_BASE_URL,
         DOCS_API_KEY_FILE: file,
       });
-      assert.equal(fromFile.docsApiKey.authorizationHeader(), `Bearer ${SECRET}`);
+      assert.equal(fromFile.DOCS_API_KEY.authorizationHeader(), `Bearer ${SECRET}`);
 
       for (const [env, message] of [
         [

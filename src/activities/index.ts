@@ -17,7 +17,7 @@ import { readCreateRecord, unendedCreateOf, writeCreateRecord } from '../client/
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createNightlyActivities } from './nightly';
 import { agentJobInputSchema } from '../contract/agent-job';
-import type { InputIssue } from '../contract/input-error';
+import type { InputIssue } from '../contract/failure-types';
 import { InputValidationError, parseOrThrow } from '../contract/validation';
 import { visitorsNightlyInputSchema } from '../contract/nightly-schema';
 import { visitorsExportInputSchema } from '../contract/visitors-export';
@@ -36,7 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createVisitorsExportActivities(deps),
     ...budget,
-    ...createInputCheckActivities(),
+    checkWorkflowInput,
     ...createNightlyActivities(deps),
   };
 }
@@ -57,36 +57,24 @@ const INPUT_SCHEMAS = {
   visitorsNightly: visitorsNightlyInputSchema,
 } as const;
 
-export interface WorkflowInputCheck {
-  workflow: keyof typeof INPUT_SCHEMAS;
-  input: unknown;
-}
-
-/** Why a workflow's input is refused: the message names each field and rule. */
-export interface InvalidInput {
-  message: string;
-  issues: InputIssue[];
-}
-
 /**
  * Checks a workflow's input against the contract's zod schema, run by the workflow as a local activity: zod
  * stays out of the workflow sandbox, where it would be evaluated again for every cached workflow
- * (docs/agent-job.md, "Validation and the sandbox"). Resolves null for valid input; only the refusal enters
- * history (in the local activity's marker), never the input again.
+ * (docs/agent-job.md, "Validation and the sandbox"). Resolves null for valid input, else why it is refused (the
+ * message names each field and rule); only the refusal enters history, never the input again.
  */
-export function createInputCheckActivities() {
-  return {
-    // eslint-disable-next-line @typescript-eslint/require-await -- an activity returns a promise
-    async checkWorkflowInput({ workflow, input }: WorkflowInputCheck): Promise<InvalidInput | null> {
-      try {
-        parseOrThrow(INPUT_SCHEMAS[workflow], input, `${workflow} input`);
-        return null;
-      } catch (error) {
-        if (!(error instanceof InputValidationError)) throw error;
-        return { message: error.message, issues: [...error.issues] };
-      }
-    },
-  };
+// eslint-disable-next-line @typescript-eslint/require-await -- an activity returns a promise
+async function checkWorkflowInput(
+  workflow: keyof typeof INPUT_SCHEMAS,
+  input: unknown,
+): Promise<{ message: string; issues: InputIssue[] } | null> {
+  try {
+    parseOrThrow(INPUT_SCHEMAS[workflow], input, `${workflow} input`);
+    return null;
+  } catch (error) {
+    if (!(error instanceof InputValidationError)) throw error;
+    return { message: error.message, issues: [...error.issues] };
+  }
 }
 
 export interface BudgetActivityDeps {

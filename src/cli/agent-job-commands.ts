@@ -42,10 +42,9 @@ import {
   quoteVisibility,
   WorkflowType,
 } from '../contract/names';
-import { durationSchema, parseOrThrow, promptSchema } from '../contract/validation';
+import { durationSchema, intFromText as integer, parseOrThrow, promptSchema } from '../contract/validation';
 import {
   ExitCode,
-  integer,
   listCommand,
   option,
   print,

@@ -2,7 +2,7 @@ import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
 import { DocsProjectIdKey, quoteVisibility } from '../contract/names';
-import { intInRange, projectIdSchema } from '../contract/validation';
+import { intFromText, intInRange, projectIdSchema } from '../contract/validation';
 
 /** Bad command-line arguments: exit code 2, and nothing was started. */
 export class UsageError extends Error {
@@ -50,14 +50,6 @@ export function option<U extends string, T>(flags: U, description: string, schem
 
 export const text = z.string().refine((value) => value.trim() !== '', 'must not be empty');
 
-/** A whole number given as text, then the contract's rule for it. */
-export const integer = (rule: z.ZodNumber) =>
-  z
-    .string()
-    .regex(/^\s*-?\d+\s*$/, 'must be an integer')
-    .transform(Number)
-    .pipe(rule);
-
 export const projectOption = (description = 'project id') =>
   option('--project <id>', description, projectIdSchema);
 
@@ -90,7 +82,7 @@ export function listCommand<E extends object>(
     .description(`list ${spec.noun}s by project and status, newest first`)
     .addOption(projectOption(`only ${spec.noun}s of this project (DocsProjectId)`))
     .addOption(option('--status <status>', spec.status, spec.statusRule))
-    .addOption(option('--limit <n>', 'at most this many', integer(intInRange(1))).default(20))
+    .addOption(option('--limit <n>', 'at most this many', intFromText(intInRange(1))).default(20))
     .action(({ project, status, limit }) =>
       run(async ({ client, json }) => {
         const clauses = [`WorkflowType = ${quoteVisibility(spec.workflowType)}`];

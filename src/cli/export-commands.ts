@@ -9,6 +9,7 @@ import {
 } from '../client/visitors-export';
 import { apiDateSchema } from '../contract/api-dates';
 import { quoteVisibility, visitorsExportWorkflowId, WorkflowType } from '../contract/names';
+import { intFromText as integer } from '../contract/validation';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_EXPORT_FORMAT,
@@ -21,10 +22,9 @@ import {
   type ExportProgress,
   type VisitorsExportResult,
 } from '../contract/visitors-export';
-import type { VisitorsExportWorkflow } from '../contract/workflow-types';
+import type { VisitorsExportWorkflow } from '../contract/nexus-service';
 import {
   ExitCode,
-  integer,
   listCommand,
   option,
   print,

@@ -39,18 +39,16 @@ export function cliVersion(): string {
   return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
-/** Where the CLI's own lines go (help, version, failures): the process's streams, or a test's. */
-export interface CliStreams {
-  stdout: { write: (text: string) => unknown };
-  stderr: { write: (text: string) => unknown };
-}
-
 /**
- * Runs one command line; `io` receives the CLI's own lines (a command's results go to the process's stdout).
+ * Runs one command line; `io` receives the CLI's own lines: help, version, failures (a command's results go to the
+ * process's stdout).
  * Every flag, then the environment the connection needs, is checked before anything connects: bad input exits 2
  * at once, naming the flag or the variable and its rule.
  */
-export async function runCli(argv: string[], io: CliStreams = process): Promise<number> {
+export async function runCli(
+  argv: string[],
+  io: Record<'stdout' | 'stderr', { write: (text: string) => unknown }> = process,
+): Promise<number> {
   let code: number = ExitCode.ok;
   const program = new Command('docs-agent')
     .version(`docs-agent ${cliVersion()}`, '--version', "print docs-agent's version")
@@ -107,7 +105,9 @@ export async function runCli(argv: string[], io: CliStreams = process): Promise<
     const { name, flags } = command();
     const failure =
       error instanceof CommanderError ? new UsageError(error.message.replace(/^error: /, '')) : error;
-    return reportFailure(name, inFlagTerms(failure, flags), argv.includes('--json'), io);
+    const { code, text, json } = describeFailure(name, inFlagTerms(failure, flags));
+    io.stderr.write(argv.includes('--json') ? `${JSON.stringify(json)}\n` : text);
+    return code;
   }
 }
 
@@ -148,17 +148,11 @@ function inFlagTerms(error: unknown, flags: string[]): unknown {
   );
 }
 
-export interface CommandFailure {
-  code: number;
-  text: string;
-  json: { error: { exitCode: number; type: string; message: string; hint?: string } };
-}
-
 /** The exit code and the message of a command that threw: by the error's type and gRPC status, never its text. */
-export function describeFailure(command: string, error: unknown): CommandFailure {
+export function describeFailure(command: string, error: unknown) {
   const message = error instanceof Error ? error.message : String(error);
   const type = error instanceof Error ? error.name : 'Error';
-  const failure = (code: number, text: string, hint?: string): CommandFailure => ({
+  const failure = (code: number, text: string, hint?: string) => ({
     code,
     text: `${command}: ${text}\n${hint === undefined ? '' : `${hint}\n`}`,
     json: { error: { exitCode: code, type, message: text, ...(hint === undefined ? {} : { hint }) } },
@@ -186,10 +180,4 @@ export function describeFailure(command: string, error: unknown): CommandFailure
     return failure(ExitCode.unavailable, `Temporal is unreachable: ${message}`);
   }
   return failure(ExitCode.failed, message);
-}
-
-function reportFailure(command: string, error: unknown, json: boolean, io: CliStreams): number {
-  const failure = describeFailure(command, error);
-  io.stderr.write(json ? `${JSON.stringify(failure.json)}\n` : failure.text);
-  return failure.code;
 }

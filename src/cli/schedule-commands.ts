@@ -14,11 +14,10 @@ import {
 } from '../client/schedule';
 import { apiDateSchema } from '../contract/api-dates';
 import { DEFAULT_MAX_CATCH_UP_DAYS, MAX_CATCH_UP_DAYS } from '../contract/nightly';
-import { durationSchema } from '../contract/validation';
+import { durationSchema, intFromText as integer } from '../contract/validation';
 import { addDays, isDay } from '../contract/zone-days';
 import {
   ExitCode,
-  integer,
   option,
   print,
   projectOption,

@@ -1,16 +1,13 @@
 import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import {
   describeDeployment,
-  rampToVersion,
-  setCurrentVersion,
+  routeToVersion,
   setUpNamespace,
-  type DeploymentState,
-  type RoutingChange,
   type SearchAttributeSetup,
 } from '../client/setup';
 import { workerBuildId } from '../config';
-import { intInRange } from '../contract/validation';
-import { ExitCode, integer, option, print, text, UsageError, type Run } from './command';
+import { intFromText, intInRange } from '../contract/validation';
+import { ExitCode, option, print, text, UsageError, type Run } from './command';
 
 /** `docs-agent setup --help`: the rolling deploy these flags serve (docs/upgrading.md). */
 const SETUP_HELP = `
@@ -27,23 +24,12 @@ or --ramp. A rolling deploy under Worker Versioning (docs/upgrading.md):
 Also read: TEMPORAL_DEPLOYMENT_NAME, TEMPORAL_WORKER_BUILD_ID  the version --deployment-name and --build-id
   default to, as the worker reads them`;
 
-/** A Worker Deployment, and the version of it setup names (none: only the deployment is shown). */
-interface DeploymentTarget {
-  deploymentName: string;
-  buildId: string | undefined;
-}
-
 /**
  * The deployment setup reports on, and the version it routes to: from the flags, else from the worker's own
  * environment, so that setup runs with the worker's env file (a name and, from the image's stamp, no build id).
  * A name alone shows the deployment; routing needs the build id.
  */
-function versionOf(flags: {
-  deploymentName?: string;
-  buildId?: string;
-  setCurrent?: true;
-  ramp?: number;
-}): DeploymentTarget | undefined {
+function versionOf(flags: { deploymentName?: string; buildId?: string; setCurrent?: true; ramp?: number }) {
   const deploymentName = flags.deploymentName ?? process.env.TEMPORAL_DEPLOYMENT_NAME;
   const buildId = flags.buildId ?? workerBuildId(deploymentName, process.env);
   const routing = flags.setCurrent ? '--set-current' : flags.ramp !== undefined ? '--ramp' : undefined;
@@ -108,7 +94,7 @@ export function setupCommand(program: CommandUnknownOpts, run: Run): void {
       option(
         '--ramp <percent>',
         'send this percentage (0-100) of new runs to that version instead',
-        integer(intInRange(0, 100)),
+        intFromText(intInRange(0, 100)),
       ),
     )
     .addHelpText('after', SETUP_HELP)
@@ -136,14 +122,11 @@ export function setupCommand(program: CommandUnknownOpts, run: Run): void {
           print(json, report, namespaceLines.join('\n'));
           return report.ready ? ExitCode.ok : ExitCode.failed;
         }
-        const { deploymentName, buildId } = version;
-        // versionOf refused routing without a build id.
-        const target = { deploymentName, buildId: buildId ?? '' };
-        const routing = flags.setCurrent
-          ? await setCurrentVersion(connected, target)
-          : flags.ramp === undefined
-            ? undefined
-            : await rampToVersion(connected, target, flags.ramp);
+        const { deploymentName, buildId = '' } = version; // versionOf refused routing without a build id.
+        const routing =
+          flags.setCurrent || flags.ramp !== undefined
+            ? await routeToVersion(connected, { deploymentName, buildId }, flags.ramp)
+            : undefined;
         const deployment = await describeDeployment(connected, deploymentName);
         print(
           json,
@@ -156,9 +139,9 @@ export function setupCommand(program: CommandUnknownOpts, run: Run): void {
 }
 
 function deploymentLines(
-  { deploymentName, buildId }: DeploymentTarget,
-  deployment: DeploymentState,
-  routing: RoutingChange | undefined,
+  { deploymentName, buildId }: NonNullable<ReturnType<typeof versionOf>>,
+  deployment: Awaited<ReturnType<typeof describeDeployment>>,
+  routing: Awaited<ReturnType<typeof routeToVersion>> | undefined,
 ): string[] {
   if (routing === 'missing' || !deployment.found) {
     return [

@@ -41,8 +41,7 @@ import {
   type PollingOptions,
   type PollProgress,
 } from '../contract';
-import type { InputIssue } from '../contract/input-error';
-import { truncate } from '../contract/text';
+import { truncate, type InputIssue } from '../contract/failure-types';
 import { earlierRunOf, latestRunWithJob, readCreateRecord } from './agent-job-runs';
 import { taskQueueFromEnv } from './connect';
 

@@ -1,41 +1,22 @@
-import {
-  Client,
-  Connection,
-  isGrpcServiceError,
-  type ConnectionOptions,
-  type WorkflowClientInterceptor,
-} from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError, type WorkflowClientInterceptor } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { ConfigError } from '../contract/errors';
 import { DEFAULT_TASK_QUEUE } from '../contract/names';
 import { dataConverterFromEnv } from '../codec/aes-gcm-codec';
 
 /** What a command line may set instead of the environment (`--address`, `--namespace`, `--profile`). */
-export interface ConnectionOverrides {
-  address?: string;
-  namespace?: string;
-  /** A profile of the Temporal config file (TEMPORAL_CONFIG_FILE, else the platform's `temporal.toml`). */
-  profile?: string;
-}
-
-/** The connection as @temporalio/envconfig reads it, with where its address came from (for error messages). */
-export interface TemporalConnectConfig {
-  /** Options both the client's Connection and the worker's NativeConnection take (an API key as text). */
-  connectionOptions: Omit<ConnectionOptions, 'apiKey'> & { apiKey?: string };
-  address: string;
-  namespace: string;
-  /** `--address`, `TEMPORAL_ADDRESS`, `profile "<name>"` or `the default (TEMPORAL_ADDRESS unset)`. */
-  addressSource: string;
-}
+type ConnectionOverrides = { address?: string; namespace?: string; profile?: string };
 
 /**
  * Reads the Temporal connection as the worker and the `temporal` CLI do (@temporalio/envconfig: TEMPORAL_* and the
- * config file's profile), the overrides winning. Throws ConfigError naming the variable that breaks its rule.
+ * config file's profile, TEMPORAL_CONFIG_FILE else the platform's `temporal.toml`), the overrides winning: options
+ * both the client's Connection and the worker's NativeConnection take, and where the address came from (for error
+ * messages). Throws ConfigError naming the variable that breaks its rule.
  */
 export function temporalConnectConfig(
   overrides: ConnectionOverrides = {},
   env: NodeJS.ProcessEnv = process.env,
-): TemporalConnectConfig {
+) {
   // envconfig reads anything but "1"/"true" silently as false.
   for (const name of ['TEMPORAL_TLS', 'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION']) {
     const value = env[name];

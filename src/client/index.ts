@@ -5,6 +5,5 @@ export * from './agent-job';
 export * from './visitors-export';
 export * from './schedule';
 export * from './setup';
-export * from '../contract/nexus-service';
 export { AesGcmPayloadCodec, dataConverterFromEnv, PayloadDecryptError } from '../codec/aes-gcm-codec';
 export { loadCodecKeys, CodecKeyError, PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';

@@ -12,26 +12,16 @@ const GRPC = { notFound: 5, alreadyExists: 6, failedPrecondition: 9 };
 /** The server (or this key, e.g. on Temporal Cloud) does not let this connection act: 7, 12, 16. */
 const NOT_ALLOWED_HERE = new Set([7, 12, 16]);
 
+/**
+ * A search attribute's state: present, registered with the right type before; added, registered now; manual,
+ * missing and not registrable here (`steps` say how); conflict, registered as another type, which workflows cannot use.
+ */
 export interface SearchAttributeSetup {
   name: string;
   type: SearchAttributeType;
-  /**
-   * present: registered with the right type before; added: registered now; manual: missing and not registrable
-   * here (`steps` say how); conflict: registered with another type, which workflows cannot use.
-   */
   state: 'present' | 'added' | 'manual' | 'conflict';
-  /** The type it has, for a conflict. */
   registeredAs?: string;
   steps?: string[];
-}
-
-export interface NamespaceSetup {
-  namespace: string;
-  /** False when the namespace does not exist: nothing else was checked. */
-  namespaceFound: boolean;
-  searchAttributes: SearchAttributeSetup[];
-  /** Whether workflows can be started here: the namespace exists and every search attribute is present. */
-  ready: boolean;
 }
 
 function manualSteps(namespace: string, name: string, type: SearchAttributeType): string[] {
@@ -43,10 +33,11 @@ function manualSteps(namespace: string, name: string, type: SearchAttributeType)
 }
 
 /**
- * Prepares a namespace for the workflows, idempotently: checks that it exists and registers the contract's search
- * attributes that are missing where the server allows it; elsewhere each is reported with its manual step.
+ * Prepares a namespace for the workflows, idempotently: checks that it exists (else nothing else is checked) and
+ * registers the contract's search attributes that are missing where the server allows it; elsewhere each is
+ * reported with its manual step. `ready`: workflows can be started there.
  */
-export async function setUpNamespace(client: Client): Promise<NamespaceSetup> {
+export async function setUpNamespace(client: Client) {
   const { namespace } = client.options;
   try {
     await client.workflowService.describeNamespace({ namespace });
@@ -91,22 +82,14 @@ export async function setUpNamespace(client: Client): Promise<NamespaceSetup> {
   return { namespace, namespaceFound: true, searchAttributes, ready };
 }
 
-export interface NexusEndpointOptions {
-  /** Endpoint name callers use (default `docs-agent`). */
-  endpoint?: string;
-  /** The namespace the worker polls (default: the client's). */
-  targetNamespace?: string;
-  /** The worker's task queue (default: TEMPORAL_TASK_QUEUE, else `docs-agent`). */
-  taskQueue?: string;
-}
-
 /**
  * Creates the Nexus endpoint that routes callers of any namespace to this worker's task queue (as `temporal
- * operator nexus endpoint create` does); one of that name already there is kept. Returns its id.
+ * operator nexus endpoint create` does); one of that name already there is kept. Returns its id. Defaults: the
+ * endpoint `docs-agent`, the client's namespace, TEMPORAL_TASK_QUEUE (else `docs-agent`).
  */
 export async function ensureNexusEndpoint(
   client: Client,
-  options: NexusEndpointOptions = {},
+  options: { endpoint?: string; targetNamespace?: string; taskQueue?: string } = {},
 ): Promise<{ endpoint: string; id: string; created: boolean }> {
   const endpoint = options.endpoint ?? DEFAULT_NEXUS_ENDPOINT;
   const operator = client.connection.operatorService;
@@ -122,31 +105,13 @@ export async function ensureNexusEndpoint(
   return { endpoint, id: endpoints?.[0]?.id ?? '', created: false };
 }
 
-/** inactive (never current), current, ramping, draining (pinned runs still open), drained (safe to stop). */
-export type VersionStatus = 'inactive' | 'current' | 'ramping' | 'draining' | 'drained' | 'unknown';
-
-export interface VersionSummary {
-  buildId: string;
-  status: VersionStatus;
-}
-
-export interface DeploymentState {
-  deploymentName: string;
-  /** False when no worker of the deployment has polled the server yet. */
-  found: boolean;
-  /** The build id new runs start on; undefined: unversioned workers take them. */
-  current: string | undefined;
-  ramping: { buildId: string; percentage: number } | undefined;
-  versions: VersionSummary[];
-}
-
-/** What a routing change did: `missing` when no worker of that version has polled yet (start them first). */
-export type RoutingChange = 'changed' | 'missing';
-
-const VERSION_STATUSES = ['inactive', 'current', 'ramping', 'draining', 'drained'] as const;
-
-/** The deployment's routing and each version's status, as `temporal worker deployment describe` shows them. */
-export async function describeDeployment(client: Client, deploymentName: string): Promise<DeploymentState> {
+/**
+ * The deployment's routing and each version's status, as `temporal worker deployment describe` shows them: not
+ * `found` until a worker of it has polled; `current`, the build id new runs start on (undefined: unversioned
+ * workers take them); a status `inactive` (never current), `current`, `ramping`, `draining` (pinned runs still
+ * open) or `drained` (safe to stop).
+ */
+export async function describeDeployment(client: Client, deploymentName: string) {
   const { namespace } = client.options;
   let info: temporal.api.deployment.v1.IWorkerDeploymentInfo | null | undefined;
   try {
@@ -156,7 +121,7 @@ export async function describeDeployment(client: Client, deploymentName: string)
     }));
   } catch (error) {
     if (grpcStatusOf(error) !== GRPC.notFound) throw error;
-    return { deploymentName, found: false, current: undefined, ramping: undefined, versions: [] };
+    return { deploymentName, found: false, current: undefined, ramping: undefined, versions: [] as const };
   }
   const routing = info?.routingConfig;
   const rampingBuildId = routing?.rampingDeploymentVersion?.buildId ?? undefined;
@@ -168,54 +133,46 @@ export async function describeDeployment(client: Client, deploymentName: string)
       ? { buildId: rampingBuildId, percentage: routing?.rampingVersionPercentage ?? 0 }
       : undefined,
     versions: (info?.versionSummaries ?? []).map(({ deploymentVersion, status }) => {
-      const name = temporal.api.enums.v1.WorkerDeploymentVersionStatus[status ?? 0] ?? '';
-      const short = name.replace('WORKER_DEPLOYMENT_VERSION_STATUS_', '').toLowerCase();
+      const name = temporal.api.enums.v1.WorkerDeploymentVersionStatus[status ?? 0] ?? 'unknown';
       return {
         buildId: deploymentVersion?.buildId ?? '',
-        status: VERSION_STATUSES.find((s) => s === short) ?? 'unknown',
+        status: name.replace('WORKER_DEPLOYMENT_VERSION_STATUS_', '').toLowerCase(),
       };
     }),
   };
 }
 
-/** Sends every new run (and every long-lived workflow at its next continue-as-new) to `version`. */
-export function setCurrentVersion(client: Client, version: WorkerDeploymentVersion): Promise<RoutingChange> {
-  return routingChange(client, version, (request) =>
-    client.workflowService.setWorkerDeploymentCurrentVersion(request),
-  );
-}
-
-/** Sends `percentage` (0-100) of new runs to `version`, the rest to the current one. */
-export function rampToVersion(
-  client: Client,
-  version: WorkerDeploymentVersion,
-  percentage: number,
-): Promise<RoutingChange> {
-  return routingChange(client, version, (request) =>
-    client.workflowService.setWorkerDeploymentRampingVersion({ ...request, percentage }),
-  );
-}
-
 /**
+ * Sends every new run (and every long-lived workflow at its next continue-as-new) to `version`; with
+ * `rampPercentage` (0-100), that share of new runs, the rest to the current version. `missing`: no worker of that
+ * version has polled yet (start them first).
+ *
  * A version shows in its deployment as soon as a worker polls, a moment before the server has registered its task
  * queues; a routing change in that moment is refused as if the version were missing. So a refusal for a version the
  * deployment lists is asked again for up to 15 s; one the deployment does not list is missing.
  */
-async function routingChange(
+export async function routeToVersion(
   client: Client,
   { deploymentName, buildId }: WorkerDeploymentVersion,
-  change: (request: {
-    namespace: string;
-    deploymentName: string;
-    buildId: string;
-    identity: string;
-  }) => Promise<unknown>,
-): Promise<RoutingChange> {
-  const { namespace, identity } = client.options;
+  rampPercentage?: number,
+): Promise<'changed' | 'missing'> {
+  const request = {
+    namespace: client.options.namespace,
+    deploymentName,
+    buildId,
+    identity: client.options.identity,
+  };
   const deadline = Date.now() + 15_000;
   for (;;) {
     try {
-      await change({ namespace, deploymentName, buildId, identity });
+      if (rampPercentage === undefined)
+        await client.workflowService.setWorkerDeploymentCurrentVersion(request);
+      else {
+        await client.workflowService.setWorkerDeploymentRampingVersion({
+          ...request,
+          percentage: rampPercentage,
+        });
+      }
       return 'changed';
     } catch (error) {
       const code = grpcStatusOf(error);

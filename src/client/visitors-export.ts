@@ -8,7 +8,7 @@ import {
   type VisitorsExportInput,
   type VisitorsExportResult,
 } from '../contract/visitors-export';
-import type { VisitorsExportWorkflow } from '../contract/workflow-types';
+import type { VisitorsExportWorkflow } from '../contract/nexus-service';
 import { taskQueueFromEnv } from './connect';
 
 export type VisitorsExportHandle = WorkflowHandle<VisitorsExportWorkflow>;

@@ -1,5 +1,9 @@
-import { docsApiDetailsOf, type DocsApiFailureDetails } from './failure-types';
-import { INVALID_INPUT_FAILURE_TYPE, type InputIssue } from './input-error';
+import {
+  docsApiDetailsOf,
+  INVALID_INPUT_FAILURE_TYPE,
+  type DocsApiFailureDetails,
+  type InputIssue,
+} from './failure-types';
 
 // The agent job's names, constants and checks, free of zod: workflow code imports values only from here (and types
 // from ./agent-job with `import type`), so that zod is never evaluated in the workflow sandbox, where every

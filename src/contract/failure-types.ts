@@ -1,6 +1,6 @@
 /**
- * The failure types of a call to the documentation service: the `type` of the ApplicationFailure the HTTP client
- * fails with, and what workflow code compares against. Pure data, so workflow code can import it.
+ * The failure vocabulary, pure so that workflow code imports it: the types of a call to the documentation service
+ * (the `type` of the ApplicationFailure the HTTP client fails with), and of input that breaks a rule.
  */
 export const DocsApiFailureType = {
   invalidArgument: 'InvalidArgumentError',
@@ -90,4 +90,29 @@ export function docsApiDetailsOf(
   return 'safeToRetry' in first && typeof first.safeToRetry === 'boolean'
     ? (first as DocsApiFailureDetails)
     : undefined;
+}
+
+/** The failure type of input that breaks a rule, whichever workflow or update refused it. Non-retryable. */
+export const INVALID_INPUT_FAILURE_TYPE = 'InvalidInput';
+
+/** One broken rule: the field (dotted path, or the subject for the whole value) and the rule it breaks. */
+export interface InputIssue {
+  field: string;
+  rule: string;
+}
+
+/** Thrown (or wrapped in a non-retryable failure) when input breaks a rule; the message names the field. */
+export class InputValidationError extends Error {
+  override readonly name = 'InputValidationError';
+  constructor(
+    readonly issues: readonly InputIssue[],
+    subject: string,
+  ) {
+    super(`Invalid ${subject}: ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
+  }
+}
+
+/** `text` cut to at most `max` characters, the cut marked by a trailing `…` (pure: workflow code uses it too). */
+export function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

@@ -11,4 +11,4 @@ export * from './nightly-schema';
 export * from './zone-days';
 export * from './failure-types';
 export * from './errors';
-export * from './workflow-types';
+export * from './nexus-service';

@@ -1,5 +1,5 @@
 import * as nexus from 'nexus-rpc';
-import type { AgentJobInput, AgentJobResult } from './agent-job';
+import type { AgentJobCreateRecord, AgentJobInput, AgentJobResult } from './agent-job';
 import { NEXUS_SERVICE, WorkflowType } from './names';
 import type { VisitorsExportInput, VisitorsExportResult } from './visitors-export';
 
@@ -15,3 +15,9 @@ export const docsAgentNexusService = nexus.service(NEXUS_SERVICE, {
 });
 
 export type DocsAgentNexusService = typeof docsAgentNexusService;
+
+// The workflows' signatures, for typed handles (`WorkflowHandle<AgentJobWorkflow>`): what a caller needs to know
+// of a workflow, without importing its code (and the worker with it).
+export type AgentJobWorkflow = (input: AgentJobInput) => Promise<AgentJobResult>;
+export type VisitorsExportWorkflow = (input: VisitorsExportInput) => Promise<VisitorsExportResult>;
+export type AgentJobCreateRecordWorkflow = (record: AgentJobCreateRecord) => Promise<AgentJobCreateRecord>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_PROMPT_CHARS, promptTextIssue } from './agent-job-constants';
 import { parseDuration } from './duration';
-import { InputValidationError } from './input-error';
+import { InputValidationError } from './failure-types';
 
 export { InputValidationError, MAX_PROMPT_CHARS };
 
@@ -26,15 +26,18 @@ export function intInRange(min: number, max?: number) {
   return max === undefined ? atLeast : atLeast.max(max, `must be at most ${max}`);
 }
 
-/** A whole number in [min, max] given as text: an environment variable or a flag. */
-export function intFromText(min: number, max?: number) {
-  return z.coerce.number({ error: 'must be a number' }).pipe(intInRange(min, max));
-}
+/** A whole number given as text (an environment variable, a flag), then `rule`'s (e.g. intInRange). */
+export const intFromText = (rule: z.ZodNumber) =>
+  z
+    .string()
+    .regex(/^\s*-?\d+\s*$/, 'must be an integer')
+    .transform(Number)
+    .pipe(rule);
 
 export const MAX_PORT = 65535;
 
 /** A TCP port to listen on; 0 asks the system for a free one. */
-export const portFromText = intFromText(0, MAX_PORT);
+export const portFromText = intFromText(intInRange(0, MAX_PORT));
 
 export const projectIdSchema = z
   .string({ error: 'is required and must be a string' })

@@ -1,5 +1,5 @@
 // The visitors export's constants, free of zod: workflow code imports values only from here (docs/agent-job.md).
-import { INVALID_INPUT_FAILURE_TYPE } from './input-error';
+import { INVALID_INPUT_FAILURE_TYPE } from './failure-types';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

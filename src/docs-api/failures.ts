@@ -2,10 +2,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import {
   DOCS_API_FAILURES,
+  truncate,
   type DocsApiFailureDetails,
   type DocsApiFailureKind,
 } from '../contract/failure-types';
-import { truncate } from '../contract/text';
 
 export const DOCS_API_OPERATIONS = ['createJob', 'getJob', 'sendMessage', 'getVisitors'] as const;
 export type DocsApiOperation = (typeof DOCS_API_OPERATIONS)[number];

@@ -1,4 +1,4 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { makeContinueAsNewFunc, workflowInfo, type Workflow } from '@temporalio/workflow';
 
 /**
  * The history length (events) at which each workflow continues as new, unless the server suggested it earlier
@@ -25,4 +25,35 @@ export function continueAsNewDue(eventLimit: number): boolean {
     info.historyLength >= eventLimit ||
     info.historySize >= CONTINUE_AS_NEW_AFTER_BYTES
   );
+}
+
+/**
+ * How long an idle long-lived run on a versioned worker waits at most before it looks at newVersionTargeted: the
+ * server tells a run about a new current version only in a workflow task, so one that nothing wakes would keep
+ * its old version from draining. Busy runs see it at their next task.
+ */
+const VERSION_CHECK_INTERVAL_MS = 5 * 60_000;
+
+/** The deployment's current (or ramping) version is not the one this pinned run is on: time to move. */
+export function newVersionTargeted(): boolean {
+  return workflowInfo().targetWorkerDeploymentVersionChanged;
+}
+
+/**
+ * The timeout a long-lived run's wait should have: `timeoutMs`, shortened to VERSION_CHECK_INTERVAL_MS on a
+ * versioned worker. Undefined (wait without a timer) on an unversioned one, whose runs never move. An unversioned
+ * worker reports a version too, with an empty deployment name; replay reads the one history recorded, so this is
+ * deterministic.
+ */
+export function withVersionCheck(timeoutMs: number | undefined): number | undefined {
+  if (!workflowInfo().currentDeploymentVersion?.deploymentName) return timeoutMs;
+  return Math.min(timeoutMs ?? VERSION_CHECK_INTERVAL_MS, VERSION_CHECK_INTERVAL_MS);
+}
+
+/**
+ * continueAsNew whose next run starts on the deployment's current version (upgrade on continue-as-new), then is
+ * pinned there. What the run hands over is read by the next version's code: its shape changes compatibly.
+ */
+export function continueAsNewOnCurrentVersion<F extends Workflow>(...args: Parameters<F>): Promise<never> {
+  return makeContinueAsNewFunc<F>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(...args);
 }

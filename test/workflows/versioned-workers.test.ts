@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { startVisitorsExport } from '../../src/client/visitors-export';
-import { setCurrentVersion } from '../../src/client/setup';
+import { routeToVersion } from '../../src/client/setup';
 import type { VisitorsExportResult } from '../../src/contract/visitors-export';
 import { startTestWorker, type TestWorker } from '../../dev/worker';
 import { useStack } from '../helpers/stack';
@@ -56,7 +56,7 @@ describe('Worker Versioning', () => {
         await startTestWorker(env, { service, exportDir, taskQueue: VERSIONED_QUEUE, deploymentVersion }),
       );
       await versionPolled(client, buildId);
-      assert.equal(await setCurrentVersion(client, deploymentVersion), 'changed');
+      assert.equal(await routeToVersion(client, deploymentVersion), 'changed');
     };
     const exportDay = (projectId: string, day: number) =>
       startVisitorsExport(

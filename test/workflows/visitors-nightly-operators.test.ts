@@ -12,7 +12,7 @@ import {
 import { describeVisitorsNightly } from '../../src/client/schedule';
 import { startVisitorsExport } from '../../src/client/visitors-export';
 import { parseApiDate } from '../../src/contract/api-dates';
-import { InputValidationError } from '../../src/contract/input-error';
+import { InputValidationError } from '../../src/contract/failure-types';
 import { DEFAULT_TASK_QUEUE, visitorsScheduleId, WorkflowType } from '../../src/contract/names';
 import type { VisitorsNightlyResult } from '../../src/contract/nightly';
 import { addDays, dayBefore, dayStart, localDayOf } from '../../src/contract/zone-days';

@@ -24,8 +24,7 @@ import {
   type PollProgress,
 } from '../../contract/agent-job-constants';
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
-import { DocsApiFailureType, REJECTION_FAILURE_TYPES } from '../../contract/failure-types';
-import { truncate } from '../../contract/text';
+import { DocsApiFailureType, REJECTION_FAILURE_TYPES, truncate } from '../../contract/failure-types';
 import { refusalOf } from '../budget/permits';
 import { isRead, iso, refreshVisibility, statusOf, toAgentJobState, toResult, type RunState } from './state';
 

@@ -23,7 +23,7 @@ import {
 import type { BudgetRefusal } from '../../contract/budget';
 import { parseDuration, type DurationInput } from '../../contract/duration';
 import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey } from '../../contract/names';
-import { truncate } from '../../contract/text';
+import { truncate } from '../../contract/failure-types';
 import { clockTime, type BudgetPermits } from '../budget/permits';
 
 /** Polling options in milliseconds. */

@@ -24,7 +24,7 @@ import {
   followUpRequestIssues,
   refusesFollowUps,
 } from '../../contract/agent-job-constants';
-import { InputValidationError } from '../../contract/input-error';
+import { InputValidationError } from '../../contract/failure-types';
 import {
   followUpSignal,
   getSentFollowUpsQuery,

@@ -19,8 +19,13 @@ import {
   type PermitAsk,
   type RateBudget,
 } from '../../contract/budget';
-import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
-import { continueAsNewOnCurrentVersion, newVersionTargeted, withVersionCheck } from '../versioning';
+import {
+  CONTINUE_AS_NEW_AFTER_EVENTS,
+  continueAsNewDue,
+  continueAsNewOnCurrentVersion,
+  newVersionTargeted,
+  withVersionCheck,
+} from '../continue-as-new';
 import { BudgetLedger, type LedgerSnapshot } from './ledger';
 import { clockTime } from './permits';
 
