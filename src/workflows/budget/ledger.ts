@@ -36,28 +36,7 @@ interface LoggedGrant {
 }
 
 /** What a limiter carries across continue-as-new. */
-export interface LedgerSnapshot {
-  budget: RateBudget;
-  /** Grants inside the padded window, oldest first: an ask of one of them again is a repeat. */
-  log: LoggedGrant[];
-  /** Waiting asks per project, in the order received; the array order is the round-robin turn. */
-  queues: [string, PermitAsk[]][];
-  exclusive: { permitId: string; until: number } | null;
-  withdrawn: string[];
-  /** After a refusal, nothing is granted until `pausedUntil`, and grants are spread evenly until `spreadUntil`. */
-  pausedUntil: number;
-  pauseStartedAt: number;
-  spreadUntil: number;
-  /** Refusals without Retry-After in a row: the backoff doubles with each. */
-  streak: number;
-  /** The last time a permit had to wait for the budget (the budget binds for a window after); `backlog`: it waits. */
-  shortAt: number;
-  backlog: boolean;
-  /** Requesters granted a permit in the window, with their last grant: they share the spare. */
-  requesters: [string, number][];
-  refusals: number;
-  granted: number;
-}
+export type LedgerSnapshot = ReturnType<typeof emptyLedger>;
 
 /**
  * The budget's book: a sliding log of grants (at most `requests` in any padded window, so a fixed-window service
@@ -296,20 +275,26 @@ export class BudgetLedger {
   }
 }
 
-function emptyLedger(budget: RateBudget): LedgerSnapshot {
+function emptyLedger(budget: RateBudget) {
   return {
     budget,
-    log: [],
-    queues: [],
-    exclusive: null,
-    withdrawn: [],
+    /** Grants inside the padded window, oldest first: an ask of one of them again is a repeat. */
+    log: [] as LoggedGrant[],
+    /** Waiting asks per project, in the order received; the array order is the round-robin turn. */
+    queues: [] as [string, PermitAsk[]][],
+    exclusive: null as { permitId: string; until: number } | null,
+    withdrawn: [] as string[],
+    /** After a refusal, nothing is granted until `pausedUntil`, and grants are spread evenly until `spreadUntil`. */
     pausedUntil: 0,
     pauseStartedAt: 0,
     spreadUntil: 0,
+    /** Refusals without Retry-After in a row: the backoff doubles with each. */
     streak: 0,
+    /** The last time a permit had to wait for the budget (the budget binds for a window after); `backlog`: it waits. */
     shortAt: 0,
     backlog: false,
-    requesters: [],
+    /** Requesters granted a permit in the window, with their last grant: they share the spare. */
+    requesters: [] as [string, number][],
     refusals: 0,
     granted: 0,
   };
@@ -320,12 +305,11 @@ type PreviousSnapshot = Omit<LedgerSnapshot, 'log'> & {
   grants: number[];
   cautiousUntil?: number;
   recent?: string[];
-  lastRefusalAt?: number;
 };
 
 function upgraded(snapshot: LedgerSnapshot | PreviousSnapshot): LedgerSnapshot {
   if ('log' in snapshot) return snapshot;
-  const { grants, cautiousUntil, recent: _recent, lastRefusalAt: _lastRefusalAt, ...kept } = snapshot;
+  const { grants, cautiousUntil, recent: _recent, ...kept } = snapshot;
   return {
     ...emptyLedger(snapshot.budget),
     ...kept,

@@ -50,10 +50,9 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   const estimates: [PermitAsk, number][] = [];
 
   setHandler(requestBudgetPermitSignal, (ask) => {
-    const problem = invalidAsk(ask);
-    if (problem !== undefined) {
-      log.warn('Permit ask ignored', { problem, requesterId: ask.requesterId });
-      return;
+    if (invalidAsk(ask)) {
+      const rule = `a budget, permitId, requesterId, requesterRunId, projectId, a count from 1 to ${MAX_PERMITS_PER_ASK}`;
+      return log.warn(`Permit ask ignored: it must have ${rule}`, { requesterId: ask.requesterId });
     }
     const estimatedGrantAt = ledger.enqueue(ask, Date.now());
     if (estimatedGrantAt !== undefined) estimates.push([ask, estimatedGrantAt]);
@@ -135,16 +134,14 @@ function details(ledger: BudgetLedger, now: number): string {
   ].join('\n');
 }
 
-function invalidAsk({ budget, ...ask }: PermitAsk): string | undefined {
-  if (!(Number.isInteger(budget?.requests) && (budget?.requests ?? 0) > 0 && (budget?.windowMs ?? 0) > 0)) {
-    return 'budget must have requests > 0 and windowMs > 0';
-  }
-  if (!ask.permitId || !ask.requesterId || !ask.requesterRunId || !ask.projectId) {
-    return 'permitId, requesterId, requesterRunId and projectId are required';
-  }
-  const count = ask.count ?? 1;
-  if (!(Number.isInteger(count) && count >= 1 && count <= MAX_PERMITS_PER_ASK)) {
-    return `count must be a whole number from 1 to ${MAX_PERMITS_PER_ASK}`;
-  }
-  return undefined;
+/** An ask the ledger cannot serve (a signal sent by hand): ignored, with a warning. */
+function invalidAsk({ budget, count = 1, ...ask }: PermitAsk): boolean {
+  const ids = [ask.permitId, ask.requesterId, ask.requesterRunId, ask.projectId];
+  const whole = (n: number, max = Infinity) => Number.isInteger(n) && n >= 1 && n <= max;
+  return !(
+    whole(budget?.requests) &&
+    budget.windowMs >= 1 &&
+    whole(count, MAX_PERMITS_PER_ASK) &&
+    ids.every(Boolean)
+  );
 }
