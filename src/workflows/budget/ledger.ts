@@ -1,5 +1,4 @@
 import {
-  MAX_PERMITS_PER_ASK,
   type BudgetLimiterState,
   type BudgetRefusal,
   type PermitAsk,
@@ -135,19 +134,19 @@ export class BudgetLedger {
       s.requesters = [...s.requesters.filter(([id]) => id !== ask.requesterId), [ask.requesterId, now]];
       // The others of a batch come only from the requester's share of the spare, and only when nobody waits.
       if (ask.exclusive !== true && this.waiting === 0) {
-        logged.count += Math.min(Math.min(MAX_PERMITS_PER_ASK, ask.count ?? 1) - 1, this.#spare(now));
+        logged.count += Math.min((ask.count ?? 1) - 1, this.#spare(now));
       }
       s.granted += logged.count;
       if (ask.exclusive === true) s.exclusive = { permitId: ask.permitId, until: now + EXCLUSIVE_HOLD_MS };
-      const spendBy = now + this.#spendWithinMs();
+      const { count } = logged;
       return {
         ask,
         grant: {
           permitId: ask.permitId,
           grantedAt: now,
-          count: logged.count,
+          count,
           spare: this.#spare(now),
-          spendBy,
+          spendBy: now + this.#spendWithinMs(),
         },
       };
     }
@@ -208,11 +207,7 @@ export class BudgetLedger {
     s.spreadUntil = Math.max(s.spreadUntil, s.pausedUntil + s.budget.windowMs);
   }
 
-  /**
-   * The budget's room per requester: free permits in the window less those waiting, shared among the requesters
-   * granted one in the window (each measures it against what it needs next). 0 while paused or spread after a
-   * refusal, for a window after a permit had to wait (then the budget binds), and when permits keep too briefly.
-   */
+  /** The budget's room per requester now (see PermitGrant.spare): each measures it against what it needs next. */
   #spare(now: number): number {
     this.#prune(now);
     const s = this.#s;

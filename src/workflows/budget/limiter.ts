@@ -64,8 +64,8 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   });
   setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
 
-  /** Signals the run that asked; when it has closed (even if replaced under its workflow id), the permit is freed. */
-  const send = <A>(ask: PermitAsk, signal: SignalDefinition<[A]>, arg: A, onGone: () => void): void => {
+  /** Signals the run that asked; when it has closed (even if replaced under its workflow id), its permit is freed. */
+  const send = <A>(ask: PermitAsk, signal: SignalDefinition<[A]>, arg: A): void => {
     signalsInFlight += 1;
     getExternalWorkflowHandle(ask.requesterId, ask.requesterRunId)
       .signal(signal, arg)
@@ -75,7 +75,7 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
           requesterRunId: ask.requesterRunId,
           error: error instanceof Error ? error.message : String(error),
         });
-        onGone();
+        ledger.release({ permitId: ask.permitId, unused: MAX_PERMITS_PER_ASK }, Date.now());
         changes += 1;
       })
       .finally(() => {
@@ -88,17 +88,12 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   for (;;) {
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) {
-      const { ask, grant } = next;
-      send(ask, budgetPermitGrantedSignal, grant, () =>
-        ledger.release({ permitId: ask.permitId, unused: grant.count }, Date.now()),
-      );
+      send(next.ask, budgetPermitGrantedSignal, next.grant);
     }
     for (const [ask, estimatedGrantAt] of estimates.splice(0)) {
       // Granted in this task already, or soon: the grant says it all (and costs the requester fewer events).
       if (!ledger.isWaiting(ask.permitId) || estimatedGrantAt - now < QUEUED_NOTICE_MIN_WAIT_MS) continue;
-      send(ask, budgetPermitQueuedSignal, { permitId: ask.permitId, estimatedGrantAt }, () => {
-        if (ledger.isWaiting(ask.permitId)) ledger.release({ permitId: ask.permitId }, Date.now());
-      });
+      send(ask, budgetPermitQueuedSignal, { permitId: ask.permitId, estimatedGrantAt });
     }
     setCurrentDetails(details(ledger, now));
     if (continueAsNewNow()) {

@@ -52,13 +52,9 @@ const REASK_AFTER_MS = 2 * 60_000;
 /**
  * A workflow's side of its project's budget: one ask (for up to `count` permits) to the budget's limiter workflow,
  * one grant signal back, one give-back. The wait is a workflow condition, not an activity: it can last hours and
- * counts against no attempt limit; it ends at `deadlineAt` (BudgetWaitTimedOut).
- *
- * An export spends its permits through a stock (`take`): while the limiter's latest grant leaves room for what
- * the export takes next (`aimAt`), the next round's permits are asked for while a run goes on. When the budget
- * binds (no room, or not known yet), each run of one page waits for a permit of its own: FIFO per project, round
- * robin across projects. A permit not spent by its grant's `spendBy` is dropped: the window's padding covers the
- * delay between a grant and its request only that long.
+ * counts against no attempt limit; it ends at `deadlineAt` (BudgetWaitTimedOut). An export spends its permits
+ * through a stock (`take`), refilled ahead of its runs while the budget has room (visitors-export.md, "The page
+ * window and the permits").
  */
 export class BudgetPermits {
   readonly #granted = new Map<string, PermitGrant>();
