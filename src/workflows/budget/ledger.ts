@@ -65,19 +65,15 @@ export class BudgetLedger {
   enqueue(ask: PermitAsk, now: number): number | undefined {
     const s = this.#s;
     const { permitId } = ask;
-    if (this.isWaiting(permitId) || s.withdrawn.includes(permitId)) return undefined;
-    if (s.log.some((g) => g.permitId === permitId)) return undefined;
+    const known = [...this.#asks(), ...s.log].some((entry) => entry.permitId === permitId);
+    if (known || s.withdrawn.includes(permitId)) return undefined;
     s.budget = ask.budget;
     if (ask.refusal) this.#refuse(ask.refusal, now);
     const waitingAhead = this.waiting;
     const queue = s.queues.find(([projectId]) => projectId === ask.projectId);
     if (queue) queue[1].push(ask);
     else s.queues.push([ask.projectId, [ask]]);
-    return this.#estimate(waitingAhead, now);
-  }
-
-  isWaiting(permitId: string): boolean {
-    return this.#asks().some((ask) => ask.permitId === permitId);
+    return this.#readyAt(now, waitingAhead);
   }
 
   /** The requesters (workflow ids) of the waiting asks, in the order of the round robin. */
@@ -228,30 +224,21 @@ export class BudgetLedger {
     return Math.max(Math.floor(padding / 2), padding - 250);
   }
 
-  /** The earliest time a grant is allowed, ignoring who waits. */
-  #readyAt(now: number): number {
+  /** The earliest time the permit with `waitingAhead` permits queued before it could be granted (0: the next). */
+  #readyAt(now: number, waitingAhead = 0): number {
     this.#prune(now);
     const { budget, pausedUntil, spreadUntil } = this.#s;
     const times = this.#times();
     let ready = Math.max(now, pausedUntil);
-    if (times.length >= budget.requests) {
-      ready = Math.max(ready, (times[times.length - budget.requests] ?? now) + this.#paddedWindow());
+    const beyondFree = waitingAhead - (budget.requests - times.length);
+    if (beyondFree >= 0) {
+      const windows = Math.floor(beyondFree / budget.requests) + 1;
+      ready = Math.max(ready, (times[beyondFree % budget.requests] ?? now) + windows * this.#paddedWindow());
     }
-    const last = times[times.length - 1];
-    if (now < spreadUntil && last !== undefined) {
+    const last = times.at(-1);
+    if (now < spreadUntil && last !== undefined)
       ready = Math.max(ready, last + budget.windowMs / budget.requests);
-    }
     return ready;
-  }
-
-  #estimate(waitingAhead: number, now: number): number {
-    const { requests } = this.#s.budget;
-    const ready = this.#readyAt(now);
-    const times = this.#times();
-    const beyondFree = waitingAhead - (requests - times.length);
-    if (beyondFree < 0) return ready;
-    const windows = Math.floor(beyondFree / requests) + 1;
-    return Math.max(ready, (times[beyondFree % requests] ?? now) + windows * this.#paddedWindow());
   }
 
   /**

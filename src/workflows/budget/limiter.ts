@@ -47,22 +47,6 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   const ledger = new BudgetLedger(input.budget, input.ledger);
   let changes = 0;
   let signalsInFlight = 0;
-  const estimates: [PermitAsk, number][] = [];
-
-  setHandler(requestBudgetPermitSignal, (ask) => {
-    if (invalidAsk(ask)) {
-      const rule = `a budget, permitId, requesterId, requesterRunId, projectId, a count from 1 to ${MAX_PERMITS_PER_ASK}`;
-      return log.warn(`Permit ask ignored: it must have ${rule}`, { requesterId: ask.requesterId });
-    }
-    const estimatedGrantAt = ledger.enqueue(ask, Date.now());
-    if (estimatedGrantAt !== undefined) estimates.push([ask, estimatedGrantAt]);
-    changes += 1;
-  });
-  setHandler(releaseBudgetPermitsSignal, (release) => {
-    ledger.release(release, Date.now());
-    changes += 1;
-  });
-  setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
 
   /** Signals the run that asked; when it has closed (even if replaced under its workflow id), its permit is freed. */
   const send = <A>(ask: PermitAsk, signal: SignalDefinition<[A]>, arg: A): void => {
@@ -83,17 +67,30 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
       });
   };
 
+  setHandler(requestBudgetPermitSignal, (ask) => {
+    if (invalidAsk(ask)) {
+      const rule = `a budget, permitId, requesterId, requesterRunId, projectId, a count from 1 to ${MAX_PERMITS_PER_ASK}`;
+      return log.warn(`Permit ask ignored: it must have ${rule}`, { requesterId: ask.requesterId });
+    }
+    const estimatedGrantAt = ledger.enqueue(ask, Date.now()) ?? 0;
+    // An ask granted soon hears nothing before its grant (which costs the requester fewer events).
+    if (estimatedGrantAt - Date.now() >= QUEUED_NOTICE_MIN_WAIT_MS) {
+      send(ask, budgetPermitQueuedSignal, { permitId: ask.permitId, estimatedGrantAt });
+    }
+    changes += 1;
+  });
+  setHandler(releaseBudgetPermitsSignal, (release) => {
+    ledger.release(release, Date.now());
+    changes += 1;
+  });
+  setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
+
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.budgetLimiter;
   const continueAsNewNow = () => continueAsNewDue(eventLimit) || newVersionTargeted();
   for (;;) {
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) {
       send(next.ask, budgetPermitGrantedSignal, next.grant);
-    }
-    for (const [ask, estimatedGrantAt] of estimates.splice(0)) {
-      // Granted in this task already, or soon: the grant says it all (and costs the requester fewer events).
-      if (!ledger.isWaiting(ask.permitId) || estimatedGrantAt - now < QUEUED_NOTICE_MIN_WAIT_MS) continue;
-      send(ask, budgetPermitQueuedSignal, { permitId: ask.permitId, estimatedGrantAt });
     }
     setCurrentDetails(details(ledger, now));
     if (continueAsNewNow()) {
