@@ -41,23 +41,18 @@ export function budgetLimiterWorkflowId(kind: BudgetKind, keyId: string, project
     : `docs-budget/agent/${keyId}/${projectId ?? ''}`;
 }
 
-/** `100/1h`: a budget as DOCS_API_*_RATE_LIMIT writes it (parseRateLimit reads it back). */
-export function rateLimitText({ requests, windowMs }: RateBudget): string {
-  const [unit, ms] = Object.entries(UNIT_MS).find(([, size]) => windowMs % size === 0) ?? ['ms', 1];
-  return `${requests}/${windowMs / ms}${unit}`;
-}
-
 /**
  * What the UI says a limiter is: its static summary (set by whoever starts it) and the first line of its current
- * details: which budget, from its workflow id, and its limit.
+ * details: which budget, from its workflow id, and its limit as DOCS_API_*_RATE_LIMIT writes it (`100/1h`).
  */
-export function budgetLimiterSummary(workflowId: string, budget: RateBudget): string {
+export function budgetLimiterSummary(workflowId: string, { requests, windowMs }: RateBudget): string {
   const [, kind, , ...project] = workflowId.split('/');
   const which =
     kind === 'agent'
       ? `Agent budget of project ${project.join('/')} (creates and messages)`
       : "Analytics budget of the organization (every export's pages)";
-  return `${which}: ${rateLimitText(budget)}`;
+  const [unit, ms] = Object.entries(UNIT_MS).find(([, size]) => windowMs % size === 0) ?? ['ms', 1];
+  return `${which}: ${requests}/${windowMs / ms}${unit}`;
 }
 
 /** ApplicationFailure types of the budgets. */
@@ -84,22 +79,17 @@ export interface BudgetRefusal {
  */
 export interface PermitAsk {
   permitId: string;
-  /**
-   * The workflow and run that asked. The grant goes to that run only: a run that closed never hands its permit
-   * to a later run of the same workflow id, and the grant's places are freed.
-   */
+  /** The workflow and run that asked: the grant goes to that run only (a closed run's grant frees its places). */
   requesterId: string;
   requesterRunId: string;
   /** Asks of one project are granted in the order the limiter received them; projects take turns. */
   projectId: string;
   /** The configured budget, added by the worker (workflow code never sees it); the newest one asked with wins. */
   budget: RateBudget;
-  /**
-   * Up to this many permits (1 to MAX_PERMITS_PER_ASK, default 1): the first waits its turn like any permit, the
-   * others come with it only from the requester's share of the budget's spare.
-   */
+  /** Up to this many permits (1 to MAX_PERMITS_PER_ASK, default 1): the first waits its turn, the others come
+   * with it only from the requester's share of the budget's spare. */
   count?: number;
-  /** Held until released (or a hold timeout): the next exclusive permit of the budget waits for it. */
+  /** Held until given back (or a hold timeout): the next exclusive permit of the budget waits for it. */
   exclusive?: boolean;
   /** The requester's previous request was refused: the limiter pauses everyone. */
   refusal?: BudgetRefusal;
@@ -121,9 +111,9 @@ export interface PermitGrant {
 }
 
 /**
- * A requester is done with a permit: withdrawn if it still waits (an ask still on its way is ignored), the next
- * exclusive permit may go, and `unused` of its permits (never sent, and never to be) free their places in the
- * window. Once per permit: a repeat is ignored.
+ * The give-back: a permit its requester is done with. Withdrawn if it still waits (an ask still on its way is
+ * ignored), the next exclusive permit may go, and `unused` of its permits (never sent, and never to be) free
+ * their places in the window. Once per permit: a repeat is ignored.
  */
 export interface PermitRelease {
   permitId: string;
@@ -135,12 +125,6 @@ export interface BudgetRelease {
   kind: BudgetKind;
   projectId: string;
   releases: PermitRelease[];
-}
-
-/** Sent to a requester whose permit must wait: the limiter's estimate, for its progress and the UI. */
-export interface PermitQueued {
-  permitId: string;
-  estimatedGrantAt: number;
 }
 
 /** As of the limiter's last task (a query does not move workflow time). */
@@ -156,7 +140,8 @@ export interface BudgetLimiterState {
 
 export const requestBudgetPermitSignal = defineSignal<[PermitAsk]>('requestBudgetPermit');
 export const releaseBudgetPermitsSignal = defineSignal<[PermitRelease]>('releaseBudgetPermits');
-/** Sent by the limiter to the run that asked. */
+/** Sent by the limiter to the run that asked: its grant, or first, to an ask that must wait, its estimate. */
 export const budgetPermitGrantedSignal = defineSignal<[PermitGrant]>('budgetPermitGranted');
-export const budgetPermitQueuedSignal = defineSignal<[PermitQueued]>('budgetPermitQueued');
+export const budgetPermitQueuedSignal =
+  defineSignal<[{ permitId: string; estimatedGrantAt: number }]>('budgetPermitQueued');
 export const getBudgetStateQuery = defineQuery<BudgetLimiterState>('getBudgetState');

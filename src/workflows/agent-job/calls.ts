@@ -104,12 +104,7 @@ async function acquirePermit(state: RunState): Promise<PermitGrant | undefined> 
   state.queuedForBudget = state.budget !== null;
   refreshVisibility(state);
   try {
-    return await state.budget?.acquire({
-      projectId: state.projectId,
-      exclusive: true,
-      deadlineAt: state.deadlineAt,
-      ...(refusal === undefined ? {} : { refusal }),
-    });
+    return await state.budget?.ask({ exclusive: true, ...(refusal === undefined ? {} : { refusal }) });
   } catch (error) {
     if (!(error instanceof ApplicationFailure && error.type === BudgetFailureType.waitTimedOut)) throw error;
     throw timedOut(state, error);

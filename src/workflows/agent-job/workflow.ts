@@ -75,7 +75,7 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
     await failOnBadInput(input);
     if (!state) throw new Error('agentJob input passed its check but could not be read');
     const run = state;
-    run.budget = new BudgetPermits('agent', () => refreshVisibility(run));
+    run.budget = new BudgetPermits('agent', run, () => refreshVisibility(run));
     refreshVisibility(run);
     return await runUntilDone(run);
   } catch (error) {

@@ -1,5 +1,4 @@
 import {
-  MAX_PERMITS_PER_ASK,
   type BudgetLimiterState,
   type BudgetRefusal,
   type PermitAsk,
@@ -36,28 +35,7 @@ interface LoggedGrant {
 }
 
 /** What a limiter carries across continue-as-new. */
-export interface LedgerSnapshot {
-  budget: RateBudget;
-  /** Grants inside the padded window, oldest first: an ask of one of them again is a repeat. */
-  log: LoggedGrant[];
-  /** Waiting asks per project, in the order received; the array order is the round-robin turn. */
-  queues: [string, PermitAsk[]][];
-  exclusive: { permitId: string; until: number } | null;
-  withdrawn: string[];
-  /** After a refusal, nothing is granted until `pausedUntil`, and grants are spread evenly until `spreadUntil`. */
-  pausedUntil: number;
-  pauseStartedAt: number;
-  spreadUntil: number;
-  /** Refusals without Retry-After in a row: the backoff doubles with each. */
-  streak: number;
-  /** The last time a permit had to wait for the budget (the budget binds for a window after); `backlog`: it waits. */
-  shortAt: number;
-  backlog: boolean;
-  /** Requesters granted a permit in the window, with their last grant: they share the spare. */
-  requesters: [string, number][];
-  refusals: number;
-  granted: number;
-}
+export type LedgerSnapshot = ReturnType<typeof emptyLedger>;
 
 /**
  * The budget's book: a sliding log of grants (at most `requests` in any padded window, so a fixed-window service
@@ -87,19 +65,15 @@ export class BudgetLedger {
   enqueue(ask: PermitAsk, now: number): number | undefined {
     const s = this.#s;
     const { permitId } = ask;
-    if (this.isWaiting(permitId) || s.withdrawn.includes(permitId)) return undefined;
-    if (s.log.some((g) => g.permitId === permitId)) return undefined;
+    const known = [...this.#asks(), ...s.log].some((entry) => entry.permitId === permitId);
+    if (known || s.withdrawn.includes(permitId)) return undefined;
     s.budget = ask.budget;
     if (ask.refusal) this.#refuse(ask.refusal, now);
     const waitingAhead = this.waiting;
     const queue = s.queues.find(([projectId]) => projectId === ask.projectId);
     if (queue) queue[1].push(ask);
     else s.queues.push([ask.projectId, [ask]]);
-    return this.#estimate(waitingAhead, now);
-  }
-
-  isWaiting(permitId: string): boolean {
-    return this.#asks().some((ask) => ask.permitId === permitId);
+    return this.#readyAt(now, waitingAhead);
   }
 
   /** The requesters (workflow ids) of the waiting asks, in the order of the round robin. */
@@ -156,19 +130,19 @@ export class BudgetLedger {
       s.requesters = [...s.requesters.filter(([id]) => id !== ask.requesterId), [ask.requesterId, now]];
       // The others of a batch come only from the requester's share of the spare, and only when nobody waits.
       if (ask.exclusive !== true && this.waiting === 0) {
-        logged.count += Math.min(Math.min(MAX_PERMITS_PER_ASK, ask.count ?? 1) - 1, this.#spare(now));
+        logged.count += Math.min((ask.count ?? 1) - 1, this.#spare(now));
       }
       s.granted += logged.count;
       if (ask.exclusive === true) s.exclusive = { permitId: ask.permitId, until: now + EXCLUSIVE_HOLD_MS };
-      const spendBy = now + this.#spendWithinMs();
+      const { count } = logged;
       return {
         ask,
         grant: {
           permitId: ask.permitId,
           grantedAt: now,
-          count: logged.count,
+          count,
           spare: this.#spare(now),
-          spendBy,
+          spendBy: now + this.#spendWithinMs(),
         },
       };
     }
@@ -229,11 +203,7 @@ export class BudgetLedger {
     s.spreadUntil = Math.max(s.spreadUntil, s.pausedUntil + s.budget.windowMs);
   }
 
-  /**
-   * The budget's room per requester: free permits in the window less those waiting, shared among the requesters
-   * granted one in the window (each measures it against what it needs next). 0 while paused or spread after a
-   * refusal, for a window after a permit had to wait (then the budget binds), and when permits keep too briefly.
-   */
+  /** The budget's room per requester now (see PermitGrant.spare): each measures it against what it needs next. */
   #spare(now: number): number {
     this.#prune(now);
     const s = this.#s;
@@ -254,30 +224,21 @@ export class BudgetLedger {
     return Math.max(Math.floor(padding / 2), padding - 250);
   }
 
-  /** The earliest time a grant is allowed, ignoring who waits. */
-  #readyAt(now: number): number {
+  /** The earliest time the permit with `waitingAhead` permits queued before it could be granted (0: the next). */
+  #readyAt(now: number, waitingAhead = 0): number {
     this.#prune(now);
     const { budget, pausedUntil, spreadUntil } = this.#s;
     const times = this.#times();
     let ready = Math.max(now, pausedUntil);
-    if (times.length >= budget.requests) {
-      ready = Math.max(ready, (times[times.length - budget.requests] ?? now) + this.#paddedWindow());
+    const beyondFree = waitingAhead - (budget.requests - times.length);
+    if (beyondFree >= 0) {
+      const windows = Math.floor(beyondFree / budget.requests) + 1;
+      ready = Math.max(ready, (times[beyondFree % budget.requests] ?? now) + windows * this.#paddedWindow());
     }
-    const last = times[times.length - 1];
-    if (now < spreadUntil && last !== undefined) {
+    const last = times.at(-1);
+    if (now < spreadUntil && last !== undefined)
       ready = Math.max(ready, last + budget.windowMs / budget.requests);
-    }
     return ready;
-  }
-
-  #estimate(waitingAhead: number, now: number): number {
-    const { requests } = this.#s.budget;
-    const ready = this.#readyAt(now);
-    const times = this.#times();
-    const beyondFree = waitingAhead - (requests - times.length);
-    if (beyondFree < 0) return ready;
-    const windows = Math.floor(beyondFree / requests) + 1;
-    return Math.max(ready, (times[beyondFree % requests] ?? now) + windows * this.#paddedWindow());
   }
 
   /**
@@ -296,20 +257,26 @@ export class BudgetLedger {
   }
 }
 
-function emptyLedger(budget: RateBudget): LedgerSnapshot {
+function emptyLedger(budget: RateBudget) {
   return {
     budget,
-    log: [],
-    queues: [],
-    exclusive: null,
-    withdrawn: [],
+    /** Grants inside the padded window, oldest first: an ask of one of them again is a repeat. */
+    log: [] as LoggedGrant[],
+    /** Waiting asks per project, in the order received; the array order is the round-robin turn. */
+    queues: [] as [string, PermitAsk[]][],
+    exclusive: null as { permitId: string; until: number } | null,
+    withdrawn: [] as string[],
+    /** After a refusal, nothing is granted until `pausedUntil`, and grants are spread evenly until `spreadUntil`. */
     pausedUntil: 0,
     pauseStartedAt: 0,
     spreadUntil: 0,
+    /** Refusals without Retry-After in a row: the backoff doubles with each. */
     streak: 0,
+    /** The last time a permit had to wait for the budget (the budget binds for a window after); `backlog`: it waits. */
     shortAt: 0,
     backlog: false,
-    requesters: [],
+    /** Requesters granted a permit in the window, with their last grant: they share the spare. */
+    requesters: [] as [string, number][],
     refusals: 0,
     granted: 0,
   };
@@ -320,12 +287,11 @@ type PreviousSnapshot = Omit<LedgerSnapshot, 'log'> & {
   grants: number[];
   cautiousUntil?: number;
   recent?: string[];
-  lastRefusalAt?: number;
 };
 
 function upgraded(snapshot: LedgerSnapshot | PreviousSnapshot): LedgerSnapshot {
   if ('log' in snapshot) return snapshot;
-  const { grants, cautiousUntil, recent: _recent, lastRefusalAt: _lastRefusalAt, ...kept } = snapshot;
+  const { grants, cautiousUntil, recent: _recent, ...kept } = snapshot;
   return {
     ...emptyLedger(snapshot.budget),
     ...kept,

@@ -52,26 +52,9 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
   const ledger = new BudgetLedger(input.budget, input.ledger);
   let changes = 0;
   let signalsInFlight = 0;
-  const estimates: [PermitAsk, number][] = [];
 
-  setHandler(requestBudgetPermitSignal, (ask) => {
-    const problem = invalidAsk(ask);
-    if (problem !== undefined) {
-      log.warn('Permit ask ignored', { problem, requesterId: ask.requesterId });
-      return;
-    }
-    const estimatedGrantAt = ledger.enqueue(ask, Date.now());
-    if (estimatedGrantAt !== undefined) estimates.push([ask, estimatedGrantAt]);
-    changes += 1;
-  });
-  setHandler(releaseBudgetPermitsSignal, (release) => {
-    ledger.release(release, Date.now());
-    changes += 1;
-  });
-  setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
-
-  /** Signals the run that asked; when it has closed (even if replaced under its workflow id), the permit is freed. */
-  const send = <A>(ask: PermitAsk, signal: SignalDefinition<[A]>, arg: A, onGone: () => void): void => {
+  /** Signals the run that asked; when it has closed (even if replaced under its workflow id), its permit is freed. */
+  const send = <A>(ask: PermitAsk, signal: SignalDefinition<[A]>, arg: A): void => {
     signalsInFlight += 1;
     getExternalWorkflowHandle(ask.requesterId, ask.requesterRunId)
       .signal(signal, arg)
@@ -81,7 +64,7 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
           requesterRunId: ask.requesterRunId,
           error: error instanceof Error ? error.message : String(error),
         });
-        onGone();
+        ledger.release({ permitId: ask.permitId, unused: MAX_PERMITS_PER_ASK }, Date.now());
         changes += 1;
       })
       .finally(() => {
@@ -89,22 +72,30 @@ export async function docsBudgetLimiter(input: BudgetLimiterInput): Promise<void
       });
   };
 
+  setHandler(requestBudgetPermitSignal, (ask) => {
+    if (invalidAsk(ask)) {
+      const rule = `a budget, permitId, requesterId, requesterRunId, projectId, a count from 1 to ${MAX_PERMITS_PER_ASK}`;
+      return log.warn(`Permit ask ignored: it must have ${rule}`, { requesterId: ask.requesterId });
+    }
+    const estimatedGrantAt = ledger.enqueue(ask, Date.now()) ?? 0;
+    // An ask granted soon hears nothing before its grant (which costs the requester fewer events).
+    if (estimatedGrantAt - Date.now() >= QUEUED_NOTICE_MIN_WAIT_MS) {
+      send(ask, budgetPermitQueuedSignal, { permitId: ask.permitId, estimatedGrantAt });
+    }
+    changes += 1;
+  });
+  setHandler(releaseBudgetPermitsSignal, (release) => {
+    ledger.release(release, Date.now());
+    changes += 1;
+  });
+  setHandler(getBudgetStateQuery, () => ledger.view(Date.now()));
+
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.budgetLimiter;
   const continueAsNewNow = () => continueAsNewDue(eventLimit) || newVersionTargeted();
   for (;;) {
     const now = Date.now();
     for (let next = ledger.grant(now); next; next = ledger.grant(now)) {
-      const { ask, grant } = next;
-      send(ask, budgetPermitGrantedSignal, grant, () =>
-        ledger.release({ permitId: ask.permitId, unused: grant.count }, Date.now()),
-      );
-    }
-    for (const [ask, estimatedGrantAt] of estimates.splice(0)) {
-      // Granted in this task already, or soon: the grant says it all (and costs the requester fewer events).
-      if (!ledger.isWaiting(ask.permitId) || estimatedGrantAt - now < QUEUED_NOTICE_MIN_WAIT_MS) continue;
-      send(ask, budgetPermitQueuedSignal, { permitId: ask.permitId, estimatedGrantAt }, () => {
-        if (ledger.isWaiting(ask.permitId)) ledger.release({ permitId: ask.permitId }, Date.now());
-      });
+      send(next.ask, budgetPermitGrantedSignal, next.grant);
     }
     setCurrentDetails(details(ledger, now));
     if (continueAsNewNow()) {
@@ -140,16 +131,14 @@ function details(ledger: BudgetLedger, now: number): string {
   ].join('\n');
 }
 
-function invalidAsk({ budget, ...ask }: PermitAsk): string | undefined {
-  if (!(Number.isInteger(budget?.requests) && (budget?.requests ?? 0) > 0 && (budget?.windowMs ?? 0) > 0)) {
-    return 'budget must have requests > 0 and windowMs > 0';
-  }
-  if (!ask.permitId || !ask.requesterId || !ask.requesterRunId || !ask.projectId) {
-    return 'permitId, requesterId, requesterRunId and projectId are required';
-  }
-  const count = ask.count ?? 1;
-  if (!(Number.isInteger(count) && count >= 1 && count <= MAX_PERMITS_PER_ASK)) {
-    return `count must be a whole number from 1 to ${MAX_PERMITS_PER_ASK}`;
-  }
-  return undefined;
+/** An ask the ledger cannot serve (a signal sent by hand): ignored, with a warning. */
+function invalidAsk({ budget, count = 1, ...ask }: PermitAsk): boolean {
+  const ids = [ask.permitId, ask.requesterId, ask.requesterRunId, ask.projectId];
+  const whole = (n: number, max = Infinity) => Number.isInteger(n) && n >= 1 && n <= max;
+  return !(
+    whole(budget?.requests) &&
+    budget.windowMs >= 1 &&
+    whole(count, MAX_PERMITS_PER_ASK) &&
+    ids.every(Boolean)
+  );
 }

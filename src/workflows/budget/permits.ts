@@ -17,16 +17,16 @@ import {
   BudgetFailureType,
   budgetPermitGrantedSignal,
   budgetPermitQueuedSignal,
+  MAX_PERMITS_PER_ASK,
   type BudgetKind,
   type BudgetRefusal,
   type PermitAsk,
   type PermitGrant,
-  type PermitRelease,
 } from '../../contract/budget';
 
 /**
  * Asking costs one marker and is safe to repeat (the limiter ignores a repeated permit id): retried until it gets
- * through. A release is bounded: a limiter that cannot be reached in about a minute is given up with a warning,
+ * through. A give-back is bounded: a limiter that cannot be reached in about a minute is given up with a warning,
  * and the permit frees itself (the limiter's hold timeout, or its window), so the workflow never waits on it.
  */
 const { requestBudgetPermit } = proxyLocalActivities<Activities>({
@@ -49,83 +49,94 @@ const { releaseBudgetPermits } = proxyLocalActivities<Activities>({
  */
 const REASK_AFTER_MS = 2 * 60_000;
 
-/** What a workflow asks for: the rest of the PermitAsk (its id, requester, run; the worker adds the budget). */
-export type AskOptions = Pick<PermitAsk, 'projectId'> &
-  Partial<Pick<PermitAsk, 'permitId' | 'count' | 'exclusive' | 'refusal'>> & {
-    /** Give up (non-retryable BudgetWaitTimedOut) when no grant came by then. */
-    deadlineAt: number;
-  };
-
 /**
- * A workflow's side of a budget: asks the budget's limiter workflow for permits and waits for the grant signal.
- * The wait is a workflow condition, not an activity: it can last hours and counts against no attempt limit.
+ * A workflow's side of its project's budget: one ask (for up to `count` permits) to the budget's limiter workflow,
+ * one grant signal back, one give-back. The wait is a workflow condition, not an activity: it can last hours and
+ * counts against no attempt limit; it ends at `deadlineAt` (BudgetWaitTimedOut). An export spends its permits
+ * through a stock (`take`), refilled ahead of its runs while the budget has room (visitors-export.md, "The page
+ * window and the permits").
  */
 export class BudgetPermits {
   readonly #granted = new Map<string, PermitGrant>();
-  /** Permits asked for and not granted yet, with the limiter's estimate once it sent one. */
-  readonly #waits = new Map<string, number | null>();
+  /** Asks on their way (withdrawn by `giveBack`), with the limiter's estimate once it sent one. */
+  readonly #asks = new Map<string, { count: number; until: number | null }>();
+  /** Granted and not spent yet, oldest first, one entry per permit. */
+  readonly #stock: PermitGrant[] = [];
+  /** The stock's asks on their way, and the runs waiting for them. */
+  #refilling = 0;
+  #waiting = 0;
+  /** A stock's ask failed (its deadline passed): every run waiting for the stock fails so. */
+  #failure: Error | undefined;
+  /** The limiter's latest room for this requester; undefined before the first grant and after a 429. */
+  #spare: number | undefined;
+  /** Permits the stock aims to hold: the next round of runs. */
+  #aim = 1;
 
   constructor(
     private readonly kind: BudgetKind,
+    private readonly of: { projectId: string; deadlineAt: number },
     private readonly onWaitChange: () => void = () => undefined,
   ) {
     setHandler(budgetPermitGrantedSignal, (grant) => {
       this.#granted.set(grant.permitId, grant);
     });
     setHandler(budgetPermitQueuedSignal, ({ permitId, estimatedGrantAt }) => {
-      if (!this.#waits.has(permitId)) return;
-      this.#waits.set(permitId, estimatedGrantAt);
+      const ask = this.#asks.get(permitId);
+      if (ask === undefined) return;
+      ask.until = estimatedGrantAt;
       this.onWaitChange();
     });
   }
 
-  /** The limiter's latest estimate among this workflow's waiting permits; null when none waits. */
+  /** The limiter's latest estimate among this workflow's waiting asks; null when none waits. */
   get waitingUntil(): number | null {
-    const estimates = [...this.#waits.values()].filter((at): at is number => at !== null);
+    const estimates = [...this.#asks.values()].flatMap(({ until }) => (until === null ? [] : [until]));
     return estimates.length === 0 ? null : Math.max(...estimates);
   }
 
-  async acquire({ deadlineAt, ...options }: AskOptions): Promise<PermitGrant> {
+  /** The ask: up to `count` permits (the first waits its turn, the others come from the spare). */
+  async ask(options: Partial<Pick<PermitAsk, 'count' | 'exclusive' | 'refusal'>> = {}): Promise<PermitGrant> {
     const { workflowId, runId } = workflowInfo();
-    // `count` always set: a limiter of the previous version then answers with count, spare and spendBy too.
-    const ask: Omit<PermitAsk, 'budget'> = {
+    const { projectId, deadlineAt } = this.of;
+    const ask = {
       permitId: uuid4(),
       count: 1,
       ...options,
+      projectId,
       requesterId: workflowId,
       requesterRunId: runId,
     };
     const { permitId } = ask;
     const granted = () => this.#granted.has(permitId);
     const askedAt = Date.now();
-    this.#waits.set(permitId, null);
+    this.#asks.set(permitId, { count: ask.count, until: null });
     try {
       for (;;) {
         await requestBudgetPermit({ kind: this.kind, ask });
         const waitMs = Math.min(REASK_AFTER_MS, deadlineAt - Date.now());
         if (granted() || (waitMs > 0 && (await condition(granted, waitMs)))) break;
-        if (Date.now() >= deadlineAt) throw this.timedOut({ projectId: ask.projectId, deadlineAt });
+        if (Date.now() >= deadlineAt) throw this.timedOut();
       }
     } catch (error) {
       // Cancelled while the permit waited: withdrawn, so that its grant never goes to a run that may have ended
       // by then, and an exclusive one does not hold the budget until its timeout.
-      if (isCancellation(error)) {
-        await CancellationScope.nonCancellable(() => this.release(ask.projectId, [{ permitId }]));
-      }
+      if (isCancellation(error)) await CancellationScope.nonCancellable(() => this.giveBack());
       throw error;
     } finally {
-      const hadEstimate = this.#waits.get(permitId) != null;
-      this.#waits.delete(permitId);
+      const hadEstimate = this.#asks.get(permitId)?.until != null;
+      this.#asks.delete(permitId);
       if (hadEstimate) this.onWaitChange();
     }
     const grant = this.#granted.get(permitId) as PermitGrant;
     this.#granted.delete(permitId);
+    this.#spare = grant.spare;
     recordPermitWait(this.kind, Date.now() - askedAt);
     return grant;
   }
 
   /** The failure of an ask that got no grant before its deadline. */
-  timedOut({ projectId, deadlineAt }: Pick<AskOptions, 'projectId' | 'deadlineAt'>): ApplicationFailure {
+  timedOut(): ApplicationFailure {
+    const { projectId, deadlineAt } = this.of;
     return ApplicationFailure.create({
       type: BudgetFailureType.waitTimedOut,
       nonRetryable: true,
@@ -133,19 +144,115 @@ export class BudgetPermits {
     });
   }
 
-  /** Gives permits back (see PermitRelease): bounded, never this workflow's failure. */
-  async release(projectId: string, releases: PermitRelease[]): Promise<void> {
-    if (releases.length === 0) return;
+  /**
+   * The give-back: this requester needs no more permits for now (an export's pages are done, it continues as new,
+   * it was cancelled or failed). Its stock goes back to the budget, and so do its asks on their way, whole (one
+   * still waiting is withdrawn: no grant goes to a run that has ended). Bounded, never this workflow's failure.
+   */
+  async giveBack(): Promise<void> {
+    const unused = new Map([...this.#asks].map(([permitId, { count }]) => [permitId, count]));
+    for (const { permitId } of this.#stock.splice(0)) unused.set(permitId, (unused.get(permitId) ?? 0) + 1);
+    if (unused.size === 0) return;
+    const releases = [...unused].map(([permitId, count]) => ({ permitId, unused: count }));
     try {
-      await releaseBudgetPermits({ kind: this.kind, projectId, releases });
+      await CancellationScope.nonCancellable(() =>
+        releaseBudgetPermits({ kind: this.kind, projectId: this.of.projectId, releases }),
+      );
     } catch (error) {
-      if (isCancellation(error)) throw error;
       log.warn('Permit release given up: the limiter frees it after its hold timeout or window', {
         kind: this.kind,
-        projectId,
+        projectId: this.of.projectId,
         error: error instanceof Error ? error.message : String(error),
       });
     }
+  }
+
+  /** Permits this requester may count on now: its stock and the room the limiter's latest grant left. */
+  get room(): number {
+    return this.#spare === undefined ? 0 : this.#spare + this.#stock.length;
+  }
+
+  /** Permits granted and not spent yet: a run takes this many without waiting. */
+  get inStock(): number {
+    this.#dropStale();
+    return this.#stock.length;
+  }
+
+  /** The stock aims at `count` permits ahead of the runs (only while the budget has room for them). */
+  aimAt(count: number): void {
+    this.#aim = Math.max(1, Math.min(MAX_PERMITS_PER_ASK, count));
+  }
+
+  /**
+   * Up to `count` permits for a run from the stock; an empty stock waits for its next grant. `refusal`: the
+   * previous request was refused with 429 (the limiter pauses everyone; the stock, granted before the pause,
+   * would land in it).
+   */
+  async take(count: number, refusal?: BudgetRefusal): Promise<PermitGrant[]> {
+    if (refusal !== undefined) [this.#stock.length, this.#spare] = [0, undefined];
+    for (;;) {
+      this.#dropStale();
+      if (this.#stock.length > 0) {
+        const taken = this.#stock.splice(0, Math.max(1, count));
+        this.#refill();
+        return taken;
+      }
+      this.#waiting += 1;
+      try {
+        this.#refill(refusal);
+        refusal = undefined;
+        await condition(() => this.#stock.length > 0 || this.#refilling === 0);
+      } finally {
+        this.#waiting -= 1;
+      }
+      if (this.#failure !== undefined) throw this.#failure;
+      // The permit a run waited for is spent by its first request as soon as the run's activity starts: it is
+      // not held, so no spendBy (the window's padding covers that delay, as it covers any requester's).
+      const [first] = this.#stock;
+      if (first !== undefined) this.#stock[0] = { ...first, spendBy: Number.MAX_SAFE_INTEGER };
+    }
+  }
+
+  /** Permits taken and not spent (no request was sent with them): the next runs take them first. */
+  putBack(permits: readonly PermitGrant[]): void {
+    this.#stock.unshift(...permits);
+    this.#dropStale();
+  }
+
+  /**
+   * Asks for the stock: for a run that waits (one permit while the budget binds; the first ask also asks for
+   * the stock's round, so that where the budget has room the runs after the first page need not wait), or,
+   * where the budget has room, for the next round when the stock runs below half of it. One ask at a time (a
+   * refusal is reported at once), outside the asking run's cancellation scope: other runs wait for its grant.
+   */
+  #refill(refusal?: BudgetRefusal): void {
+    if (this.#failure !== undefined || (this.#refilling > 0 && refusal === undefined)) return;
+    let count = Math.max(1, this.#waiting + this.#aim - this.#stock.length);
+    if (this.room < this.#aim) {
+      if (this.#waiting === 0) return;
+      count = this.#spare === undefined && refusal === undefined ? this.#aim : 1;
+    } else if (this.#waiting === 0 && this.#stock.length >= this.#aim / 2) return;
+    this.#refilling += 1;
+    void CancellationScope.nonCancellable(() =>
+      this.ask({
+        count: Math.min(MAX_PERMITS_PER_ASK, count),
+        ...(refusal === undefined ? {} : { refusal }),
+      }),
+    )
+      .then(
+        (grant) => this.#stock.push(...Array.from({ length: grant.count }, () => ({ ...grant, count: 1 }))),
+        (error: unknown) => {
+          this.#failure = error instanceof Error ? error : new Error(String(error));
+        },
+      )
+      .finally(() => {
+        this.#refilling -= 1;
+      });
+  }
+
+  #dropStale(): void {
+    const now = Date.now();
+    while ((this.#stock[0]?.spendBy ?? Infinity) < now) this.#stock.shift();
   }
 }
 

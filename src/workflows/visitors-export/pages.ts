@@ -19,8 +19,7 @@ import { MAX_PERMITS_PER_ASK, type BudgetRefusal, type PermitGrant } from '../..
 import { DocsApiFailureType, docsApiDetailsOf } from '../../contract/failure-types';
 import type { PageSummary } from '../../contract/visitors-export';
 import { VisitorsExportFailureType } from '../../contract/visitors-export-constants';
-import type { PagePermits } from '../budget/page-permits';
-import { refusalOf } from '../budget/permits';
+import { refusalOf, type BudgetPermits } from '../budget/permits';
 
 /**
  * A run of pages: one attempt (the workflow retries its pages with permits of their own). A dead worker is noticed
@@ -53,7 +52,7 @@ export interface PagesOptions {
   firstOffset: number;
   pageSize: number;
   concurrency: number;
-  permits: PagePermits;
+  permits: BudgetPermits;
   request(offset: number): PageRequest;
   /** Asked before each run but the first: true stops (continue-as-new is due). */
   shouldPause(): boolean;
@@ -115,7 +114,7 @@ export async function fetchPages(options: PagesOptions): Promise<PagesOutcome> {
  * help fails with VisitorsExportPageFailed naming the offset. `firstAttempt` names the chunks (re-reads).
  */
 export async function fetchPageRun(
-  permits: PagePermits,
+  permits: BudgetPermits,
   request: PageRequest,
   pages: number,
   width = 1,

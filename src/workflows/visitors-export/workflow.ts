@@ -30,7 +30,6 @@ import {
   VisitorsExportFailureType,
 } from '../../contract/visitors-export-constants';
 import { dayStart } from '../../contract/zone-days';
-import { PagePermits } from '../budget/page-permits';
 import { BudgetPermits, clockTime } from '../budget/permits';
 import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
 import { invalidInputOf } from '../input-check';
@@ -87,10 +86,11 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
 
   const eventLimit = input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS.visitorsExport;
   state.deadlineAt ??= Date.now() + (parseDuration(input.deadline ?? DEFAULT_EXPORT_DEADLINE) ?? 0);
-  const budget: BudgetPermits = new BudgetPermits('analytics', () =>
-    progress.update({ waitingForBudgetUntil: budget.waitingUntil }),
+  const permits: BudgetPermits = new BudgetPermits(
+    'analytics',
+    { projectId, deadlineAt: state.deadlineAt },
+    () => progress.update({ waitingForBudgetUntil: permits.waitingUntil }),
   );
-  const permits = new PagePermits(budget, projectId, state.deadlineAt);
   const pageRequest = (offset: number) => ({
     exportKey: state.exportKey,
     projectId,
@@ -125,7 +125,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     });
   } finally {
     // What is left of the permits goes back to the budget, whether the export goes on, ends or was cancelled.
-    await permits.release();
+    await permits.giveBack();
   }
   if (outcome.kind === 'paused') {
     await condition(allHandlersFinished);

@@ -42,10 +42,10 @@ describe('refusalOf: what a spent permit reports to the limiter', () => {
 
 describe('BudgetPermits', () => {
   test('a wait past the deadline fails non-retryable BudgetWaitTimedOut, naming the budget and the deadline', () => {
-    const failure = new BudgetPermits('analytics').timedOut({
+    const failure = new BudgetPermits('analytics', {
       projectId: 'acme',
       deadlineAt: Date.UTC(2026, 0, 2, 3),
-    });
+    }).timedOut();
     assert.equal(failure.type, BudgetFailureType.waitTimedOut);
     assert.equal(failure.nonRetryable, true);
     assert.equal(
@@ -56,7 +56,7 @@ describe('BudgetPermits', () => {
 
   test("the limiter's estimate for a permit this run never asked for is ignored", () => {
     const changes: number[] = [];
-    const permits = new BudgetPermits('agent', () => changes.push(1));
+    const permits = new BudgetPermits('agent', { projectId: 'p', deadlineAt: 0 }, () => changes.push(1));
     signal(budgetPermitQueuedSignal.name, {
       permitId: 'someone-else',
       estimatedGrantAt: 123,
