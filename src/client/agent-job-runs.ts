@@ -23,7 +23,6 @@ import {
   refusesFollowUps,
   type AgentJobCreateRecord,
   type AgentJobCreateRecordWorkflow,
-  type EarlierFollowUps,
   type FollowUpRecord,
 } from '../contract';
 import { SentFollowUpLedger } from '../contract/agent-job-constants';
@@ -75,17 +74,12 @@ export async function writeCreateRecord(
     });
 }
 
-export interface UnendedCreate {
-  runId: string;
-  projectId: string | undefined;
-}
-
 /** A create an earlier run sent that never ran to its end (worker died, run terminated), from the runs' histories. */
 export async function unendedCreateOf(
   client: Client,
   workflowId: string,
   exceptRunId: string,
-): Promise<UnendedCreate | undefined> {
+): Promise<{ runId: string; projectId: string | undefined } | undefined> {
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND WorkflowType = ${quoteVisibility(WorkflowType.agentJob)}`;
   for await (const run of client.workflow.list({ query })) {
     if (run.runId === exceptRunId) continue;
@@ -96,6 +90,8 @@ export async function unendedCreateOf(
   }
   return undefined;
 }
+
+export type UnendedCreate = NonNullable<Awaited<ReturnType<typeof unendedCreateOf>>>;
 
 /** The latest run of the workflow id that followed a service job (it set AgentJobId). */
 async function latestRunWithJob(
@@ -177,11 +173,7 @@ export async function earlierRunOf(client: Client, workflowId: string, runId: st
 }
 
 /** What the latest earlier run that followed the job sent and settled, for a run started again under the id. */
-export async function earlierFollowUpsOf(
-  client: Client,
-  workflowId: string,
-  exceptRunId: string,
-): Promise<EarlierFollowUps | undefined> {
+export async function earlierFollowUpsOf(client: Client, workflowId: string, exceptRunId: string) {
   const run = await latestRunWithJob(client, workflowId, exceptRunId);
   if (run === undefined) return undefined;
   const { sentFollowUps, followUps } = await earlierRunOf(client, workflowId, run.runId);

@@ -25,16 +25,11 @@ import {
   parseOrThrow,
   pollProgressOf,
   sendFollowUpUpdate,
-  type AgentJob,
-  type AgentJobFailureTypeName,
   type AgentJobInput,
-  type AgentJobResult,
   type AgentJobState,
   type AgentJobWorkflow,
-  type FollowUpFailureTypeName,
   type FollowUpRequest,
   type PollingOptions,
-  type PollProgress,
 } from '../contract';
 import type { InputIssue } from '../contract/input-error';
 import { truncate } from '../contract/text';
@@ -102,7 +97,7 @@ export async function startAgentJob(
 }
 
 /** The result (following continue-as-new); any failure rejects with WorkflowFailedError: see agentJobFailureOf. */
-export async function awaitAgentJob(client: Client, workflowId: string): Promise<AgentJobResult> {
+export async function awaitAgentJob(client: Client, workflowId: string) {
   return client.workflow.getHandle<AgentJobWorkflow>(workflowId).result();
 }
 
@@ -119,8 +114,8 @@ export async function getAgentJobState(client: Client, workflowId: string): Prom
     client.options.loadedDataConverter,
     poll.lastFailure,
   );
-  const { status, polls, lastError }: PollProgress =
-    failure instanceof ApplicationFailure ? pollProgressOf(failure) : { polls: 0 };
+  const { status, polls, lastError } =
+    failure instanceof ApplicationFailure ? pollProgressOf(failure) : ({ polls: 0 } as const);
   return {
     ...state,
     ...(status === undefined ? {} : { status }),
@@ -149,7 +144,7 @@ export async function sendFollowUpAndWait(
   workflowId: string,
   request: FollowUpRequest,
   options: { updateId?: string } = {},
-): Promise<AgentJob> {
+) {
   // Only a failure before acceptance means nothing was sent; once accepted, the outcome is the update's.
   const update = await deliver(client, workflowId, request, (handle) =>
     handle.startUpdate(sendFollowUpUpdate, {
@@ -261,10 +256,9 @@ export function agentJobFailureOf(error: unknown) {
   const failure = error instanceof WorkflowFailedError ? error.cause : undefined;
   if (!(failure instanceof ApplicationFailure)) return undefined;
   const details: unknown = failure.details?.[0];
-  const sent = (details ?? {}) as Partial<Pick<AgentJobResult, 'polls' | 'followUps'>> &
-    Partial<Pick<AgentJobState, 'jobId' | 'status' | 'prLink'>> & { issues?: InputIssue[] };
+  const sent = (details ?? {}) as Partial<AgentJobState> & { issues?: InputIssue[] };
   const { jobId, status, prLink, polls, issues, followUps = [] } = sent;
-  const type: AgentJobFailureTypeName | (string & {}) = failure.type ?? 'Error';
+  const type = failure.type ?? 'Error';
   return { type, message: failure.message, details, jobId, status, prLink, polls, followUps, issues };
 }
 
@@ -272,9 +266,7 @@ export function agentJobFailureOf(error: unknown) {
  * Why a follow-up failed: the workflow's or the service's refusal (a WorkflowUpdateFailedError) or the client's
  * FollowUpNotAcceptedError; undefined for any other error (Temporal unreachable, an unknown workflow id).
  */
-export function followUpFailureOf(
-  error: unknown,
-): { type: FollowUpFailureTypeName | (string & {}); message: string } | undefined {
+export function followUpFailureOf(error: unknown): { type: string; message: string } | undefined {
   if (error instanceof FollowUpNotAcceptedError) return { type: error.name, message: error.message };
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     return { type: error.cause.type ?? 'Error', message: error.cause.message };
