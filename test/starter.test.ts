@@ -404,7 +404,7 @@ describe('starter CLI', () => {
         '--wait',
       ],
       new RegExp(
-        `^job (job_\\w+): active, \\d+ polls, 0 pending follow-ups; model: sim-agent-1; ${source}$`,
+        `^job (job_\\w+): active; polls: \\d+, next poll: [^;]+; model: sim-agent-1; ${source}$`,
         'm',
       ),
     );

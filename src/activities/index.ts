@@ -12,8 +12,12 @@ import {
   type RateBudget,
 } from '../contract/budget';
 
-import { earlierFollowUpsOf } from '../client/agent-job';
-import { readCreateRecord, unendedCreateOf, writeCreateRecord } from '../client/agent-job-runs';
+import {
+  earlierFollowUpsOf,
+  readCreateRecord,
+  unendedCreateOf,
+  writeCreateRecord,
+} from '../client/agent-job-runs';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
 import { createNightlyActivities } from './nightly';
 import { agentJobInputSchema } from '../contract/agent-job';

@@ -12,36 +12,22 @@ import {
   getAgentJobState,
   idempotencyKeySchema,
   sendFollowUpAndWait,
-  startAgentJob,
 } from '../client/agent-job';
-import {
-  AgentJobResetRefusedError,
-  readCreateRecord,
-  resetAgentJob,
-  serviceCallsOf,
-} from '../client/agent-job-runs';
+import { AgentJobResetRefusedError, closedJobOf, resetAgentJob } from '../client/agent-job-runs';
 import { defined } from '../client/schedule';
 import {
-  AgentJobFailureType,
-  FOLLOW_UP_REFUSING_STATUSES,
   FOLLOW_UP_STATUSES,
   FollowUpFailureType,
   followUpRequestSchema,
   KNOWN_JOB_STATUSES,
   STATUS_NOT_CREATED,
-  type AgentJob,
   type AgentJobResult,
+  type AgentJobState,
   type FollowUpRecord,
   type FollowUpStatus,
 } from '../contract/agent-job';
 import { getStateQuery } from '../contract/messages';
-import {
-  AgentJobIdKey,
-  agentJobWorkflowId,
-  AgentJobStatusKey,
-  quoteVisibility,
-  WorkflowType,
-} from '../contract/names';
+import { agentJobWorkflowId, AgentJobStatusKey, quoteVisibility, WorkflowType } from '../contract/names';
 import { durationSchema, intFromText as integer, parseOrThrow, promptSchema } from '../contract/validation';
 import {
   ExitCode,
@@ -108,21 +94,13 @@ export function jobCommands(program: CommandUnknownOpts, run: Run): void {
     .option('--wait', 'show the live status until the job ends, then print the PR link')
     .action((flags) =>
       run(async ({ client, taskQueue, json }) => {
-        const polling = defined({
-          initialInterval: flags.initialInterval,
-          maxInterval: flags.maxInterval,
-          deadline: flags.deadline,
-        });
-        const input = {
-          projectId: flags.project,
-          prompt: promptOf(flags),
-          ...(Object.keys(polling).length > 0 ? { polling } : {}),
-        };
-        const options = { key: flags.key ?? randomUUID(), taskQueue };
+        const { initialInterval, maxInterval, deadline } = flags;
+        const polling = defined({ initialInterval, maxInterval, deadline });
+        const input = { projectId: flags.project, prompt: promptOf(flags), polling };
         // The rules across fields (the polling intervals' order, say) are checked before connecting too.
-        agentJobStartOptions(input, options);
+        const options = agentJobStartOptions(input, { key: flags.key ?? randomUUID(), taskQueue });
         const connected = await client();
-        const { workflowId } = await startAgentJob(connected, input, options);
+        const { workflowId } = await connected.workflow.start(WorkflowType.agentJob, options);
         if (!flags.wait || !json) print(json, { workflowId }, `workflow id: ${workflowId}`);
         return flags.wait ? waitForJob(connected, workflowId, json) : ExitCode.ok;
       }, 'trace'),
@@ -145,27 +123,41 @@ export function jobCommands(program: CommandUnknownOpts, run: Run): void {
         const request = { prompt: promptOf(flags), messageId: flags.messageId ?? randomUUID() };
         parseOrThrow(followUpRequestSchema, request, 'follow-up');
         const connected = await client();
-        if (flags.wait) return followUpAndWait(connected, workflowId, request, json);
+        const { messageId } = request;
+        if (flags.wait) {
+          try {
+            const answer = await sendFollowUpAndWait(connected, workflowId, request);
+            print(json, answer, `delivered: job ${answer.id} is ${answer.status}`);
+            return ExitCode.ok;
+          } catch (error) {
+            const failure = followUpFailureOf(error);
+            if (!failure) throw error;
+            // A refused duplicate was received before: its record says what became of it, as without --wait.
+            const earlier =
+              failure.type === FollowUpFailureType.notAccepted
+                ? await recordOf(connected, workflowId, undefined, messageId)
+                : undefined;
+            if (earlier && earlier.status !== 'rejected') {
+              return printReceipt(json, { workflowId, messageId, earlierStatus: earlier.status });
+            }
+            const refused = `follow-up ${messageId}: ${failure.type}: ${failure.message}`;
+            print(json, { workflowId, messageId, ...failure }, refused);
+            return ExitCode.failed;
+          }
+        }
         const delivery = await followUpAnyState(connected, workflowId, request, { taskQueue });
-        const { earlierStatus, runId } = delivery;
-        const record =
-          earlierStatus === undefined
-            ? await receiptOf(connected, workflowId, runId, request.messageId)
-            : undefined;
+        const receipt = { ...delivery, messageId };
+        if (delivery.earlierStatus !== undefined) return printReceipt(json, receipt);
         return printReceipt(
           json,
-          { ...delivery, messageId: request.messageId },
-          earlierStatus ?? record?.status,
-          record?.error,
+          receipt,
+          await recordOf(connected, workflowId, delivery.runId, messageId, 10_000),
         );
       }),
     );
 
   targeted(job.command('status').description("show a job's live state or result")).action((flags) =>
-    run(async ({ client, json }) => {
-      const workflowId = workflowIdOf(flags);
-      return jobStatus(await client(), workflowId, json);
-    }),
+    run(async ({ client, json }) => jobStatus(await client(), workflowIdOf(flags), json)),
   );
 
   listCommand(job, run, {
@@ -217,26 +209,17 @@ export function jobCommands(program: CommandUnknownOpts, run: Run): void {
     .action((flags) =>
       run(async ({ client, json }) => {
         const workflowId = workflowIdOf(flags);
+        const options = defined({ toEventId: flags.to, reason: flags.reason });
         try {
-          const reset = await resetAgentJob(
-            await client(),
-            workflowId,
-            defined({ toEventId: flags.to, reason: flags.reason }),
-          );
+          const reset = await resetAgentJob(await client(), workflowId, options);
           const { toEventId, runId, resetRunId } = reset;
-          print(
-            json,
-            { workflowId, ...reset },
-            `reset ${workflowId} to event ${toEventId}: run ${runId} -> ${resetRunId}`,
-          );
+          const done = `reset ${workflowId} to event ${toEventId}: run ${runId} -> ${resetRunId}`;
+          print(json, { workflowId, ...reset }, done);
           return ExitCode.ok;
         } catch (error) {
           if (!(error instanceof AgentJobResetRefusedError)) throw error;
-          print(
-            json,
-            { workflowId, refused: error.message, ...error.points },
-            `reset refused: ${error.message}`,
-          );
+          const refused = error.message;
+          print(json, { workflowId, refused, ...error.points }, `reset refused: ${refused}`);
           return ExitCode.failed;
         }
       }),
@@ -248,17 +231,12 @@ async function waitForJob(client: Client, workflowId: string, json: boolean): Pr
   const stop = json
     ? () => undefined
     : watch(async () => {
-        const state = await getAgentJobState(client, workflowId);
-        const line = [
-          `job ${state.jobId ?? '(creating)'}: ${state.status}, ${state.polls} polls, ${state.pendingFollowUps} pending follow-ups`,
-          ...modelAndSource(state),
-        ].join('; ');
+        const line = jobLines(await getAgentJobState(client, workflowId)).join('; ');
         return [line, line];
       }, 1000);
   try {
     const result = await awaitAgentJob(client, workflowId);
-    stop();
-    print(json, result, describeResult(result));
+    print(json, result, jobLines(result).join('\n'));
     return ExitCode.ok;
   } catch (error) {
     const failure = agentJobFailureOf(error);
@@ -277,10 +255,11 @@ async function waitForJob(client: Client, workflowId: string, json: boolean): Pr
 function printReceipt(
   json: boolean,
   receipt: { workflowId: string; runId?: string; messageId: string; earlierStatus?: FollowUpStatus },
-  status: FollowUpStatus = 'pending',
-  reason?: string | null,
+  record?: FollowUpRecord,
 ): number {
   const { messageId, earlierStatus } = receipt;
+  const status = earlierStatus ?? record?.status ?? 'pending';
+  const reason = record?.error;
   const where =
     receipt.runId === undefined ? receipt.workflowId : `${receipt.workflowId} (run ${receipt.runId})`;
   print(
@@ -297,55 +276,24 @@ function printReceipt(
   return status === 'rejected' || status === 'outcome_unknown' ? ExitCode.failed : ExitCode.ok;
 }
 
-async function followUpAndWait(
+/**
+ * The run's latest record of the follow-up (one refused earlier may be sent again under its id), looked for
+ * until `ms` passed: a new run answers no query before its first task, and the signal may not be in yet.
+ */
+async function recordOf(
   client: Client,
   workflowId: string,
-  request: { prompt: string; messageId: string },
-  json: boolean,
-): Promise<number> {
-  const { messageId } = request;
-  try {
-    const job = await sendFollowUpAndWait(client, workflowId, request);
-    print(json, job, `delivered: job ${job.id} is ${job.status}`);
-    return ExitCode.ok;
-  } catch (error) {
-    const failure = followUpFailureOf(error);
-    if (!failure) throw error;
-    // A refused duplicate was received before: its record says what became of it, as without --wait.
-    const earlier =
-      failure.type === FollowUpFailureType.notAccepted
-        ? await getAgentJobState(client, workflowId).then(
-            (state) => recordOf(state.followUps, messageId)?.status,
-            () => undefined,
-          )
-        : undefined;
-    if (earlier !== undefined && earlier !== 'rejected') {
-      return printReceipt(json, { workflowId, messageId, earlierStatus: earlier }, earlier);
-    }
-    print(
-      json,
-      { workflowId, messageId, ...failure },
-      `follow-up ${messageId}: ${failure.type}: ${failure.message}`,
-    );
-    return ExitCode.failed;
-  }
-}
-
-/** The latest record of a messageId: a follow-up refused earlier may be sent again under its id. */
-function recordOf(followUps: FollowUpRecord[], messageId: string): FollowUpRecord | undefined {
-  return followUps.filter((record) => record.messageId === messageId).at(-1);
-}
-
-/** The run's record of the follow-up, once the workflow has seen the signal (undefined after 10 s). */
-async function receiptOf(client: Client, workflowId: string, runId: string, messageId: string) {
-  const until = Date.now() + 10_000;
+  runId: string | undefined,
+  messageId: string,
+  ms = 0,
+): Promise<FollowUpRecord | undefined> {
+  const until = Date.now() + ms;
   for (;;) {
-    // Not queryable yet (a new run's first task), or it continued as new: the signal went with it.
     const state = await client.workflow
       .getHandle(workflowId, runId)
       .query(getStateQuery)
       .catch(() => undefined);
-    const record = state && recordOf(state.followUps, messageId);
+    const record = state?.followUps.filter((r) => r.messageId === messageId).at(-1);
     if (record || Date.now() >= until) return record;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -357,87 +305,52 @@ async function jobStatus(client: Client, workflowId: string, json: boolean): Pro
   const workflow = description.status.name;
   if (workflow === 'RUNNING') {
     const state = await getAgentJobState(client, workflowId);
-    const { pollingSince, waitingForBudgetUntil: until } = state;
-    const lines = [
-      `job ${state.jobId ?? '(creating)'}: ${state.status}`,
-      `polls: ${state.polls}, next poll: ${state.nextPollAt ?? (pollingSince ? `polling since ${pollingSince}` : '-')}`,
-      ...followUpLines(state.followUps),
-      state.prLink ? `pull request: ${state.prLink}` : '',
-      ...modelAndSource(state),
-      state.queuedForBudget ? `queued for the project's budget${until ? ` until ${until}` : ''}` : '',
-      state.inFlight ? `in flight: ${state.inFlight}` : '',
-      state.lastError ? `last error: ${state.lastError}` : '',
-    ];
-    print(json, { workflow, state }, lines.filter(Boolean).join('\n'));
+    print(json, { workflow, state }, jobLines(state).join('\n'));
     return ExitCode.ok;
   }
   try {
     const result = await awaitAgentJob(client, workflowId);
-    print(json, { workflow, result }, `${workflow}\n${describeResult(result)}`);
+    print(json, { workflow, result }, [workflow, ...jobLines(result)].join('\n'));
     return ExitCode.ok;
   } catch (error) {
     // A job that failed is a status to show; anything else (e.g. a payload the CLI cannot decode) is an error.
     if (!(error instanceof WorkflowFailedError)) throw error;
     const failure = agentJobFailureOf(error);
-    // Cancelled or terminated runs carry no details: the job id is in AgentJobId, or (a run terminated while
-    // its create was in flight) in the job's create record.
-    const record = await readCreateRecord(client, workflowId);
-    const jobId = description.typedSearchAttributes.get(AgentJobIdKey) ?? record?.jobId ?? null;
-    // A create the service refused (4xx) made no job; one of unknown outcome may have.
-    const createSent =
-      jobId === null &&
-      failure?.type !== AgentJobFailureType.createRejected &&
-      serviceCallsOf((await handle.fetchHistory()).events ?? []).some(
-        (call) => call.type === 'createAgentJob',
-      );
-    const ended =
-      failure?.type === AgentJobFailureType.jobNotFound ||
-      (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(failure?.status ?? '');
-    const job =
-      jobId !== null
-        ? ended
-          ? `job ${jobId}: it takes no follow-ups; start a new job`
-          : `job ${jobId} (the service job may still run: \`job message\` continues it)`
-        : createSent
-          ? `a create of unknown outcome was sent (run ${record?.runId ?? description.runId}): a job may exist at the service; look at the project's jobs there before starting another`
-          : 'no service job was created';
+    const { jobId = null, refusal } = await closedJobOf(client, workflowId, description);
     const lines = [
       `${workflow}: ${failure?.message ?? String(error)}`,
-      job,
-      ...followUpLines(failure?.followUps ?? []),
+      refusal ?? `job ${jobId} (the service job may still run: \`job message\` continues it)`,
+      ...followUpLines(failure?.followUps),
     ];
     print(json, { workflow, jobId, failure }, lines.join('\n'));
     return ExitCode.failed;
   }
 }
 
-function describeResult(result: AgentJobResult): string {
-  const earlier = result.alreadyCreatedBy;
+/** The one text of a job: its live state while the workflow runs (one line each), or its result. */
+function jobLines(job: AgentJobState | AgentJobResult): string[] {
+  const state = 'deadlineAt' in job ? job : undefined;
+  const { alreadyCreatedBy: earlier } = job as Partial<AgentJobResult>;
+  const nextPoll = state?.nextPollAt ?? (state?.pollingSince ? `polling since ${state.pollingSince}` : '-');
+  const until = state?.waitingForBudgetUntil ? ` until ${state.waitingForBudgetUntil}` : '';
   return [
     earlier &&
       `already created by run ${earlier.runId} (${earlier.recordedAt}) with this prompt: not created again`,
-    `job ${result.jobId}: ${result.status} after ${result.polls} polls`,
-    result.prLink ? `pull request: ${result.prLink}` : 'no pull request (no files changed)',
-    ...modelAndSource(result),
-    ...followUpLines(result.followUps),
-  ]
-    .filter(Boolean)
-    .join('\n');
-}
-
-/** `model: …` and `source: <repository>, branch <ref>`, each when the service gave it. */
-function modelAndSource({ model, source }: Pick<AgentJob, 'model' | 'source'>): string[] {
-  const lines = model === undefined ? [] : [`model: ${model}`];
-  if (source !== undefined) {
-    lines.push(
-      `source: ${source.repository ?? '(repository not given)'}, branch ${source.ref ?? '(none given)'}`,
-    );
-  }
-  return lines;
+    `job ${job.jobId ?? '(creating)'}: ${job.status}${state ? '' : ` after ${job.polls} polls`}`,
+    state && `polls: ${state.polls}, next poll: ${nextPoll}`,
+    job.prLink ? `pull request: ${job.prLink}` : !state && 'no pull request (no files changed)',
+    job.model !== undefined && `model: ${job.model}`,
+    job.source &&
+      `source: ${job.source.repository ?? '(repository not given)'}, branch ${job.source.ref ?? '(none given)'}`,
+    ...followUpLines(job.followUps),
+    state?.queuedForBudget && `queued for the project's budget${until}`,
+    state?.inFlight && `in flight: ${state.inFlight}`,
+    state?.lastError && `last error: ${state.lastError}`,
+  ].filter((line): line is string => typeof line === 'string' && line !== '');
 }
 
 /** How many follow-ups are in each status, and which ones may have reached the service without an answer. */
-function followUpLines(followUps: FollowUpRecord[]): string[] {
+function followUpLines(followUps: FollowUpRecord[] = []): string[] {
   if (followUps.length === 0) return [];
   const counts = FOLLOW_UP_STATUSES.flatMap((status) => {
     const count = followUps.filter((record) => record.status === status).length;

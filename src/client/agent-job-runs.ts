@@ -4,11 +4,14 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
+  type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
 import * as proto from '@temporalio/proto';
 import {
+  AgentJobFailureType,
   AgentJobIdKey,
+  AgentJobStatusKey,
   CREATE_RECORD_ID_PREFIX,
   DocsProjectIdKey,
   FOLLOW_UP_LIMITS,
@@ -17,6 +20,7 @@ import {
   getSentFollowUpsQuery,
   getStateQuery,
   quoteVisibility,
+  refusesFollowUps,
   type AgentJobCreateRecord,
   type AgentJobCreateRecordWorkflow,
   type FollowUpRecord,
@@ -70,17 +74,12 @@ export async function writeCreateRecord(
     });
 }
 
-export interface UnendedCreate {
-  runId: string;
-  projectId: string | undefined;
-}
-
 /** A create an earlier run sent that never ran to its end (worker died, run terminated), from the runs' histories. */
 export async function unendedCreateOf(
   client: Client,
   workflowId: string,
   exceptRunId: string,
-): Promise<UnendedCreate | undefined> {
+): Promise<{ runId: string; projectId: string | undefined } | undefined> {
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND WorkflowType = ${quoteVisibility(WorkflowType.agentJob)}`;
   for await (const run of client.workflow.list({ query })) {
     if (run.runId === exceptRunId) continue;
@@ -92,8 +91,10 @@ export async function unendedCreateOf(
   return undefined;
 }
 
+export type UnendedCreate = NonNullable<Awaited<ReturnType<typeof unendedCreateOf>>>;
+
 /** The latest run of the workflow id that followed a service job (it set AgentJobId). */
-export async function latestRunWithJob(
+async function latestRunWithJob(
   client: Client,
   workflowId: string,
   exceptRunId?: string,
@@ -104,6 +105,37 @@ export async function latestRunWithJob(
     if (run.runId !== exceptRunId && (latest === undefined || run.startTime > latest.startTime)) latest = run;
   }
   return latest;
+}
+
+/**
+ * The service job of a closed workflow id, or why a follow-up cannot continue it (`refusal`). The job is the
+ * latest run's, else that of the latest run that had one (a run refused before it had a job, AgentJobKeyInUse or
+ * InvalidInput, knows nothing of it), else (a run terminated while its create was in flight) its create record's.
+ * Without a job, a create the run sent that the service did not refuse (4xx) may have made one: it says so.
+ */
+export async function closedJobOf(client: Client, workflowId: string, last: WorkflowExecutionDescription) {
+  const withJob = (run: Pick<WorkflowExecutionInfo, 'typedSearchAttributes'>) =>
+    run.typedSearchAttributes.get(AgentJobIdKey) !== undefined;
+  const run = withJob(last) ? last : ((await latestRunWithJob(client, workflowId)) ?? last);
+  const record = withJob(run) ? undefined : await readCreateRecord(client, workflowId);
+  const jobId = run.typedSearchAttributes.get(AgentJobIdKey) ?? record?.jobId;
+  const projectId = run.typedSearchAttributes.get(DocsProjectIdKey);
+  const status = run.typedSearchAttributes.get(AgentJobStatusKey) ?? '';
+  if (jobId !== undefined && projectId !== undefined) {
+    if (!refusesFollowUps(status)) return { run, jobId, projectId, refusal: undefined };
+    return { jobId, refusal: `Job ${jobId} is ${status}: it takes no follow-ups; start a new job` };
+  }
+  const events = (await client.workflow.getHandle(workflowId, last.runId).fetchHistory()).events ?? [];
+  const failure = events.at(-1)?.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo;
+  const createSent =
+    record !== undefined ||
+    (failure?.type !== AgentJobFailureType.createRejected &&
+      serviceCallsOf(events).some((call) => call.type === 'createAgentJob'));
+  const closed = `Workflow ${workflowId} closed (${last.status.name})`;
+  const refusal = createSent
+    ? `${closed} after a create of unknown outcome (run ${record?.runId ?? last.runId}): a job may exist at the service; look at the project's jobs there before starting another`
+    : `${closed} before a service job was created: there is no job to follow up; start a new one`;
+  return { jobId, refusal };
 }
 
 /**
@@ -132,7 +164,20 @@ export async function earlierRunOf(client: Client, workflowId: string, runId: st
       { ...record, status: 'outcome_unknown', error: 'the run closed while this follow-up was being sent' },
     ];
   });
-  return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling: state.polling };
+  return {
+    sent,
+    sentFollowUps,
+    followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords),
+    polling: state.polling,
+  };
+}
+
+/** What the latest earlier run that followed the job sent and settled, for a run started again under the id. */
+export async function earlierFollowUpsOf(client: Client, workflowId: string, exceptRunId: string) {
+  const run = await latestRunWithJob(client, workflowId, exceptRunId);
+  if (run === undefined) return undefined;
+  const { sentFollowUps, followUps } = await earlierRunOf(client, workflowId, run.runId);
+  return { followUps, sentFollowUps };
 }
 
 /** The activities whose request the service acts on (it has no idempotency key), and what a second one does. */
@@ -156,18 +201,6 @@ export interface ServiceCall {
   ranToEnd: boolean;
 }
 
-/**
- * Where an agentJob run may be reset without sending anything twice, from its history alone. A reset to the
- * WorkflowTaskCompleted event E runs the workflow on from E: a create or message scheduled before E and closed
- * after it is dispatched again, one scheduled after E is made again. So E is safe only once every create and
- * message of the run closed before it; while one is in flight no point is safe.
- */
-export interface ResetPoints {
-  /** WorkflowTaskCompleted event ids a reset may go to, oldest first. */
-  safe: number[];
-  calls: ServiceCall[];
-}
-
 /** The run's creates and messages, in the order scheduled. */
 export function serviceCallsOf(events: readonly HistoryEvent[]): ServiceCall[] {
   const calls = new Map<number, ServiceCall>();
@@ -186,7 +219,13 @@ export function serviceCallsOf(events: readonly HistoryEvent[]): ServiceCall[] {
   return [...calls.values()];
 }
 
-export function resetPointsOf(events: readonly HistoryEvent[]): ResetPoints {
+/**
+ * Where an agentJob run may be reset without sending anything twice, from its history alone: the
+ * WorkflowTaskCompleted event ids, oldest first. A reset to such an event E runs the workflow on from E: a create
+ * or message scheduled before E and closed after it is dispatched again, one scheduled after E is made again. So
+ * E is safe only once every create and message of the run closed before it; while one is in flight none is.
+ */
+export function resetPointsOf(events: readonly HistoryEvent[]) {
   const calls = serviceCallsOf(events);
   const inFlight = calls.some((call) => call.closedAt === null);
   const lastClose = Math.max(0, ...calls.map((call) => call.closedAt ?? 0));
@@ -196,6 +235,8 @@ export function resetPointsOf(events: readonly HistoryEvent[]): ResetPoints {
     .filter((id) => !inFlight && id > lastClose);
   return { safe, calls };
 }
+
+export type ResetPoints = ReturnType<typeof resetPointsOf>;
 
 /** Why a reset to this event would send a request again (the first call it would repeat). */
 function whyUnsafe({ calls }: ResetPoints, toEventId: number | undefined): string {
@@ -223,7 +264,7 @@ export class AgentJobResetRefusedError extends Error {
 }
 
 /**
- * Resets the current run of an agentJob workflow to a safe point (see ResetPoints), by default the latest; any
+ * Resets the current run of an agentJob workflow to a safe point (resetPointsOf), by default the latest; any
  * other point throws AgentJobResetRefusedError with the reason. Signals after the point are applied again.
  */
 export async function resetAgentJob(

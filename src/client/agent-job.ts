@@ -13,7 +13,6 @@ import { tsToDate } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import {
   AgentJobIdKey,
-  AgentJobStatusKey,
   DocsProjectIdKey,
   FollowUpNotAcceptedError,
   InputValidationError,
@@ -25,24 +24,15 @@ import {
   getStateQuery,
   parseOrThrow,
   pollProgressOf,
-  refusesFollowUps,
   sendFollowUpUpdate,
-  type AgentJob,
-  type AgentJobFailureTypeName,
   type AgentJobInput,
-  type AgentJobResult,
   type AgentJobState,
   type AgentJobWorkflow,
-  type EarlierFollowUps,
-  type FollowUpFailureTypeName,
-  type FollowUpRecord,
   type FollowUpRequest,
-  type FollowUpStatus,
   type PollingOptions,
-  type PollProgress,
 } from '../contract';
 import { truncate, type InputIssue } from '../contract/failure-types';
-import { earlierRunOf, latestRunWithJob, readCreateRecord } from './agent-job-runs';
+import { closedJobOf, earlierRunOf } from './agent-job-runs';
 import { taskQueueFromEnv } from './connect';
 
 export type AgentJobHandle = WorkflowHandle<AgentJobWorkflow>;
@@ -53,11 +43,8 @@ export const idempotencyKeySchema = z
   .max(200, 'must be at most 200 characters')
   .regex(/^\S+$/, 'must not contain spaces');
 
-export interface StartAgentJobOptions {
-  /** Idempotency key: one job per (projectId, key). */
-  key: string;
-  taskQueue?: string;
-}
+/** `key`: the idempotency key, one job per (projectId, key). */
+export type StartAgentJobOptions = { key: string; taskQueue?: string };
 
 /**
  * The start of an agentJob with id `agent-job/<projectId>/<key>`, input checked first (InputValidationError names
@@ -76,28 +63,26 @@ export function agentJobStartOptions(
     throw new InputValidationError([issue], 'agentJob input');
   }
   return {
-    ...jobStart(agentJobWorkflowId(input.projectId, key), input, options.taskQueue, false),
+    ...jobStart(agentJobWorkflowId(input.projectId, key), input, options.taskQueue),
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
   };
 }
 
-function jobStart(
-  workflowId: string,
-  input: AgentJobInput,
-  taskQueue: string | undefined,
-  followUp: boolean,
-) {
-  const prefix = input.jobId === undefined ? '' : `${followUp ? 'Follow-up to job' : 'Job'} ${input.jobId}: `;
+function jobStart(workflowId: string, input: AgentJobInput, taskQueue: string | undefined) {
+  const { projectId, jobId, prompt } = input;
   return {
     workflowId,
     taskQueue: taskQueue ?? taskQueueFromEnv(),
     args: [input] as [AgentJobInput],
-    staticSummary: truncate(prefix + (input.prompt.trim().split('\n', 1)[0] ?? ''), 200),
-    staticDetails: `**Project:** ${input.projectId}\n\n**Prompt:**\n\n${truncate(input.prompt, 2000)}`,
+    staticSummary: truncate(
+      (jobId === undefined ? '' : `Job ${jobId}: `) + prompt.trim().split('\n', 1)[0],
+      200,
+    ),
+    staticDetails: `**Project:** ${projectId}\n\n**Prompt:**\n\n${truncate(prompt, 2000)}`,
     typedSearchAttributes: [
-      { key: DocsProjectIdKey, value: input.projectId },
-      ...(followUp && input.jobId !== undefined ? [{ key: AgentJobIdKey, value: input.jobId }] : []),
+      { key: DocsProjectIdKey, value: projectId },
+      ...(jobId === undefined ? [] : [{ key: AgentJobIdKey, value: jobId }]),
     ],
   };
 }
@@ -111,7 +96,7 @@ export async function startAgentJob(
 }
 
 /** The result (following continue-as-new); any failure rejects with WorkflowFailedError: see agentJobFailureOf. */
-export async function awaitAgentJob(client: Client, workflowId: string): Promise<AgentJobResult> {
+export async function awaitAgentJob(client: Client, workflowId: string) {
   return client.workflow.getHandle<AgentJobWorkflow>(workflowId).result();
 }
 
@@ -128,8 +113,8 @@ export async function getAgentJobState(client: Client, workflowId: string): Prom
     client.options.loadedDataConverter,
     poll.lastFailure,
   );
-  const { status, polls, lastError }: PollProgress =
-    failure instanceof ApplicationFailure ? pollProgressOf(failure) : { polls: 0 };
+  const { status, polls, lastError } =
+    failure instanceof ApplicationFailure ? pollProgressOf(failure) : ({ polls: 0 } as const);
   return {
     ...state,
     ...(status === undefined ? {} : { status }),
@@ -158,7 +143,7 @@ export async function sendFollowUpAndWait(
   workflowId: string,
   request: FollowUpRequest,
   options: { updateId?: string } = {},
-): Promise<AgentJob> {
+) {
   // Only a failure before acceptance means nothing was sent; once accepted, the outcome is the update's.
   const update = await deliver(client, workflowId, request, (handle) =>
     handle.startUpdate(sendFollowUpUpdate, {
@@ -205,29 +190,19 @@ export interface FollowUpAnyStateOptions {
   polling?: PollingOptions;
 }
 
-export interface FollowUpDelivery {
-  workflowId: string;
-  /** The run that received the follow-up (or, with `earlierStatus`, the closed run that had it). */
-  runId: string;
-  startedNewRun: boolean;
-  jobId: string | undefined;
-  /** A closed run of this job had already sent this messageId, so nothing was sent again: its status then. */
-  earlierStatus?: FollowUpStatus;
-}
-
 /**
  * A follow-up whatever the workflow's state. Running: it is signalled. Closed: a new run of the same workflow id is
- * signal-with-started on the same service job (its id and project from the latest run that followed it, or from
- * the create record), with the same polling and knowing every messageId the job's runs sent: one that was sent is
- * not sent again (`earlierStatus`), one that was refused is. A job failed, archived or not found, or a run that
- * closed before any job existed, throws FollowUpNotAcceptedError saying why.
+ * signal-with-started on the same service job (closedJobOf), with the same polling and knowing every messageId
+ * the job's runs sent: one that was sent is not sent again (`earlierStatus`: its status, and `runId` the closed
+ * run that had it), one that was refused is. A job failed, archived or not found, or a run that closed before
+ * any job existed, throws FollowUpNotAcceptedError saying why.
  */
 export async function followUpAnyState(
   client: Client,
   workflowId: string,
   request: FollowUpRequest,
   options: FollowUpAnyStateOptions = {},
-): Promise<FollowUpDelivery> {
+) {
   parseOrThrow(followUpRequestSchema, request, 'follow-up');
   const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
   const last = await handle.describe();
@@ -241,46 +216,27 @@ export async function followUpAnyState(
       if (!(error instanceof WorkflowNotFoundError)) throw error;
     }
   }
-  // A run refused before it had a job (AgentJobKeyInUse, InvalidInput) knows nothing of it: the latest that had one does.
-  const jobRun =
-    last.typedSearchAttributes.get(AgentJobIdKey) === undefined
-      ? ((await latestRunWithJob(client, workflowId)) ?? last)
-      : last;
-  const projectId = jobRun.typedSearchAttributes.get(DocsProjectIdKey);
-  const jobId =
-    jobRun.typedSearchAttributes.get(AgentJobIdKey) ?? (await readCreateRecord(client, workflowId))?.jobId;
-  if (jobId === undefined || projectId === undefined) {
-    throw new FollowUpNotAcceptedError(
-      `Workflow ${workflowId} closed (${last.status.name}) before a service job was created: there is no job to follow up; start a new one`,
-      workflowId,
-    );
-  }
-  const jobStatus = jobRun.typedSearchAttributes.get(AgentJobStatusKey) ?? '';
-  if (refusesFollowUps(jobStatus)) {
-    throw new FollowUpNotAcceptedError(
-      `Job ${jobId} is ${jobStatus}: it takes no follow-ups; start a new job`,
-      workflowId,
-    );
-  }
-  const earlier = await earlierRunOf(client, workflowId, jobRun.runId);
+  const job = await closedJobOf(client, workflowId, last);
+  if (job.refusal !== undefined) throw new FollowUpNotAcceptedError(job.refusal, workflowId);
+  const { run, jobId, projectId } = job;
+  const earlier = await earlierRunOf(client, workflowId, run.runId);
   const earlierStatus =
     request.messageId === undefined ? undefined : earlier.sent.statusOf(request.messageId);
   if (earlierStatus !== undefined) {
-    return { workflowId, runId: jobRun.runId, startedNewRun: false, jobId, earlierStatus };
+    return { workflowId, runId: run.runId, startedNewRun: false, jobId, earlierStatus };
   }
-  const polling = options.polling ?? earlier.polling;
   const input: AgentJobInput = {
     projectId,
     prompt: request.prompt,
     jobId,
-    ...(polling === undefined ? {} : { polling }),
+    polling: options.polling ?? earlier.polling,
     earlierFollowUps: earlier.followUps,
-    sentFollowUps: earlier.sent.toJSON(),
+    sentFollowUps: earlier.sentFollowUps,
   };
   const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,
     {
-      ...jobStart(workflowId, input, options.taskQueue ?? last.taskQueue, true),
+      ...jobStart(workflowId, input, options.taskQueue ?? last.taskQueue),
       signal: followUpSignal,
       signalArgs: [request],
     },
@@ -289,50 +245,27 @@ export async function followUpAnyState(
   return { workflowId, runId, startedNewRun: runId !== last.runId, jobId };
 }
 
-/** What the latest earlier run that followed the job sent and settled, for a run started again under the id. */
-export async function earlierFollowUpsOf(
-  client: Client,
-  workflowId: string,
-  exceptRunId: string,
-): Promise<EarlierFollowUps | undefined> {
-  const run = await latestRunWithJob(client, workflowId, exceptRunId);
-  if (run === undefined) return undefined;
-  const { sent, followUps } = await earlierRunOf(client, workflowId, run.runId);
-  return { followUps, sentFollowUps: sent.toJSON() };
-}
+export type FollowUpDelivery = Awaited<ReturnType<typeof followUpAnyState>>;
 
-export type AgentJobFailureInfo = {
-  [K in 'jobId' | 'status' | 'prLink' | 'polls']?: AgentJobState[K] | undefined;
-} & {
-  type: AgentJobFailureTypeName | (string & {});
-  message: string;
-  /** details[0] as sent: AgentJobResult for AgentJobFailed, `{ issues }` for InvalidInput, else AgentJobState. */
-  details: unknown;
-  followUps: FollowUpRecord[];
-  issues?: InputIssue[] | undefined;
-};
-
-/** The typed failure inside a WorkflowFailedError from awaitAgentJob, or undefined for any other error. */
-export function agentJobFailureOf(error: unknown): AgentJobFailureInfo | undefined {
+/**
+ * The typed failure inside a WorkflowFailedError from awaitAgentJob, or undefined for any other error: `details`
+ * is details[0] as sent (AgentJobResult for AgentJobFailed, `{ issues }` for InvalidInput, else AgentJobState).
+ */
+export function agentJobFailureOf(error: unknown) {
   const failure = error instanceof WorkflowFailedError ? error.cause : undefined;
   if (!(failure instanceof ApplicationFailure)) return undefined;
   const details: unknown = failure.details?.[0];
-  const sent = (details ?? {}) as Partial<AgentJobFailureInfo>;
+  const sent = (details ?? {}) as Partial<AgentJobState> & { issues?: InputIssue[] };
   const { jobId, status, prLink, polls, issues, followUps = [] } = sent;
-  const typed = { jobId, status, prLink, polls, issues, followUps };
-  return { type: failure.type ?? 'Error', message: failure.message, details, ...typed };
-}
-
-export interface FollowUpFailureInfo {
-  type: FollowUpFailureTypeName | (string & {});
-  message: string;
+  const type = failure.type ?? 'Error';
+  return { type, message: failure.message, details, jobId, status, prLink, polls, followUps, issues };
 }
 
 /**
  * Why a follow-up failed: the workflow's or the service's refusal (a WorkflowUpdateFailedError) or the client's
  * FollowUpNotAcceptedError; undefined for any other error (Temporal unreachable, an unknown workflow id).
  */
-export function followUpFailureOf(error: unknown): FollowUpFailureInfo | undefined {
+export function followUpFailureOf(error: unknown): { type: string; message: string } | undefined {
   if (error instanceof FollowUpNotAcceptedError) return { type: error.name, message: error.message };
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     return { type: error.cause.type ?? 'Error', message: error.cause.message };

@@ -215,7 +215,7 @@ describe('job status after a failure: what exists at the service', () => {
     assert.equal(status.code, 1, status.stderr);
     assert.match(status.stdout, /^FAILED: /);
     assert.match(status.stdout, /a job may exist at the service/);
-    assert.doesNotMatch(status.stdout, /no service job was created/);
+    assert.doesNotMatch(status.stdout, /before a service job was created/);
 
     const events = (await handle.fetchHistory()).events ?? [];
     const firstTask = Number(events.find((event) => event.workflowTaskCompletedEventAttributes)?.eventId);
@@ -242,7 +242,7 @@ describe('job status after a failure: what exists at the service', () => {
     assert.equal((await workflowFailure(handle.result())).type, AgentJobFailureType.jobNotFound);
     const status = await cli('job', 'status', '--workflow-id', handle.workflowId);
     assert.equal(status.code, 1, status.stderr);
-    assert.match(status.stdout, /^job \S+: it takes no follow-ups; start a new job$/m);
+    assert.match(status.stdout, /^Job \S+ is not_found: it takes no follow-ups; start a new job$/m);
     assert.doesNotMatch(status.stdout, /job message/);
   });
 
@@ -253,7 +253,10 @@ describe('job status after a failure: what exists at the service', () => {
     assert.equal((await workflowFailure(handle.result())).type, AgentJobFailureType.createRejected);
     const status = await cli('job', 'status', '--workflow-id', handle.workflowId);
     assert.equal(status.code, 1, status.stderr);
-    assert.match(status.stdout, /^no service job was created$/m);
+    assert.match(
+      status.stdout,
+      /^Workflow \S+ closed \(FAILED\) before a service job was created: there is no job/m,
+    );
     assert.equal(h.sim.stats().jobsCreatedByProject[projectId] ?? 0, 0);
   });
 });
