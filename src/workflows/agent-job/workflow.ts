@@ -141,7 +141,6 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       }
     } else if (pending && refusesFollowUps(statusOf(state))) {
       state.followUps.rejectAll(`not sent: job ${state.jobId} is ${statusOf(state)}`);
-      refreshVisibility(state);
       continue;
     } else if (pending && state.readBeforeNextMessage) {
       await readBeforeNextMessage(state);
@@ -158,6 +157,7 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       state.jobId === null || pending ? state.resendAt : Infinity,
     );
     const { arrivals, poll } = state;
+    refreshVisibility(state);
     await condition(
       () => state.arrivals !== arrivals || state.poll !== poll,
       wakeAt === Infinity ? undefined : Math.max(1, wakeAt - Date.now()),
