@@ -94,13 +94,9 @@ export const AgentJobActivityFailureType = {
  */
 export type PollProgress = { status?: string; polls: number; lastError?: string };
 
+/** The progress in details this activity wrote (none: nothing read yet). */
 export function pollProgressIn(details: unknown): PollProgress {
-  const { status, polls, lastError } = (details ?? {}) as Record<string, unknown>;
-  return {
-    ...(typeof status === 'string' ? { status } : {}),
-    polls: typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0,
-    ...(typeof lastError === 'string' ? { lastError } : {}),
-  };
+  return { polls: 0, ...(details as Partial<PollProgress> | undefined) };
 }
 
 export function pollProgressOf(failure: {

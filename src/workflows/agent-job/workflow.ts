@@ -24,7 +24,7 @@ import {
   followUpRequestIssues,
   refusesFollowUps,
 } from '../../contract/agent-job-constants';
-import { InputValidationError } from '../../contract/input-error';
+import { InputValidationError, type InputIssue } from '../../contract/input-error';
 import {
   followUpSignal,
   getSentFollowUpsQuery,
@@ -62,8 +62,8 @@ import {
  * and returns the contract's result (a `failed` job fails the workflow, typed). Design: docs/agent-job.md.
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
-  // Handlers are registered before the first await (signal-with-start); input that builds no state is refused
-  // by the check just below. From here on, however the run ends, every update it accepted is answered.
+  // Handlers are registered before the first await (signal-with-start); input that builds no state fails the
+  // check just below. From here on, however the run ends, every update it accepted is answered.
   let state: RunState | undefined;
   try {
     state = initialState(input, Date.now());
@@ -73,8 +73,7 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   }
   try {
     await failOnBadInput(input);
-    if (!state) throw new Error('agentJob input passed its check but could not be read');
-    const run = state;
+    const run = state as RunState;
     run.budget = new BudgetPermits('agent', () => refreshVisibility(run));
     refreshVisibility(run);
     return await runUntilDone(run);
@@ -222,15 +221,15 @@ function registerHandlers(state: RunState): void {
 /** A signal cannot be turned back to its sender, so one not accepted is recorded as rejected (visible in getState). */
 function acceptSignal(state: RunState, raw: unknown): void {
   const fields = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<Record<string, unknown>>;
-  const issues = followUpRequestIssues(raw, 'follow-up');
-  const givenId = issues.some((i) => i.field === 'messageId') ? undefined : fields.messageId;
+  const notAccepted = whyNotAccepted(state, raw);
+  const badId = notAccepted?.issues?.some((issue) => issue.field === 'messageId');
+  const givenId = badId ? undefined : fields.messageId;
   if (typeof givenId === 'string' && state.followUps.statusOf(givenId) !== undefined) {
     log.info('Duplicate follow-up ignored', { messageId: givenId });
     return;
   }
   const messageId = typeof givenId === 'string' ? givenId : state.followUps.nextUnnamedId();
   const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
-  const notAccepted = whyNotAccepted(state, raw, issues);
   if (notAccepted !== undefined) {
     log.warn('Follow-up signal not accepted', { messageId, reason: notAccepted.reason });
     state.followUps.recordNotAccepted(messageId, prompt, notAccepted.reason);
@@ -268,26 +267,26 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
   return answer;
 }
 
+/** Why a follow-up is not queued: the request breaks rules (`issues`), or the job takes none now. */
 function whyNotAccepted(
   state: RunState,
   raw: unknown,
-  issues = followUpRequestIssues(raw, 'follow-up'),
-): { type: string; reason: string } | undefined {
+): { type: string; reason: string; issues?: InputIssue[] } | undefined {
+  const issues = followUpRequestIssues(raw, 'follow-up');
   if (issues.length > 0) {
-    return {
-      type: FollowUpFailureType.invalidInput,
-      reason: new InputValidationError(issues, 'follow-up').message,
-    };
+    const reason = new InputValidationError(issues, 'follow-up').message;
+    return { type: FollowUpFailureType.invalidInput, reason, issues };
   }
-  const reason = refusalOf(state, (raw as FollowUpRequest).messageId);
-  return reason === undefined ? undefined : { type: FollowUpFailureType.notAccepted, reason };
-}
-
-function refusalOf(state: RunState, messageId: string | undefined): string | undefined {
+  const { messageId } = raw as FollowUpRequest;
   const seen = messageId === undefined ? undefined : state.followUps.statusOf(messageId);
-  if (seen !== undefined) return `follow-up ${messageId} was already received (status: ${seen})`;
-  if (state.closingReason !== null) return `the workflow is ending (${state.closingReason})`;
   const status = statusOf(state);
-  if (refusesFollowUps(status)) return `job ${state.jobId} is ${status}: it takes no follow-ups`;
-  return state.followUps.refusal(state.jobId);
+  const reason =
+    seen !== undefined
+      ? `follow-up ${messageId} was already received (status: ${seen})`
+      : state.closingReason !== null
+        ? `the workflow is ending (${state.closingReason})`
+        : refusesFollowUps(status)
+          ? `job ${state.jobId} is ${status}: it takes no follow-ups`
+          : state.followUps.refusal(state.jobId);
+  return reason === undefined ? undefined : { type: FollowUpFailureType.notAccepted, reason };
 }
