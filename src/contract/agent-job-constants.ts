@@ -140,22 +140,16 @@ export type FollowUpFailureTypeName = (typeof FollowUpFailureType)[keyof typeof 
 export const FOLLOW_UP_STATUSES = ['pending', 'delivered', 'rejected', 'outcome_unknown'] as const;
 export type FollowUpStatus = (typeof FOLLOW_UP_STATUSES)[number];
 
-/** One text field of a follow-up request: its message when not a string, its longest text, its text rule. */
-export interface TextRule {
-  typeError: string;
-  maxChars: number;
-  optional?: true;
-  text: (value: string) => string | undefined;
-}
-
 /**
- * The follow-up request's rules, declared once: the contract's `followUpRequestSchema` (zod) and
- * `followUpRequestIssues` (the sandbox's synchronous check, where zod is not evaluated) are both built from them.
+ * The follow-up request's rules, declared once, per field: its message when not a string, its longest text, its
+ * text rule. The contract's `followUpRequestSchema` (zod) and `followUpRequestIssues` (the sandbox's synchronous
+ * check, where zod is not evaluated) are both built from them.
  */
 export const FOLLOW_UP_REQUEST_RULES = {
   prompt: {
     typeError: 'is required and must be a string',
     maxChars: MAX_PROMPT_CHARS,
+    optional: false,
     text: promptTextIssue,
   },
   messageId: {
@@ -164,7 +158,9 @@ export const FOLLOW_UP_REQUEST_RULES = {
     optional: true,
     text: (value: string) => (value.length === 0 ? PROMPT_TEXT_RULES.empty : undefined),
   },
-} as const satisfies Record<string, TextRule>;
+};
+
+export type TextRule = (typeof FOLLOW_UP_REQUEST_RULES)[keyof typeof FOLLOW_UP_REQUEST_RULES];
 
 export function textRuleIssues(rule: TextRule, value: string): string[] {
   const issues = [rule.text(value)];
@@ -180,7 +176,7 @@ export function followUpRequestIssues(raw: unknown, subject: string): InputIssue
   }
   const fields = raw as Record<string, unknown>;
   const issues: InputIssue[] = [];
-  for (const [field, rule] of Object.entries(FOLLOW_UP_REQUEST_RULES) as [string, TextRule][]) {
+  for (const [field, rule] of Object.entries(FOLLOW_UP_REQUEST_RULES)) {
     const value = fields[field];
     if (value === undefined && rule.optional) continue;
     const rules = typeof value === 'string' ? textRuleIssues(rule, value) : [rule.typeError];

@@ -271,7 +271,7 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
 export function startPoll(state: RunState): void {
   const sentBefore = state.messagesSent;
   state.pollStartedAt = Date.now();
-  state.poll = poll(state, isRead(state) ? statusOf(state) : null)
+  state.poll = readJob(state, isRead(state) ? statusOf(state) : null)
     .then(
       (polled) => {
         if (polled && state.messagesSent === sentBefore) state.pollAfterMessage = false;
@@ -285,13 +285,8 @@ export function startPoll(state: RunState): void {
     });
 }
 
-export async function readBeforeNextMessage(state: RunState): Promise<void> {
-  await poll(state, null);
-  state.readBeforeNextMessage = false;
-}
-
-/** One poll activity to its end; false when the workflow's cancellation cancelled it. */
-async function poll(state: RunState, status: string | null): Promise<boolean> {
+/** One poll activity to its end (`status` null: the first read returns); false when cancelled. */
+export async function readJob(state: RunState, status: string | null): Promise<boolean> {
   const jobId = state.jobId as string;
   const { initialIntervalMs, maxIntervalMs, backoffCoefficient } = state.polling;
   try {

@@ -36,14 +36,7 @@ import { BudgetPermits } from '../budget/permits';
 import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
 import { invalidInputOf } from '../input-check';
 import { recordFollowUpNotAccepted } from '../metrics';
-import {
-  attemptCreate,
-  deliverNextFollowUp,
-  jobFailed,
-  readBeforeNextMessage,
-  startPoll,
-  timedOut,
-} from './calls';
+import { attemptCreate, deliverNextFollowUp, jobFailed, readJob, startPoll, timedOut } from './calls';
 import {
   initialState,
   isRead,
@@ -142,7 +135,8 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       state.followUps.rejectAll(`not sent: job ${state.jobId} is ${statusOf(state)}`);
       continue;
     } else if (pending && state.readBeforeNextMessage) {
-      await readBeforeNextMessage(state);
+      await readJob(state, null);
+      state.readBeforeNextMessage = false;
       continue;
     } else if (pending && isRead(state) && now >= state.resendAt) {
       await deliverNextFollowUp(state);
