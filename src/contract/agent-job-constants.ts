@@ -98,13 +98,9 @@ export const AgentJobActivityFailureType = {
  */
 export type PollProgress = { status?: string; polls: number; lastError?: string };
 
+/** The progress in details this activity wrote (none: nothing read yet). */
 export function pollProgressIn(details: unknown): PollProgress {
-  const { status, polls, lastError } = (details ?? {}) as Record<string, unknown>;
-  return {
-    ...(typeof status === 'string' ? { status } : {}),
-    polls: typeof polls === 'number' && Number.isInteger(polls) && polls >= 0 ? polls : 0,
-    ...(typeof lastError === 'string' ? { lastError } : {}),
-  };
+  return { polls: 0, ...(details as Partial<PollProgress> | undefined) };
 }
 
 export function pollProgressOf(failure: {
@@ -148,36 +144,52 @@ export type FollowUpFailureTypeName = (typeof FollowUpFailureType)[keyof typeof 
 export const FOLLOW_UP_STATUSES = ['pending', 'delivered', 'rejected', 'outcome_unknown'] as const;
 export type FollowUpStatus = (typeof FOLLOW_UP_STATUSES)[number];
 
-const REQUEST_KEYS = new Set(['prompt', 'messageId']);
-
 /**
- * The rules of the contract's `followUpRequestSchema` with zod's own messages, for the sandbox, where the
- * `sendFollowUp` update validator must be synchronous and zod is not evaluated. test/contract/follow-up-checks.test.ts
- * runs a table of requests through both and requires the same issues.
+ * The follow-up request's rules, declared once, per field: its message when not a string, its longest text, its
+ * text rule. The contract's `followUpRequestSchema` (zod) and `followUpRequestIssues` (the sandbox's synchronous
+ * check, where zod is not evaluated) are both built from them.
  */
+export const FOLLOW_UP_REQUEST_RULES = {
+  prompt: {
+    typeError: 'is required and must be a string',
+    maxChars: MAX_PROMPT_CHARS,
+    optional: false,
+    text: promptTextIssue,
+  },
+  messageId: {
+    typeError: 'must be a string',
+    maxChars: MAX_MESSAGE_ID_CHARS,
+    optional: true,
+    text: (value: string) => (value.length === 0 ? PROMPT_TEXT_RULES.empty : undefined),
+  },
+};
+
+export type TextRule = (typeof FOLLOW_UP_REQUEST_RULES)[keyof typeof FOLLOW_UP_REQUEST_RULES];
+
+export function textRuleIssues(rule: TextRule, value: string): string[] {
+  const issues = [rule.text(value)];
+  if (value.length > rule.maxChars) issues.push(`must be at most ${rule.maxChars} characters`);
+  return issues.filter((issue) => issue !== undefined);
+}
+
+/** `FOLLOW_UP_REQUEST_RULES` applied as zod applies the schema built from them, with zod's own messages. */
 export function followUpRequestIssues(raw: unknown, subject: string): InputIssue[] {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     const kind = raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw;
     return [{ field: subject, rule: `Invalid input: expected object, received ${kind}` }];
   }
-  const { prompt, messageId, ...rest } = raw as Record<string, unknown>;
+  const fields = raw as Record<string, unknown>;
   const issues: InputIssue[] = [];
-  const issue = (field: string, rule: string) => issues.push({ field, rule });
-  if (typeof prompt !== 'string') issue('prompt', 'is required and must be a string');
-  else {
-    const textRule = promptTextIssue(prompt);
-    if (textRule !== undefined) issue('prompt', textRule);
-    if (prompt.length > MAX_PROMPT_CHARS) issue('prompt', `must be at most ${MAX_PROMPT_CHARS} characters`);
+  for (const [field, rule] of Object.entries(FOLLOW_UP_REQUEST_RULES)) {
+    const value = fields[field];
+    if (value === undefined && rule.optional) continue;
+    const rules = typeof value === 'string' ? textRuleIssues(rule, value) : [rule.typeError];
+    issues.push(...rules.map((text) => ({ field, rule: text })));
   }
-  if (messageId !== undefined && typeof messageId !== 'string') issue('messageId', 'must be a string');
-  else if (messageId === '') issue('messageId', 'must not be empty');
-  else if (messageId !== undefined && messageId.length > MAX_MESSAGE_ID_CHARS) {
-    issue('messageId', `must be at most ${MAX_MESSAGE_ID_CHARS} characters`);
-  }
-  const unknown = Object.keys(rest).filter((key) => !REQUEST_KEYS.has(key));
+  const unknown = Object.keys(fields).filter((key) => !(key in FOLLOW_UP_REQUEST_RULES));
   if (unknown.length > 0) {
     const names = unknown.map((key) => `"${key}"`).join(', ');
-    issue(subject, `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${names}`);
+    issues.push({ field: subject, rule: `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${names}` });
   }
   return issues;
 }

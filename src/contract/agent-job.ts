@@ -2,10 +2,12 @@ import { z } from 'zod';
 import { parseDuration, type DurationInput } from './duration';
 import {
   FOLLOW_UP_LIMITS,
+  FOLLOW_UP_REQUEST_RULES,
   FOLLOW_UP_STATUSES,
-  MAX_MESSAGE_ID_CHARS,
   MIN_POLL_INTERVAL_MS,
+  textRuleIssues,
   type SentFollowUps,
+  type TextRule,
 } from './agent-job-constants';
 import { durationSchema, intInRange, jobIdSchema, promptSchema, projectIdSchema } from './validation';
 
@@ -117,15 +119,17 @@ export const pollingOptionsSchema = z
 export type PollingOptions = z.infer<typeof pollingOptionsSchema>;
 export type CompletePollingOptions = { [K in keyof PollingOptions]-?: NonNullable<PollingOptions[K]> };
 
+function textSchema(rule: TextRule) {
+  return z.string({ error: rule.typeError }).superRefine((value, ctx) => {
+    for (const message of textRuleIssues(rule, value)) ctx.addIssue({ code: 'custom', message });
+  });
+}
+
+/** `messageId` is the deduplication key: a follow-up is delivered to the service at most once per messageId. */
 export const followUpRequestSchema = z
   .object({
-    prompt: promptSchema,
-    /** Deduplication key: a follow-up is delivered to the service at most once per messageId. */
-    messageId: z
-      .string({ error: 'must be a string' })
-      .min(1, 'must not be empty')
-      .max(MAX_MESSAGE_ID_CHARS, `must be at most ${MAX_MESSAGE_ID_CHARS} characters`)
-      .optional(),
+    prompt: textSchema(FOLLOW_UP_REQUEST_RULES.prompt),
+    messageId: textSchema(FOLLOW_UP_REQUEST_RULES.messageId).optional(),
   })
   .strict();
 

@@ -66,7 +66,9 @@ function applicationFailureIn(error: unknown): ApplicationFailure | undefined {
   return cause instanceof ApplicationFailure ? cause : undefined;
 }
 
-function outcomeOf(error: unknown): ReturnType<typeof callOutcomeOf> & { reason: string } {
+type Outcome = ReturnType<typeof callOutcomeOf> & { reason: string };
+
+function outcomeOf(error: unknown): Outcome {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof TimeoutFailure) {
     return { kind: 'unknown', reason: `no answer within the activity's ${cause.timeoutType ?? ''} timeout` };
@@ -113,25 +115,34 @@ async function acquirePermit(state: RunState): Promise<PermitGrant | undefined> 
   }
 }
 
-/** A create or message on its permit; a 429 is reported with the next ask. */
-async function callService(
+type Sent = { job: AgentJob & Pick<AgentJobAnswer, 'unrecorded'> } | { error: unknown; outcome: Outcome };
+
+/**
+ * A create or message, once, on its permit (a 429 is reported with the next ask): the job answered, its failure,
+ * or undefined when the service cannot have acted on it and it is to be sent again.
+ */
+async function sendOnce(
   state: RunState,
-  permit: PermitGrant | undefined,
   what: string,
   call: (permit: { permitId?: string }) => Promise<AgentJobAnswer>,
-): Promise<AgentJob & Pick<AgentJobAnswer, 'unrecorded'>> {
+): Promise<Sent | undefined> {
+  const permit = await acquirePermit(state);
   state.inFlight = `${what} sent at ${iso(Date.now())}, waiting for the service's answer`;
   refreshVisibility(state);
   try {
-    return jobOf(
-      state,
-      await CancellationScope.nonCancellable(() => call(permit ? { permitId: permit.permitId } : {})),
-    );
+    const held = permit ? { permitId: permit.permitId } : {};
+    return { job: jobOf(state, await CancellationScope.nonCancellable(() => call(held))) };
   } catch (error) {
     if (permit) state.budgetRefusal = refusalOf(error, permit);
-    throw error;
+    if (isCancellation(error)) throw error;
+    const outcome = outcomeOf(error);
+    if (outcome.kind !== 'resend') return { error, outcome };
+    const at = scheduleResend(state, outcome.details?.retryAfterMs);
+    state.lastError = `${what} not accepted yet, sending again at ${at}: ${outcome.reason}`;
+    return undefined;
   } finally {
     state.inFlight = null;
+    refreshVisibility(state);
   }
 }
 
@@ -157,48 +168,42 @@ function jobOf(state: RunState, answer: AgentJobAnswer): AgentJob & Pick<AgentJo
 
 export async function attemptCreate(state: RunState): Promise<void> {
   const { projectId, input } = state;
-  const permit = await acquirePermit(state);
-  try {
-    const { unrecorded, ...job } = await callService(state, permit, 'the create', (held) =>
-      createAgentJob.executeWithOptions({ summary: `Create the agent job: ${firstLine(input.prompt)}` }, [
-        { projectId, prompt: input.prompt, ...held },
-      ]),
-    );
+  const sent = await sendOnce(state, 'the create', (held) =>
+    createAgentJob.executeWithOptions({ summary: `Create the agent job: ${firstLine(input.prompt)}` }, [
+      { projectId, prompt: input.prompt, ...held },
+    ]),
+  );
+  if (sent === undefined) return;
+  if ('job' in sent) {
+    const { unrecorded, ...job } = sent.job;
     state.jobId = job.id;
     answered(state, job);
     log.info('Agent job created', { jobId: job.id, projectId, status: job.status });
     if (unrecorded === true) await recordThisCreate(state, job.id);
-  } catch (error) {
-    if (isCancellation(error)) throw error;
-    const refusal = applicationFailureIn(error);
-    if (refusal?.type === AgentJobFailureType.keyInUse) {
-      throw failure(state, AgentJobFailureType.keyInUse, refusal.message, error, refusal.details?.[0]);
-    }
-    const outcome = outcomeOf(error);
-    const jobId = outcome.details?.jobId;
-    if (outcome.kind === 'rejected') {
-      const message = `The service rejected the create of the agent job: ${outcome.reason}`;
-      throw failure(state, AgentJobFailureType.createRejected, message, error);
-    } else if (outcome.kind === 'unknown' && jobId !== undefined) {
-      // A malformed answer that named the new job: it exists; reading it tells its status.
-      state.jobId = jobId;
-      answered(state, { id: jobId, status: STATUS_UNREAD, prLink: null });
-      await recordThisCreate(state, jobId);
-    } else if (outcome.kind === 'unknown') {
-      await recordThisCreate(state, undefined);
-      throw failure(
-        state,
-        AgentJobFailureType.createOutcomeUnknown,
-        `Creating the agent job may or may not have succeeded (${outcome.reason}). It was not sent again, so that ` +
-          `no second job is created: look at project ${projectId}'s jobs at the service before starting another.`,
-        error,
-      );
-    } else {
-      const at = scheduleResend(state, outcome.details?.retryAfterMs);
-      state.lastError = `create not accepted yet, sending again at ${at}: ${outcome.reason}`;
-    }
-  } finally {
-    refreshVisibility(state);
+    return;
+  }
+  const { error, outcome } = sent;
+  const refusal = applicationFailureIn(error);
+  const jobId = outcome.details?.jobId;
+  if (refusal?.type === AgentJobFailureType.keyInUse) {
+    throw failure(state, AgentJobFailureType.keyInUse, refusal.message, error, refusal.details?.[0]);
+  } else if (outcome.kind === 'rejected') {
+    const message = `The service rejected the create of the agent job: ${outcome.reason}`;
+    throw failure(state, AgentJobFailureType.createRejected, message, error);
+  } else if (jobId !== undefined) {
+    // A malformed answer that named the new job: it exists; reading it tells its status.
+    state.jobId = jobId;
+    answered(state, { id: jobId, status: STATUS_UNREAD, prLink: null });
+    await recordThisCreate(state, jobId);
+  } else {
+    await recordThisCreate(state, undefined);
+    throw failure(
+      state,
+      AgentJobFailureType.createOutcomeUnknown,
+      `Creating the agent job may or may not have succeeded (${outcome.reason}). It was not sent again, so that ` +
+        `no second job is created: look at project ${projectId}'s jobs at the service before starting another.`,
+      error,
+    );
   }
 }
 
@@ -225,39 +230,31 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
   const jobId = state.jobId;
   if (!next || jobId === null) return;
   const { messageId, prompt } = next;
-  const permit = await acquirePermit(state);
-  try {
-    const job = await callService(state, permit, `follow-up ${messageId}`, (held) => {
-      // In the workflow task that schedules the send: a run replayed from here (a query of a terminated run)
-      // knows the service may have it.
-      state.followUps.sendingHead();
-      state.messagesSent += 1;
-      state.pollAfterMessage = true;
-      return sendAgentJobMessage.executeWithOptions(
-        { summary: `Send follow-up ${messageId}: ${firstLine(prompt)}` },
-        [{ projectId: state.projectId, jobId, prompt, ...held }],
-      );
-    });
-    state.followUps.deliverHead(job);
-    answered(state, job);
-  } catch (error) {
-    if (isCancellation(error)) throw error;
-    const outcome = outcomeOf(error);
-    if (outcome.kind === 'resend') {
-      state.followUps.sendingHead(false);
-      const at = scheduleResend(state, outcome.details?.retryAfterMs);
-      state.lastError = `follow-up ${messageId} not accepted yet, sending again at ${at}: ${outcome.reason}`;
-    } else {
-      const status = outcome.kind === 'rejected' ? 'rejected' : 'outcome_unknown';
-      state.followUps.failHead(status, outcome.reason);
-      log.warn('Follow-up not delivered', { messageId, status, reason: outcome.reason });
-      answered(state);
-      state.lastError = `follow-up ${messageId} ${status.replace('_', ' ')}: ${outcome.reason}`;
-      // Refused for the job's state (failed, archived): read it before the next, which it may refuse unsent.
-      if (outcome.kind === 'rejected' && outcome.details?.status === 409) state.readBeforeNextMessage = true;
-    }
-  } finally {
-    refreshVisibility(state);
+  const sent = await sendOnce(state, `follow-up ${messageId}`, (held) => {
+    // In the workflow task that schedules the send: a run replayed from here (a query of a terminated run)
+    // knows the service may have it.
+    state.followUps.sendingHead();
+    state.messagesSent += 1;
+    state.pollAfterMessage = true;
+    return sendAgentJobMessage.executeWithOptions(
+      { summary: `Send follow-up ${messageId}: ${firstLine(prompt)}` },
+      [{ projectId: state.projectId, jobId, prompt, ...held }],
+    );
+  });
+  if (sent === undefined) {
+    state.followUps.sendingHead(false);
+  } else if ('job' in sent) {
+    state.followUps.deliverHead(sent.job);
+    answered(state, sent.job);
+  } else {
+    const { kind, reason, details } = sent.outcome;
+    const status = kind === 'rejected' ? 'rejected' : 'outcome_unknown';
+    state.followUps.failHead(status, reason);
+    log.warn('Follow-up not delivered', { messageId, status, reason });
+    answered(state);
+    state.lastError = `follow-up ${messageId} ${status.replace('_', ' ')}: ${reason}`;
+    // Refused for the job's state (failed, archived): read it before the next, which it may refuse unsent.
+    if (kind === 'rejected' && details?.status === 409) state.readBeforeNextMessage = true;
   }
 }
 
@@ -268,29 +265,22 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
 export function startPoll(state: RunState): void {
   const sentBefore = state.messagesSent;
   state.pollStartedAt = Date.now();
-  state.poll = poll(state, isRead(state) ? statusOf(state) : null)
+  state.poll = readJob(state, isRead(state) ? statusOf(state) : null)
     .then(
       (polled) => {
         if (polled && state.messagesSent === sentBefore) state.pollAfterMessage = false;
       },
       (error: unknown) => {
-        state.pollFailure = error instanceof Error ? error : new Error(String(error));
+        state.pollFailure = error as Error;
       },
     )
     .finally(() => {
       state.poll = null;
-      refreshVisibility(state);
     });
-  refreshVisibility(state);
 }
 
-export async function readBeforeNextMessage(state: RunState): Promise<void> {
-  await poll(state, null);
-  state.readBeforeNextMessage = false;
-}
-
-/** One poll activity to its end; false when the workflow's cancellation cancelled it. */
-async function poll(state: RunState, status: string | null): Promise<boolean> {
+/** One poll activity to its end (`status` null: the first read returns); false when cancelled. */
+export async function readJob(state: RunState, status: string | null): Promise<boolean> {
   const jobId = state.jobId as string;
   const { initialIntervalMs, maxIntervalMs, backoffCoefficient } = state.polling;
   try {
@@ -315,28 +305,22 @@ async function poll(state: RunState, status: string | null): Promise<boolean> {
     return true;
   } catch (error) {
     if (isCancellation(error)) return false;
-    throw pollFailure(state, jobId, error);
-  } finally {
-    refreshVisibility(state);
+    if (
+      error instanceof ActivityFailure &&
+      (error.cause instanceof TimeoutFailure || error.retryState === RetryState.TIMEOUT)
+    ) {
+      state.polls += lastPollProgress(error)?.polls ?? 0;
+      throw timedOut(state, error);
+    }
+    if (applicationFailureIn(error)?.type === DocsApiFailureType.notFound) {
+      // Shown as the job's status: a job that does not exist takes no follow-ups.
+      state.job = { ...(state.job ?? { id: jobId, prLink: null }), status: STATUS_NOT_FOUND };
+      const message = `The service does not know the agent job ${jobId} in project ${state.projectId} (get-job answered 404)`;
+      throw failure(state, AgentJobFailureType.jobNotFound, message, error);
+    }
+    const message = `The service rejected reading the agent job ${jobId}: ${messageOf(error)}`;
+    throw failure(state, AgentJobFailureType.pollRejected, message, error);
   }
-}
-
-function pollFailure(state: RunState, jobId: string, error: unknown): Error {
-  if (
-    error instanceof ActivityFailure &&
-    (error.cause instanceof TimeoutFailure || error.retryState === RetryState.TIMEOUT)
-  ) {
-    state.polls += lastPollProgress(error)?.polls ?? 0;
-    return timedOut(state, error);
-  }
-  if (applicationFailureIn(error)?.type === DocsApiFailureType.notFound) {
-    // Shown as the job's status: a job that does not exist takes no follow-ups.
-    state.job = { ...(state.job ?? { id: jobId, prLink: null }), status: STATUS_NOT_FOUND };
-    const message = `The service does not know the agent job ${jobId} in project ${state.projectId} (get-job answered 404)`;
-    return failure(state, AgentJobFailureType.jobNotFound, message, error);
-  }
-  const message = `The service rejected reading the agent job ${jobId}: ${messageOf(error)}`;
-  return failure(state, AgentJobFailureType.pollRejected, message, error);
 }
 
 /** The poll activity's last attempt, from its failure chain. */

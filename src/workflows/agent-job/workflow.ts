@@ -24,7 +24,7 @@ import {
   followUpRequestIssues,
   refusesFollowUps,
 } from '../../contract/agent-job-constants';
-import { InputValidationError } from '../../contract/failure-types';
+import { InputValidationError, type InputIssue } from '../../contract/failure-types';
 import {
   followUpSignal,
   getSentFollowUpsQuery,
@@ -36,14 +36,7 @@ import { BudgetPermits } from '../budget/permits';
 import { CONTINUE_AS_NEW_AFTER_EVENTS, continueAsNewDue } from '../continue-as-new';
 import { invalidInputOf } from '../input-check';
 import { recordFollowUpNotAccepted } from '../metrics';
-import {
-  attemptCreate,
-  deliverNextFollowUp,
-  jobFailed,
-  readBeforeNextMessage,
-  startPoll,
-  timedOut,
-} from './calls';
+import { attemptCreate, deliverNextFollowUp, jobFailed, readJob, startPoll, timedOut } from './calls';
 import {
   initialState,
   isRead,
@@ -62,8 +55,8 @@ import {
  * and returns the contract's result (a `failed` job fails the workflow, typed). Design: docs/agent-job.md.
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
-  // Handlers are registered before the first await (signal-with-start); input that builds no state is refused
-  // by the check just below. From here on, however the run ends, every update it accepted is answered.
+  // Handlers are registered before the first await (signal-with-start); input that builds no state fails the
+  // check just below. From here on, however the run ends, every update it accepted is answered.
   let state: RunState | undefined;
   try {
     state = initialState(input, Date.now());
@@ -73,8 +66,7 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   }
   try {
     await failOnBadInput(input);
-    if (!state) throw new Error('agentJob input passed its check but could not be read');
-    const run = state;
+    const run = state as RunState;
     run.budget = new BudgetPermits('agent', run, () => refreshVisibility(run));
     refreshVisibility(run);
     return await runUntilDone(run);
@@ -141,10 +133,10 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       }
     } else if (pending && refusesFollowUps(statusOf(state))) {
       state.followUps.rejectAll(`not sent: job ${state.jobId} is ${statusOf(state)}`);
-      refreshVisibility(state);
       continue;
     } else if (pending && state.readBeforeNextMessage) {
-      await readBeforeNextMessage(state);
+      await readJob(state, null);
+      state.readBeforeNextMessage = false;
       continue;
     } else if (pending && isRead(state) && now >= state.resendAt) {
       await deliverNextFollowUp(state);
@@ -158,6 +150,7 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       state.jobId === null || pending ? state.resendAt : Infinity,
     );
     const { arrivals, poll } = state;
+    refreshVisibility(state);
     await condition(
       () => state.arrivals !== arrivals || state.poll !== poll,
       wakeAt === Infinity ? undefined : Math.max(1, wakeAt - Date.now()),
@@ -222,15 +215,15 @@ function registerHandlers(state: RunState): void {
 /** A signal cannot be turned back to its sender, so one not accepted is recorded as rejected (visible in getState). */
 function acceptSignal(state: RunState, raw: unknown): void {
   const fields = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<Record<string, unknown>>;
-  const issues = followUpRequestIssues(raw, 'follow-up');
-  const givenId = issues.some((i) => i.field === 'messageId') ? undefined : fields.messageId;
+  const notAccepted = whyNotAccepted(state, raw);
+  const badId = notAccepted?.issues?.some((issue) => issue.field === 'messageId');
+  const givenId = badId ? undefined : fields.messageId;
   if (typeof givenId === 'string' && state.followUps.statusOf(givenId) !== undefined) {
     log.info('Duplicate follow-up ignored', { messageId: givenId });
     return;
   }
   const messageId = typeof givenId === 'string' ? givenId : state.followUps.nextUnnamedId();
   const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
-  const notAccepted = whyNotAccepted(state, raw, issues);
   if (notAccepted !== undefined) {
     log.warn('Follow-up signal not accepted', { messageId, reason: notAccepted.reason });
     state.followUps.recordNotAccepted(messageId, prompt, notAccepted.reason);
@@ -268,26 +261,26 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
   return answer;
 }
 
+/** Why a follow-up is not queued: the request breaks rules (`issues`), or the job takes none now. */
 function whyNotAccepted(
   state: RunState,
   raw: unknown,
-  issues = followUpRequestIssues(raw, 'follow-up'),
-): { type: string; reason: string } | undefined {
+): { type: string; reason: string; issues?: InputIssue[] } | undefined {
+  const issues = followUpRequestIssues(raw, 'follow-up');
   if (issues.length > 0) {
-    return {
-      type: FollowUpFailureType.invalidInput,
-      reason: new InputValidationError(issues, 'follow-up').message,
-    };
+    const reason = new InputValidationError(issues, 'follow-up').message;
+    return { type: FollowUpFailureType.invalidInput, reason, issues };
   }
-  const reason = refusalOf(state, (raw as FollowUpRequest).messageId);
-  return reason === undefined ? undefined : { type: FollowUpFailureType.notAccepted, reason };
-}
-
-function refusalOf(state: RunState, messageId: string | undefined): string | undefined {
+  const { messageId } = raw as FollowUpRequest;
   const seen = messageId === undefined ? undefined : state.followUps.statusOf(messageId);
-  if (seen !== undefined) return `follow-up ${messageId} was already received (status: ${seen})`;
-  if (state.closingReason !== null) return `the workflow is ending (${state.closingReason})`;
   const status = statusOf(state);
-  if (refusesFollowUps(status)) return `job ${state.jobId} is ${status}: it takes no follow-ups`;
-  return state.followUps.refusal(state.jobId);
+  const reason =
+    seen !== undefined
+      ? `follow-up ${messageId} was already received (status: ${seen})`
+      : state.closingReason !== null
+        ? `the workflow is ending (${state.closingReason})`
+        : refusesFollowUps(status)
+          ? `job ${state.jobId} is ${status}: it takes no follow-ups`
+          : state.followUps.refusal(state.jobId);
+  return reason === undefined ? undefined : { type: FollowUpFailureType.notAccepted, reason };
 }
