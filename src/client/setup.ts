@@ -183,3 +183,10 @@ export async function routeToVersion(
     }
   }
 }
+
+/** @deprecated Use `routeToVersion(client, version)`. */
+export const setCurrentVersion = (client: Client, version: WorkerDeploymentVersion) =>
+  routeToVersion(client, version);
+
+/** @deprecated Use `routeToVersion(client, version, percentage)`. */
+export const rampToVersion = routeToVersion;
