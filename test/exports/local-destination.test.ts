@@ -42,7 +42,11 @@ describe('LocalDestination: finding final objects', () => {
       'project=acme/day=2026-11-01/manifest.json',
     ]);
     assert.deepEqual(await destination.listFinal(''), startingWith(''));
-    assert.deepEqual(await destination.listFinal('.staging/'), ['.staging/acme-k/chunk.ndjson'], 'asked for');
+    assert.deepEqual(
+      await destination.listFinal('.staging/'),
+      ['.staging/acme-k/.prepared', '.staging/acme-k/chunk.ndjson'],
+      'asked for',
+    );
   });
 
   test('a prefix is matched as S3 matches it: any key that starts with it', async () => {
@@ -83,13 +87,13 @@ describe('LocalDestination: faults another attempt cannot fix', { skip: smallDis
         assert.ok(error instanceof ApplicationFailure && error.type === 'ExportDestinationUnavailable');
         assert.match(
           error.message,
-          /^export directory \S+ cannot be written \(ENOSPC: write \.\.probe\.[0-9a-f]{12}\.tmp\)$/,
+          /^export directory \S+ cannot be written \(ENOSPC: write \.probe-[0-9a-f]{12}\)$/,
         );
         return true;
       });
       await disk.empty();
       await disk.readOnly();
-      await assert.rejects(destination.probe(), /cannot be written \(EROFS: open \.\.probe\./);
+      await assert.rejects(destination.probe(), /cannot be written \(EROFS: open \.probe-/);
     } finally {
       await disk.unmount();
     }
