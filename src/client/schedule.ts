@@ -11,13 +11,7 @@ import { z } from 'zod';
 import { DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
 import { durationSchema, InputValidationError, parseOrThrow, projectIdSchema } from '../contract/validation';
 import { timeZoneSchema, UNENDED_RANGE_RULE, rangeEnd } from '../contract/visitors-export';
-import {
-  coveredOfMemo,
-  DEFAULT_MAX_CATCH_UP_DAYS,
-  dueExports,
-  exportLabel,
-  type FailedDay,
-} from '../contract/nightly';
+import { coveredOfMemo, DEFAULT_MAX_CATCH_UP_DAYS, dueExports, exportLabel } from '../contract/nightly';
 import {
   nightlyRunMemoSchema,
   visitorsNightlyInputSchema,
@@ -270,21 +264,6 @@ export async function deleteVisitorsSchedule(client: Client, projectId: string):
   await visitorsScheduleHandle(client, projectId).delete();
 }
 
-/** A schedule, the zone whose days its runs export, what its latest run found and what the next runs export. */
-export interface VisitorsNightlyState {
-  schedule: ScheduleDescription;
-  timeZone: string;
-  /** What the latest run that read the destination found there (its memo); null before any. */
-  latestRun: (NightlyRunMemo & { workflowId: string }) | null;
-  /** Exports due (days, or `<from>_<to>` ranges) that the latest run left: failed, or past its cap. */
-  missing: string[];
-  /** The exports that failed in the latest run, with their errors: each run makes them again. */
-  failed: FailedDay[];
-  maxCatchUpDays: number;
-  /** The next nominal times and what each will export, if the destination holds what the latest run left. */
-  nextRuns: { at: string; days: string[]; remaining: number }[];
-}
-
 /** The memo of the schedule's latest run that has read the destination (kept by the server: no worker needed). */
 export async function latestNightlyRun(
   client: Client,
@@ -301,13 +280,11 @@ export async function latestNightlyRun(
 }
 
 /**
- * The schedule, its latest run's memo, and what the next runs export, computed as the runs do (dueExports over the
- * instants held whole), a zone change included: a run never exports a day that has not ended.
+ * The schedule, the zone whose days its runs export, its latest run's memo (null before any), what that run left
+ * due (`missing`: failed, or past its cap) and what the next three runs export, computed as the runs do
+ * (dueExports over the instants held whole), a zone change included: a run never exports a day that has not ended.
  */
-export async function describeVisitorsNightly(
-  client: Client,
-  projectId: string,
-): Promise<VisitorsNightlyState> {
+export async function describeVisitorsNightly(client: Client, projectId: string) {
   const schedule = await describeVisitorsSchedule(client, projectId);
   const timeZone = zoneOf(schedule);
   const maxCatchUpDays = scheduleInput(schedule).maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
@@ -324,13 +301,21 @@ export async function describeVisitorsNightly(
     return { at: at.toISOString(), days: now.map(exportLabel), remaining: due.length - now.length };
   });
   return {
-    schedule,
+    scheduleId: schedule.scheduleId,
     timeZone,
+    scheduleTimeZone: schedule.spec.timezone ?? 'UTC',
+    calendars: schedule.spec.calendars,
+    paused: schedule.state.paused,
+    note: schedule.state.note,
     latestRun,
     missing,
     failed: latestRun?.failed ?? [],
     maxCatchUpDays,
     nextRuns,
+    recentActions: schedule.info.recentActions.map((a) => ({
+      scheduledAt: a.scheduledAt.toISOString(),
+      workflowId: a.action.workflow.workflowId,
+    })),
   };
 }
 

@@ -1,5 +1,5 @@
 import { InvariantError } from '../contract/errors';
-import type { ExportCompression, ExportFormat, VisitorRow } from '../contract/visitors-export';
+import type { VisitorRow } from '../contract/visitors-export';
 import {
   hashedOutput,
   stagingMissing,
@@ -10,12 +10,9 @@ import {
 import { openExportFile, type ExportFileOptions } from './formats';
 import { parseStagedChunkName } from './layout';
 
-export interface MergeOptions {
+export interface MergeOptions extends ExportFileOptions {
   staging: ExportStaging;
   offsets: readonly number[];
-  format: ExportFormat;
-  compression?: ExportCompression;
-  range?: ExportFileOptions['range'];
   /** The export file's key, replaced whole once complete; `beforeCommit` runs just before. */
   target: string;
   onPage?: (index: number) => void;

@@ -100,8 +100,8 @@ export async function fetchPages(options: PagesOptions): Promise<PagesOutcome> {
     offset += run.pages.length * pageSize;
     const last = run.pages.at(-1) as PageSummary;
     if (!last.hasMore) {
-      const { pastEnd, firstAgain } = run;
-      return { kind: 'end', last, ...(pastEnd ? { pastEnd } : {}), ...(firstAgain ? { firstAgain } : {}) };
+      const { pages: _, ...ends } = run;
+      return { kind: 'end', last, ...ends };
     }
   }
 }
@@ -149,8 +149,8 @@ export async function fetchPageRun(
     permits.putBack(taken.slice(result.permitsUsed));
     done.push(...result.pages);
     if (done.at(-1)?.hasMore === false) {
-      const { pastEnd, firstAgain } = result;
-      return { pages: done, ...(pastEnd ? { pastEnd } : {}), ...(firstAgain ? { firstAgain } : {}) };
+      const { permitsUsed: _, stopped: _stopped, ...ends } = result;
+      return { ...ends, pages: done };
     }
     if (result.pages.length > 0) {
       offset += result.pages.length * request.limit;

@@ -66,13 +66,13 @@ const { prepareVisitorsExportStaging, removeVisitorsExportStaging } = proxyActiv
  * under EXPORT_DIR, checked (page-checks.ts), merged in offset order into one file, totals.json and, last,
  * manifest.json. Only counts enter history; long exports continue as new.
  */
-export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
-  const input = await validateInput(rawInput);
+export async function visitorsExport(input: VisitorsExportInput): Promise<VisitorsExportResult> {
+  // getProgress answers while the input is checked, with what a continued run carries.
+  const { pagesDone = 0, rowsDone = 0 } = input.continuation ?? {};
+  setHandler(getProgressQuery, () => ({ pagesDone, rowsDone, inFlight: 0, done: false }));
+  await refuseInvalidInput('visitorsExport', input);
   // Dates with a zone name that zone's days: the folder and the result say so (UTC keeps the bare dates).
-  const dayZone =
-    input.dateFrom !== undefined && input.timeZone !== undefined && input.timeZone !== 'UTC'
-      ? input.timeZone
-      : undefined;
+  const dayZone = input.timeZone === 'UTC' ? undefined : input.timeZone;
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
   const format = input.format ?? DEFAULT_EXPORT_FORMAT;
   const state = input.continuation ?? firstRunState(input);
@@ -129,7 +129,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   }
   if (outcome.kind === 'paused') {
     await condition(allHandlersFinished);
-    return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: state });
+    return continueAsNew<typeof visitorsExport>({ ...input, continuation: state });
   }
 
   const totals = state.first?.totals ?? { human: 0, ai: 0, total: 0 };
@@ -169,19 +169,6 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
     warnings: [...warnings, ...merged.warnings],
     ...(input.partial === true ? { partial: true as const } : {}),
   };
-}
-
-/** The input, checked; getProgress answers meanwhile with what a continued run carries. */
-async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportInput> {
-  const carried = raw.continuation;
-  setHandler(getProgressQuery, () => ({
-    pagesDone: typeof carried?.pagesDone === 'number' ? carried.pagesDone : 0,
-    rowsDone: typeof carried?.rowsDone === 'number' ? carried.rowsDone : 0,
-    inFlight: 0,
-    done: false,
-  }));
-  await refuseInvalidInput('visitorsExport', raw);
-  return raw;
 }
 
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
