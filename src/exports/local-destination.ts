@@ -132,23 +132,18 @@ export async function writeFileAtomic(target: string, content: string | Uint8Arr
 export async function openAtomicFile(target: string) {
   await fs.mkdir(path.dirname(target), { recursive: true });
   const tmp = temporaryPathFor(target);
+  // A FileHandle closed again resolves: abort may follow a commit that failed at any step.
   const handle = await fs.open(tmp, 'w');
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await handle.close();
-  };
   return {
     // Writes the whole chunk at the current position (write() alone may write less).
     write: (chunk: string | Uint8Array): Promise<void> => handle.writeFile(chunk),
     async commit(): Promise<void> {
       await handle.sync();
-      await close();
+      await handle.close();
       await fs.rename(tmp, target);
     },
     async abort(): Promise<void> {
-      await close().catch(() => undefined);
+      await handle.close().catch(() => undefined);
       await fs.rm(tmp, { force: true });
     },
   };
