@@ -48,16 +48,9 @@ export interface MergeRequest {
   runId: string;
 }
 
-export interface MergeResult {
-  files: string[];
-  rows: number;
-  /** Of the export file: a metric (src/operations/recorders.ts). */
-  bytes: number;
-  sha256: string;
-  duplicateCount: number;
-  /** Warnings of the merge itself (duplicates, row count mismatch); the manifest holds these and the request's. */
-  warnings: string[];
-}
+export type MergeResult = Awaited<
+  ReturnType<ReturnType<typeof createVisitorsExportActivities>['mergeVisitorsExport']>
+>;
 
 /** Staging areas untouched this long belong to exports that were terminated: the next cleanup removes them. */
 const STALE_STAGING_MS = 7 * 24 * 3_600_000;
@@ -78,7 +71,7 @@ export function createVisitorsExportActivities({
      * Merges the staged pages in offset order into the export file, then totals.json and manifest.json; leaves
      * the staging area, so a retry redoes the same merge.
      */
-    async mergeVisitorsExport(request: MergeRequest): Promise<MergeResult> {
+    async mergeVisitorsExport(request: MergeRequest) {
       return whileHeartbeating(() => merge(request));
     },
 
@@ -96,7 +89,7 @@ export function createVisitorsExportActivities({
     },
   };
 
-  async function merge(request: MergeRequest): Promise<MergeResult> {
+  async function merge(request: MergeRequest) {
     const staging = stagingOf(request.exportKey);
     const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
     const { projectId, dateFrom, dateTo, timeZone, format, requestRange, pages, totals } = request;

@@ -36,10 +36,8 @@ const scheduledInputSchema = z.object({
   maxCatchUpDays: nightlyFields.maxCatchUpDays.catch(undefined),
 });
 
-export type ScheduledInput = z.output<typeof scheduledInputSchema>;
-
 /** The settings of the input a schedule starts its runs with (none when its action starts no workflow). */
-export function scheduleInput(description: ScheduleDescription): ScheduledInput {
+export function scheduleInput(description: ScheduleDescription) {
   const action = description.action.type === 'startWorkflow' ? description.action : undefined;
   const parsed = scheduledInputSchema.safeParse(action?.args?.[0] ?? {});
   return parsed.success ? parsed.data : {};
@@ -218,11 +216,6 @@ const backfillDaysSchema = z
 
 export type BackfillDays = z.input<typeof backfillDaysSchema>;
 
-export interface BackfilledDay {
-  day: string;
-  workflowId: string;
-}
-
 /**
  * Exports the days fromDay..toDay (both included, days of the schedule's zone) with the schedule's settings, one
  * export per day under the id a nightly run gives that day, so the nightly runs find them done. A day that has not
@@ -232,7 +225,7 @@ export async function backfillVisitorsSchedule(
   client: Client,
   projectId: string,
   days: BackfillDays,
-): Promise<{ timeZone: string; days: BackfilledDay[] }> {
+): Promise<{ timeZone: string; days: { day: string; workflowId: string }[] }> {
   const { fromDay, toDay } = parseOrThrow(backfillDaysSchema, days, 'backfill days');
   const description = await describeVisitorsSchedule(client, projectId);
   const { format, pageSize, concurrency, taskQueue } = currentOptions(description, projectId);
@@ -242,7 +235,7 @@ export async function backfillVisitorsSchedule(
     const issue = { field: 'toDay', rule: `${UNENDED_RANGE_RULE} (${timeZone})` };
     throw new InputValidationError([issue], 'backfill days');
   }
-  const started: BackfilledDay[] = [];
+  const started = [];
   for (let day = fromDay; day <= toDay; day = addDays(day, 1)) {
     const handle = await startVisitorsExport(
       client,

@@ -21,24 +21,14 @@ export interface MergeOptions extends ExportFileOptions {
   fingerprint?: (path: string) => [number, number];
 }
 
-export interface MergeOutcome {
-  /** Rows written (each path once), and read from the staged pages. */
-  rows: number;
-  stagedRows: number;
-  bytes: number;
-  sha256: string;
-  duplicateCount: number;
-  duplicatePaths: string[];
-}
-
 const MAX_REPORTED_DUPLICATES = 20;
 /** Pages read ahead of the one being written, about (whole chunks, at least two). */
 const PAGES_AHEAD = 16;
 /**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
- * one page) is counted and skipped: its first occurrence is kept.
+ * one page) is counted and skipped: its first occurrence is kept. `rows` are those written, `stagedRows` those read.
  */
-export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutcome> {
+export async function mergeStagedPages(options: MergeOptions) {
   const { staging } = options;
   const sources = await sourcesOf(staging, options.offsets);
   const file = await staging.destination.openFinal(options.target);
