@@ -27,9 +27,6 @@ export interface NightlyPlanRequest {
   maxDays: number;
 }
 
-/** How a day's export another run started ended (or is found ended), as the destination shows it. */
-export type DayExportOutcome = { result: VisitorsExportResult } | { error: string };
-
 export function createNightlyActivities({ exportDir, exportS3 }: NightlyActivityDeps) {
   const destination = openExportDestination(exportDir, exportS3);
   const covering = async (projectId: string, first: string, last: string) => {
@@ -67,9 +64,10 @@ export function createNightlyActivities({ exportDir, exportS3 }: NightlyActivity
 
     /**
      * Waits for an export that another run (or a backfill, a person) started under the same id, heartbeating;
-     * one that completed counts only if its whole export is at the destination (it may have been removed since).
+     * one that completed counts only if its whole export is at the destination (it may have been removed since):
+     * `{ result }`, else `{ error }`.
      */
-    async awaitDayExport(workflowId: string, item: NightlyExport): Promise<DayExportOutcome> {
+    async awaitDayExport(workflowId: string, item: NightlyExport) {
       const handle = Context.current().client.workflow.getHandle(workflowId);
       let result: VisitorsExportResult;
       try {

@@ -26,7 +26,7 @@ const nightlyFields = visitorsNightlyInputSchema.shape;
 
 /**
  * What a schedule's runs are started with, as far as the schedule's settings go. The schedule may have been made
- * by hand (the CLI, the UI): a setting that breaks its rule reads as absent, and the workflow itself refuses it.
+ * by hand (the `temporal` CLI, the UI): a setting that breaks its rule reads as absent, and the workflow refuses it.
  */
 const scheduledInputSchema = z.object({
   format: nightlyFields.format.catch(undefined),
@@ -36,23 +36,11 @@ const scheduledInputSchema = z.object({
   maxCatchUpDays: nightlyFields.maxCatchUpDays.catch(undefined),
 });
 
-/** The settings of the input a schedule starts its runs with (none when its action starts no workflow). */
-export function scheduleInput(description: ScheduleDescription) {
-  const action = description.action.type === 'startWorkflow' ? description.action : undefined;
-  const parsed = scheduledInputSchema.safeParse(action?.args?.[0] ?? {});
-  return parsed.success ? parsed.data : {};
-}
-
 /** The fields that are set: an optional field must be absent rather than undefined (exactOptionalPropertyTypes). */
 export function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>;
   };
-}
-
-/** The zone whose days the schedule's runs export: the input's, else the schedule's own (as the workflow reads). */
-export function zoneOf(description: ScheduleDescription): string {
-  return scheduleInput(description).timeZone ?? (description.spec.timezone || 'UTC');
 }
 
 export const visitorsScheduleOptionsSchema = z
@@ -140,7 +128,7 @@ export async function updateVisitorsSchedule(
 ): Promise<void> {
   const valid = parseOrThrow(visitorsScheduleChangesSchema, changes, 'schedule options');
   await visitorsScheduleHandle(client, valid.projectId).update((previous) => {
-    const current = currentOptions(previous, valid.projectId);
+    const current = currentOptions(previous, valid.projectId).options;
     const next = scheduleOptions(
       parseOrThrow(visitorsScheduleOptionsSchema, { ...current, ...defined(valid) }, 'schedule options'),
     );
@@ -153,26 +141,28 @@ export async function updateVisitorsSchedule(
   });
 }
 
-/** The settings a schedule has now, read back from its description (also for one made with the CLI). */
-function currentOptions(
-  description: ScheduleDescription,
-  projectId: string,
-): Partial<VisitorsScheduleOptions> {
+/**
+ * The settings a schedule has now, read back from its description, and `zone`, whose days its runs export: the
+ * input's, else the schedule's own (as the workflow reads).
+ */
+function currentOptions(description: ScheduleDescription, projectId: string) {
   const calendar = description.spec.calendars?.[0];
   const hour = calendar?.hour?.[0]?.start;
   const minute = calendar?.minute?.[0]?.start;
   const action = description.action.type === 'startWorkflow' ? description.action : undefined;
-  const { timeZone, ...input } = scheduleInput(description);
+  const parsed = scheduledInputSchema.safeParse(action?.args?.[0] ?? {});
+  const { timeZone, ...input } = parsed.success ? parsed.data : {};
   const at =
     hour === undefined || minute === undefined
       ? undefined
       : `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`;
-  return {
+  const options: Partial<VisitorsScheduleOptions> = {
     projectId,
     timeZone: description.spec.timezone ?? timeZone ?? 'UTC',
     catchupWindow: description.policies.catchupWindow,
     ...defined({ at, ...input, taskQueue: action?.taskQueue }),
   };
+  return { options, zone: timeZone ?? (description.spec.timezone || 'UTC') };
 }
 
 export async function pauseVisitorsSchedule(client: Client, projectId: string, note?: string): Promise<void> {
@@ -228,8 +218,8 @@ export async function backfillVisitorsSchedule(
 ): Promise<{ timeZone: string; days: { day: string; workflowId: string }[] }> {
   const { fromDay, toDay } = parseOrThrow(backfillDaysSchema, days, 'backfill days');
   const description = await describeVisitorsSchedule(client, projectId);
-  const { format, pageSize, concurrency, taskQueue } = currentOptions(description, projectId);
-  const timeZone = zoneOf(description);
+  const { options, zone: timeZone } = currentOptions(description, projectId);
+  const { format, pageSize, concurrency, taskQueue } = options;
   const end = rangeEnd({ dateTo: addDays(toDay, 1), timeZone });
   if (end !== undefined && end > Date.now()) {
     const issue = { field: 'toDay', rule: `${UNENDED_RANGE_RULE} (${timeZone})` };
@@ -279,8 +269,8 @@ export async function latestNightlyRun(
  */
 export async function describeVisitorsNightly(client: Client, projectId: string) {
   const schedule = await describeVisitorsSchedule(client, projectId);
-  const timeZone = zoneOf(schedule);
-  const maxCatchUpDays = scheduleInput(schedule).maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
+  const { options, zone: timeZone } = currentOptions(schedule, projectId);
+  const maxCatchUpDays = options.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
   const latestRun = await latestNightlyRun(client, schedule.info.recentActions);
   const covered = latestRun === null ? [] : coveredOfMemo(latestRun);
   const missing =

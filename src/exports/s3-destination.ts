@@ -124,7 +124,7 @@ export class S3Destination extends ExportDestination {
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }));
     } catch (error) {
-      if (!isNotFound(error)) throw this.refused(error, 'DeleteObject');
+      if (!isNoSuchKey(error)) throw this.refused(error, 'DeleteObject');
     }
   }
 
@@ -211,12 +211,6 @@ const REFUSED: Record<string, string> = {
   AuthorizationHeaderMalformed: 'the request was signed for another region than the bucket is in',
 };
 
-/** HEAD answers carry no error code, only the status (a 400 may be a bad checksum: retried). */
-const REFUSED_STATUS: Record<number, string> = {
-  301: REFUSED.PermanentRedirect ?? '',
-  403: 'forbidden: wrong credentials, or the credentials lack permission',
-};
-
 /** Errors of the SDK's own configuration, before any request: no credentials found, no region. */
 const CONFIGURATION = /credential|region is missing/i;
 
@@ -231,11 +225,11 @@ function refusedDestination(
   operation: string,
 ): ApplicationFailure | undefined {
   if (error instanceof S3ServiceException) {
-    const status = error.$metadata.httpStatusCode;
-    const reason = REFUSED[error.name] ?? (status === undefined ? undefined : REFUSED_STATUS[status]);
+    const reason = REFUSED[error.name];
     if (reason === undefined) return undefined;
+    const status = error.$metadata.httpStatusCode ?? '?';
     return destinationUnavailable(
-      `export destination ${destination} refused ${operation}: ${reason} (${error.name}, HTTP ${status ?? '?'})`,
+      `export destination ${destination} refused ${operation}: ${reason} (${error.name}, HTTP ${status})`,
     );
   }
   if (
@@ -250,14 +244,7 @@ function refusedDestination(
   return undefined;
 }
 
-function isNotFound(error: unknown): boolean {
-  return (
-    error instanceof S3ServiceException &&
-    (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
-  );
-}
-
-/** GetObject of a key that has no object (a missing bucket is NoSuchBucket: a refusal). */
+/** A key that has no object (a missing bucket is NoSuchBucket: a refusal). */
 function isNoSuchKey(error: unknown): boolean {
   return error instanceof S3ServiceException && error.name === 'NoSuchKey';
 }
