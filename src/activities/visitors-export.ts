@@ -39,11 +39,11 @@ export interface MergeRequest {
   /** Warnings found before the merge, recorded in the manifest too. */
   warnings: string[];
   /** The range sent to the service when it differs from dateFrom/dateTo (which name the folder). */
-  requestRange?: { dateFrom: string; dateTo: string };
+  requestRange?: { dateFrom: string; dateTo: string } | undefined;
   /** The zone whose days dateFrom/dateTo are, when not UTC: named in the folder and the manifest. */
-  timeZone?: string;
+  timeZone?: string | undefined;
   /** The range had not ended when it was exported: named in the folder and the manifest. */
-  partial?: true;
+  partial?: boolean | undefined;
   workflowId: string;
   runId: string;
 }

@@ -209,11 +209,7 @@ async function afterFailure(
 function permitsUsedBefore(error: unknown): number | undefined {
   const cancelled = error instanceof ActivityFailure ? error.cause : undefined;
   if (!(cancelled instanceof CancelledFailure)) return undefined;
-  const details: unknown = cancelled.details[0];
-  const used =
-    typeof details === 'object' && details !== null && 'permitsUsed' in details
-      ? details.permitsUsed
-      : undefined;
+  const used = (cancelled.details[0] as { permitsUsed?: unknown } | null | undefined)?.permitsUsed;
   return typeof used === 'number' && Number.isInteger(used) && used >= 0 ? used : undefined;
 }
 
