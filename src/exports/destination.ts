@@ -14,8 +14,7 @@ import {
 /** An object written in pieces, visible at its key only whole, by `commit` (rename, or multipart completion). */
 export interface FinalObjectWriter {
   write(chunk: string | Uint8Array): Promise<void>;
-  /** Bytes written in all. */
-  commit(): Promise<number>;
+  commit(): Promise<void>;
   abort(): Promise<void>;
 }
 
@@ -123,16 +122,19 @@ export function isPermanent(error: unknown): error is ApplicationFailure {
   return error instanceof ApplicationFailure && error.nonRetryable === true;
 }
 
-/** The export file's bytes on their way to the destination, hashed as they pass (the manifest's sha256). */
+/** The export file's bytes on their way to the destination, counted and hashed as they pass (the manifest's). */
 export type HashedOutput = ReturnType<typeof hashedOutput>;
 
 export function hashedOutput(file: FinalObjectWriter) {
   const hash = createHash('sha256');
+  let bytes = 0;
   return {
     async write(chunk: Uint8Array): Promise<void> {
       hash.update(chunk);
+      bytes += chunk.byteLength;
       await file.write(chunk);
     },
+    bytes: (): number => bytes,
     sha256: (): string => hash.digest('hex'),
   };
 }

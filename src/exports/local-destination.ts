@@ -32,13 +32,9 @@ export class LocalDestination extends ExportDestination {
 
   async openFinal(key: string): Promise<FinalObjectWriter> {
     const file = await this.#writing(key, () => openAtomicFile(this.location(key)));
-    let bytes = 0;
     return {
-      write: (chunk) => {
-        bytes += Buffer.byteLength(chunk);
-        return this.#writing(key, () => file.write(chunk));
-      },
-      commit: () => this.#writing(key, () => file.commit()).then(() => bytes),
+      write: (chunk) => this.#writing(key, () => file.write(chunk)),
+      commit: () => this.#writing(key, () => file.commit()),
       abort: () => file.abort(),
     };
   }

@@ -40,7 +40,6 @@ export async function mergeStagedPages(options: MergeOptions) {
   let stagedRows = 0;
   let rows = 0;
   const readAhead = new ObjectReadAhead(staging, sources, PAGES_AHEAD);
-  let bytes: number;
   try {
     const writer = await openExportFile(output, options);
     for (let index = 0; index < sources.length; index += 1) {
@@ -63,12 +62,12 @@ export async function mergeStagedPages(options: MergeOptions) {
     }
     await writer.end();
     await options.beforeCommit?.();
-    bytes = await file.commit();
+    await file.commit();
   } catch (error) {
     await file.abort();
     throw error;
   }
-  return { rows, stagedRows, bytes, sha256: output.sha256(), duplicateCount, duplicatePaths };
+  return { rows, stagedRows, bytes: output.bytes(), sha256: output.sha256(), duplicateCount, duplicatePaths };
 }
 
 /** The sources of the export's pages; stagingMissing naming the offsets no staged object holds. */

@@ -90,10 +90,8 @@ export class S3Destination extends ExportDestination {
     const done = upload.done();
     // Observed here, reported by write/commit: a failed part must not be an unhandled rejection meanwhile.
     done.catch(() => undefined);
-    let bytes = 0;
     return Promise.resolve({
       async write(chunk) {
-        bytes += Buffer.byteLength(chunk);
         if (body.write(chunk)) return;
         // Backpressure: wait for the upload to take the buffered bytes, or for it to fail.
         try {
@@ -109,7 +107,6 @@ export class S3Destination extends ExportDestination {
         } catch (error) {
           throw refused(error);
         }
-        return bytes;
       },
       async abort() {
         // A body that fails makes the upload abort its multipart upload on the server (its parts removed) before

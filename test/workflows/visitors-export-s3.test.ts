@@ -313,7 +313,7 @@ describe('visitorsExport to S3-compatible object storage', () => {
     });
     const writer = await destination.openFinal('big.csv');
     for (let i = 0; i < 11 * 1024; i += 1) await writer.write(line);
-    assert.equal(await writer.commit(), 11 * 1024 * 1024);
+    await writer.commit();
     const head = await s3().client.send(
       new HeadObjectCommand({ Bucket: moto.bucket, Key: 'multipart/big.csv', PartNumber: 1 }),
     );
