@@ -61,36 +61,6 @@ export abstract class ExportDestination {
     return keys.filter((key) => !isStagingKey(key) || isStagingKey(prefix)).sort();
   }
 
-  /** Makes a staging folder ready (idempotent; every run of the export writes its marker again). */
-  async prepareStaging(folder: string): Promise<void> {
-    await this.writeFinal(`${folder}/${PREPARED_MARKER}`, '');
-  }
-
-  /**
-   * Writes one object whole under `folder/name`. A page finishing after its export was cleaned up, or on a host
-   * that does not see the prepared folder, fails with stagingMissing and leaves nothing: the marker's check and
-   * the write go together (one round trip), and a page written beside no marker is removed.
-   */
-  async stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void> {
-    const [marker] = await Promise.all([
-      this.readFinal(`${folder}/${PREPARED_MARKER}`),
-      this.writeFinal(`${folder}/${name}`, content, signal),
-    ]);
-    if (marker !== undefined) return;
-    await this.removeFinal(`${folder}/${name}`);
-    throw stagingMissing(
-      `staging folder ${this.location(folder)} is not prepared: the export was cleaned up, or this worker's ` +
-        'EXPORT_DIR is not the destination that prepared it (one shared volume, or one bucket)',
-    );
-  }
-
-  async removeStaging(folder: string): Promise<void> {
-    // The marker first: a page still in flight then fails rather than staging into a folder being removed.
-    await this.removeFinal(`${folder}/${PREPARED_MARKER}`);
-    const objects = await this.listObjects(`${folder}/`);
-    await Promise.all(objects.map((object) => this.removeFinal(object.key)));
-  }
-
   /** Removes the staging folders whose marker is older than `olderThanMs`, or gone; returns their names. */
   async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
     const root = `${STAGING_FOLDER}/`;
@@ -100,7 +70,7 @@ export abstract class ExportDestination {
       touched.set(name, Math.max(touched.get(name) ?? 0, rest === PREPARED_MARKER ? modifiedMs : 0));
     }
     const stale = [...touched].filter(([, at]) => now - at > olderThanMs).map(([name]) => name);
-    for (const name of stale) await this.removeStaging(`${root}${name}`);
+    for (const name of stale) await new ExportStaging(this, name).remove();
     return stale;
   }
 }
@@ -174,11 +144,16 @@ export class ExportStaging {
     this.#folder = stagingFolderKey(exportKey);
   }
 
+  /** Makes the area ready (idempotent; every run of the export writes its marker again). */
   async prepare(): Promise<void> {
-    await this.destination.prepareStaging(this.#folder);
+    await this.destination.writeFinal(`${this.#folder}/${PREPARED_MARKER}`, '');
   }
 
-  /** Consecutive pages as one chunk; stagingMissing when the area is not prepared. */
+  /**
+   * Consecutive pages as one chunk. A chunk finishing after its export was cleaned up, or on a host that does not
+   * see the prepared area, fails with stagingMissing and leaves nothing: the marker's check and the write go
+   * together (one round trip), and a chunk written beside no marker is removed.
+   */
   async writeChunk(
     writer: ChunkWriter,
     pages: readonly StagedPageRows[],
@@ -186,8 +161,17 @@ export class ExportStaging {
   ): Promise<void> {
     const first = pages[0];
     if (first === undefined) throw new InvariantError('a staged chunk holds at least one page');
-    const name = stagedChunkName({ ...writer, firstOffset: first.offset, pages: pages.length });
-    await this.destination.stage(this.#folder, name, chunkText(pages), signal);
+    const key = `${this.#folder}/${stagedChunkName({ ...writer, firstOffset: first.offset, pages: pages.length })}`;
+    const [marker] = await Promise.all([
+      this.destination.readFinal(`${this.#folder}/${PREPARED_MARKER}`),
+      this.destination.writeFinal(key, chunkText(pages), signal),
+    ]);
+    if (marker !== undefined) return;
+    await this.destination.removeFinal(key);
+    throw stagingMissing(
+      `staging folder ${this.directory} is not prepared: the export was cleaned up, or this worker's EXPORT_DIR ` +
+        'is not the destination that prepared it (one shared volume, or one bucket)',
+    );
   }
 
   async readObject(name: string): Promise<StagedPageRows[]> {
@@ -209,7 +193,10 @@ export class ExportStaging {
   }
 
   async remove(): Promise<void> {
-    await this.destination.removeStaging(this.#folder);
+    // The marker first: a chunk still in flight then fails rather than staging into an area being removed.
+    await this.destination.removeFinal(`${this.#folder}/${PREPARED_MARKER}`);
+    const keys = await this.destination.listFinal(`${this.#folder}/`);
+    await Promise.all(keys.map((key) => this.destination.removeFinal(key)));
   }
 }
 

@@ -269,15 +269,15 @@ describe('fetchVisitorsPages', () => {
 
   test('a chunk write a passing fault fails is written again from memory: no page is fetched twice', async (t) => {
     await prepared('passing');
-    const stage = LocalDestination.prototype.stage;
+    const writeChunk = ExportStaging.prototype.writeChunk;
     let faults = 2;
     t.mock.method(
-      LocalDestination.prototype,
-      'stage',
-      function (this: LocalDestination, ...args: Parameters<typeof stage>) {
+      ExportStaging.prototype,
+      'writeChunk',
+      function (this: ExportStaging, ...args: Parameters<typeof writeChunk>) {
         if (faults-- > 0)
           return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
-        return stage.apply(this, args);
+        return writeChunk.apply(this, args);
       },
     );
     const result: PageRunResult = await new MockActivityEnvironment().run(

@@ -24,8 +24,7 @@ async function filled(): Promise<{ dir: string; destination: LocalDestination }>
   const dir = await tempDir('local-destination');
   const destination = new LocalDestination(dir);
   for (const key of FINAL) await destination.writeFinal(key, key);
-  await destination.prepareStaging('.staging/acme-k');
-  await destination.stage('.staging/acme-k', 'chunk.ndjson', '{}\n');
+  await destination.writeFinal('.staging/acme-k/chunk.ndjson', '{}\n');
   const cutShort = destination.location('acme/2026-11-03_2026-11-04/manifest.json');
   await fs.mkdir(path.dirname(cutShort), { recursive: true });
   await fs.writeFile(temporaryPathFor(cutShort), '{');
@@ -42,11 +41,7 @@ describe('LocalDestination: finding final objects', () => {
       'project=acme/day=2026-11-01/manifest.json',
     ]);
     assert.deepEqual(await destination.listFinal(''), startingWith(''));
-    assert.deepEqual(
-      await destination.listFinal('.staging/'),
-      ['.staging/acme-k/.prepared', '.staging/acme-k/chunk.ndjson'],
-      'asked for',
-    );
+    assert.deepEqual(await destination.listFinal('.staging/'), ['.staging/acme-k/chunk.ndjson'], 'asked for');
   });
 
   test('a prefix is matched as S3 matches it: any key that starts with it', async () => {

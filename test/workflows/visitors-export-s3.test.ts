@@ -378,8 +378,7 @@ test('listFinal lists the final objects under a prefix page after page; readFina
       new PutObjectCommand({ Bucket: bucket, Key: 'finals-2/acme/manifest.json', Body: '{}' }),
     );
     await destination.writeFinal('project=acme/day=2026-11-01/manifest.json', '{"a":1}\n');
-    await destination.prepareStaging('.staging/finals-k');
-    await destination.stage('.staging/finals-k', 'chunk.ndjson', '{}\n');
+    await destination.writeFinal('.staging/finals-k/chunk.ndjson', '{}\n');
 
     assert.deepEqual(await destination.listFinal('acme/'), keys);
     const listings = proxy
