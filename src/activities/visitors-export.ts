@@ -3,6 +3,7 @@ import {
   type ExportCompression,
   type ExportFormat,
   type ExportLayout,
+  type VisitorsExportContinuation,
   type VisitorsExportManifest,
   type VisitorTotals,
 } from '../contract/visitors-export';
@@ -24,11 +25,15 @@ export interface VisitorsExportActivityDeps {
   exportCompression?: ExportCompression | undefined;
 }
 
-export interface MergeRequest {
-  exportKey: string;
+/**
+ * The export as counted (its staging area, dates, range sent and warnings: those found before the merge, in the
+ * manifest too), and how to write it.
+ */
+export interface MergeRequest extends Pick<
+  VisitorsExportContinuation,
+  'exportKey' | 'dateFrom' | 'dateTo' | 'requestRange' | 'warnings'
+> {
   projectId: string;
-  dateFrom: string;
-  dateTo: string;
   pageSize: number;
   /** Pages at offsets 0, pageSize, … up to and including the last one. */
   pages: number;
@@ -36,10 +41,6 @@ export interface MergeRequest {
   expectedRows: number;
   totals: VisitorTotals;
   format: ExportFormat;
-  /** Warnings found before the merge, recorded in the manifest too. */
-  warnings: string[];
-  /** The range sent to the service when it differs from dateFrom/dateTo (which name the folder). */
-  requestRange?: { dateFrom: string; dateTo: string } | undefined;
   /** The zone whose days dateFrom/dateTo are, when not UTC: named in the folder and the manifest. */
   timeZone?: string | undefined;
   /** The range had not ended when it was exported: named in the folder and the manifest. */

@@ -173,10 +173,8 @@ export async function visitorsExport(input: VisitorsExportInput): Promise<Visito
 
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
   // With a zone the dates are days of that zone (the input check made sure they are days).
-  const { dateFrom, dateTo, requestRange } =
-    input.timeZone === undefined
-      ? { dateFrom: input.dateFrom, dateTo: input.dateTo }
-      : zoneDays(input.dateFrom, input.dateTo, input.timeZone);
+  const { dateFrom, dateTo, timeZone } = input;
+  const requestRange = timeZone === undefined ? undefined : zoneRange(dateFrom, dateTo, timeZone);
   const info = workflowInfo();
   return {
     // Stable across continue-as-new, distinct for every new run of the same range.
@@ -212,18 +210,13 @@ async function removeStaging(exportKey: string): Promise<void> {
 }
 
 /**
- * The calendar days [dateFrom, dateTo) of `timeZone`, with the range to send when either end is not at offset
+ * The range to send for the calendar days [dateFrom, dateTo) of `timeZone` when either end is not at offset
  * +00:00 (the service reads a bare date as midnight UTC): the first instant of each day as a date-time with the
- * zone's offset (a DST day is 23 or 25 hours long).
+ * zone's offset (a DST day is 23 or 25 hours long); undefined when the bare dates say it.
  */
-export function zoneDays(
-  dateFrom: string,
-  dateTo: string,
-  timeZone: string,
-): { dateFrom: string; dateTo: string; requestRange?: { dateFrom: string; dateTo: string } } {
+export function zoneRange(dateFrom: string, dateTo: string, timeZone: string) {
   const [from, to] = [dayStart(dateFrom, timeZone).text, dayStart(dateTo, timeZone).text];
-  if (from.endsWith('+00:00') && to.endsWith('+00:00')) return { dateFrom, dateTo };
-  return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
+  return from.endsWith('+00:00') && to.endsWith('+00:00') ? undefined : { dateFrom: from, dateTo: to };
 }
 
 /** A bad field of the input fails the run: non-retryable InvalidInput, its issues as details. */
