@@ -24,7 +24,7 @@ export interface StoredObject {
   modifiedMs: number;
 }
 
-/** Written by prepareStaging: a page is staged only beside it. */
+/** Written by ExportStaging.prepare: a page is staged only beside it. */
 const PREPARED_MARKER = '.prepared';
 
 /**
