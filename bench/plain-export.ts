@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { Agent, request } from 'undici';
-import { encoderFor } from '../src/exports/formats';
+import { ENCODERS } from '../src/exports/formats';
 
 interface PlainPage {
   visitors: { path: string; human: number; ai: number; total: number }[];
@@ -25,7 +25,7 @@ export interface PlainExportOptions {
  */
 export async function plainExport(options: PlainExportOptions): Promise<{ rows: number; pages: number }> {
   const agent = new Agent({ connections: options.concurrency });
-  const csv = encoderFor('csv');
+  const csv = ENCODERS.csv;
   const pages = new Map<number, string>();
   let next = 0;
   let lastPage = Number.POSITIVE_INFINITY;
@@ -63,8 +63,8 @@ export async function plainExport(options: PlainExportOptions): Promise<{ rows: 
   }
   const ordered = [...pages.entries()].filter(([index]) => index <= lastPage).sort(([a], [b]) => a - b);
   const body = ordered.map(([, rows]) => rows).join('');
-  await fs.writeFile(options.file, csv.start() + body + csv.end());
-  return { rows: countCsvRows(csv.start() + body), pages: ordered.length };
+  await fs.writeFile(options.file, csv.start + body + csv.end);
+  return { rows: countCsvRows(csv.start + body), pages: ordered.length };
 }
 
 /** Data rows of a CSV export file (lines after the header; paths never hold a newline in this data set). */

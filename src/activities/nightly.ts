@@ -7,7 +7,6 @@ import {
   type NightlyExport,
   type VisitorsNightlyResult,
 } from '../contract/nightly';
-import type { NightlyRunMemo } from '../contract/nightly-schema';
 import type { VisitorsExportResult } from '../contract/visitors-export';
 import { addDays, dayBefore } from '../contract/zone-days';
 import { openExportDestination } from '../exports/s3-destination';
@@ -28,19 +27,6 @@ export interface NightlyPlanRequest {
   maxDays: number;
 }
 
-export interface NightlyPlan extends NightlyRunMemo {
-  timeZoneFrom: VisitorsNightlyResult['timeZoneFrom'];
-  /** Exports to make now, oldest first. */
-  exports: NightlyExport[];
-  /** Exports due past the cap. */
-  remaining: number;
-  /** Manifests skipped (not whole, not of their folder): their hours are due. */
-  warnings: string[];
-}
-
-/** How a day's export another run started ended (or is found ended), as the destination shows it. */
-export type DayExportOutcome = { result: VisitorsExportResult } | { error: string };
-
 export function createNightlyActivities({ exportDir, exportS3 }: NightlyActivityDeps) {
   const destination = openExportDestination(exportDir, exportS3);
   const covering = async (projectId: string, first: string, last: string) => {
@@ -51,8 +37,11 @@ export function createNightlyActivities({ exportDir, exportS3 }: NightlyActivity
     return found;
   };
   return {
-    /** The zone, the last day due, and the exports due, read from the whole exports at the destination. */
-    async planNightlyExport(request: NightlyPlanRequest): Promise<NightlyPlan> {
+    /**
+     * The zone, the last day due, and the exports due (`exports` now, oldest first; `remaining` past the cap), read
+     * from the whole exports at the destination; `warnings` name the manifests skipped (their hours are due).
+     */
+    async planNightlyExport(request: NightlyPlanRequest) {
       const { timeZone, timeZoneFrom } = await zoneOf(Context.current().client, request);
       const through = dayBefore(new Date(request.nominalTime), timeZone);
       const { covered, olderExports, warnings } = await covering(
@@ -67,7 +56,6 @@ export function createNightlyActivities({ exportDir, exportS3 }: NightlyActivity
         through,
         covered: memoCovered(covered),
         olderExports,
-        failed: [],
         exports: due.slice(0, request.maxDays),
         remaining: Math.max(0, due.length - request.maxDays),
         warnings,
@@ -76,9 +64,10 @@ export function createNightlyActivities({ exportDir, exportS3 }: NightlyActivity
 
     /**
      * Waits for an export that another run (or a backfill, a person) started under the same id, heartbeating;
-     * one that completed counts only if its whole export is at the destination (it may have been removed since).
+     * one that completed counts only if its whole export is at the destination (it may have been removed since):
+     * `{ result }`, else `{ error }`.
      */
-    async awaitDayExport(workflowId: string, item: NightlyExport): Promise<DayExportOutcome> {
+    async awaitDayExport(workflowId: string, item: NightlyExport) {
       const handle = Context.current().client.workflow.getHandle(workflowId);
       let result: VisitorsExportResult;
       try {

@@ -3,6 +3,7 @@ import {
   type ExportCompression,
   type ExportFormat,
   type ExportLayout,
+  type VisitorsExportContinuation,
   type VisitorsExportManifest,
   type VisitorTotals,
 } from '../contract/visitors-export';
@@ -24,11 +25,15 @@ export interface VisitorsExportActivityDeps {
   exportCompression?: ExportCompression | undefined;
 }
 
-export interface MergeRequest {
-  exportKey: string;
+/**
+ * The export as counted (its staging area, dates, range sent and warnings: those found before the merge, in the
+ * manifest too), and how to write it.
+ */
+export interface MergeRequest extends Pick<
+  VisitorsExportContinuation,
+  'exportKey' | 'dateFrom' | 'dateTo' | 'requestRange' | 'warnings'
+> {
   projectId: string;
-  dateFrom: string;
-  dateTo: string;
   pageSize: number;
   /** Pages at offsets 0, pageSize, … up to and including the last one. */
   pages: number;
@@ -36,28 +41,17 @@ export interface MergeRequest {
   expectedRows: number;
   totals: VisitorTotals;
   format: ExportFormat;
-  /** Warnings found before the merge, recorded in the manifest too. */
-  warnings: string[];
-  /** The range sent to the service when it differs from dateFrom/dateTo (which name the folder). */
-  requestRange?: { dateFrom: string; dateTo: string };
   /** The zone whose days dateFrom/dateTo are, when not UTC: named in the folder and the manifest. */
-  timeZone?: string;
+  timeZone?: string | undefined;
   /** The range had not ended when it was exported: named in the folder and the manifest. */
-  partial?: true;
+  partial?: boolean | undefined;
   workflowId: string;
   runId: string;
 }
 
-export interface MergeResult {
-  files: string[];
-  rows: number;
-  /** Of the export file: a metric (src/operations/recorders.ts). */
-  bytes: number;
-  sha256: string;
-  duplicateCount: number;
-  /** Warnings of the merge itself (duplicates, row count mismatch); the manifest holds these and the request's. */
-  warnings: string[];
-}
+export type MergeResult = Awaited<
+  ReturnType<ReturnType<typeof createVisitorsExportActivities>['mergeVisitorsExport']>
+>;
 
 /** Staging areas untouched this long belong to exports that were terminated: the next cleanup removes them. */
 const STALE_STAGING_MS = 7 * 24 * 3_600_000;
@@ -78,7 +72,7 @@ export function createVisitorsExportActivities({
      * Merges the staged pages in offset order into the export file, then totals.json and manifest.json; leaves
      * the staging area, so a retry redoes the same merge.
      */
-    async mergeVisitorsExport(request: MergeRequest): Promise<MergeResult> {
+    async mergeVisitorsExport(request: MergeRequest) {
       return whileHeartbeating(() => merge(request));
     },
 
@@ -96,7 +90,7 @@ export function createVisitorsExportActivities({
     },
   };
 
-  async function merge(request: MergeRequest): Promise<MergeResult> {
+  async function merge(request: MergeRequest) {
     const staging = stagingOf(request.exportKey);
     const offsets = Array.from({ length: request.pages }, (_, page) => page * request.pageSize);
     const { projectId, dateFrom, dateTo, timeZone, format, requestRange, pages, totals } = request;

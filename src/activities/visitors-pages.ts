@@ -37,24 +37,13 @@ export interface PageRunRequest extends PageRequest {
   width?: number;
 }
 
-/** A request that failed after some of the run's pages were staged: the workflow fetches it again. */
-export interface PageRunStop {
-  offset: number;
-  /** The grant its permit came from, or the refused one's when `rateLimited` (a 429 before the last page). */
-  grantedAt: number;
-  rateLimited: boolean;
-  retryAfterMs?: number;
-  message: string;
-  /** ApplicationFailure.type (the workflow counts malformed answers). */
-  type?: string;
-}
-
 export interface PageRunResult {
   /** Staged, in offset order from the request's, at least one. */
   pages: PageSummary[];
   /** Permits spent or skipped as stale; the rest were not used. */
   permitsUsed: number;
-  stopped?: PageRunStop;
+  /** A request that failed after some of the run's pages were staged: the workflow fetches it again. */
+  stopped?: ReturnType<typeof describe>;
   /** The page past the last one, and page 0 read again beside the last pages, when they came back. */
   pastEnd?: PageSummary;
   firstAgain?: PageSummary;
@@ -315,8 +304,12 @@ class PageRun {
   }
 }
 
-/** The run's stop; a 429 elsewhere in the run (`limited`) makes it a refusal the limiter hears of. */
-function describe({ offset, error, grantedAt = 0 }: RunStop, limited?: RunStop): PageRunStop {
+/**
+ * The run's stop; a 429 elsewhere in the run (`limited`) makes it a refusal the limiter hears of (`rateLimited`,
+ * with the refused request's grant; else the grant of the stop's permit). `type`: the failure's (the workflow
+ * counts malformed answers).
+ */
+function describe({ offset, error, grantedAt = 0 }: RunStop, limited?: RunStop) {
   const refusal = limited ?? (isRateLimited(error) ? { offset, error, grantedAt } : undefined);
   const retryAfterOf = refusal?.error ?? error;
   const retryAfterMs =

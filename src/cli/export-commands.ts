@@ -203,11 +203,7 @@ async function outcomeOf(
 }
 
 /** Where the rates start: the first progress read (an export joined midway counts only what it sees happen). */
-interface RateBase {
-  atMs: number;
-  pagesDone: number;
-  rowsDone: number;
-}
+type RateBase = Pick<ExportProgress, 'pagesDone' | 'rowsDone'> & { atMs: number };
 
 /**
  * One progress line. The total is unknown (the service only says `hasMore`), so there is no bar and no

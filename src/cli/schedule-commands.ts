@@ -100,27 +100,9 @@ export function scheduleCommands(program: CommandUnknownOpts, run: Run): void {
     .action(({ project }) =>
       run(async ({ client, json }) => {
         const n = await describeVisitorsNightly(await client(), project);
-        const d = n.schedule;
-        const summary = {
-          scheduleId: d.scheduleId,
-          timeZone: n.timeZone,
-          scheduleTimeZone: d.spec.timezone ?? 'UTC',
-          calendars: d.spec.calendars,
-          paused: d.state.paused,
-          note: d.state.note,
-          latestRun: n.latestRun,
-          missing: n.missing,
-          failed: n.failed,
-          maxCatchUpDays: n.maxCatchUpDays,
-          nextRuns: n.nextRuns,
-          recentActions: d.info.recentActions.map((a) => ({
-            scheduledAt: a.scheduledAt.toISOString(),
-            workflowId: a.action.workflow.workflowId,
-          })),
-        };
         const [next] = n.nextRuns;
         const lines = [
-          `${summary.scheduleId} (${summary.paused ? 'paused' : 'active'}) in ${summary.scheduleTimeZone}, exports days of ${n.timeZone}`,
+          `${n.scheduleId} (${n.paused ? 'paused' : 'active'}) in ${n.scheduleTimeZone}, exports days of ${n.timeZone}`,
           n.latestRun === null
             ? 'latest run: none yet (the first run exports the day before it)'
             : `latest run: ${n.latestRun.workflowId}, through ${n.latestRun.through} (${n.latestRun.timeZone})`,
@@ -130,9 +112,9 @@ export function scheduleCommands(program: CommandUnknownOpts, run: Run): void {
             ? 'next run: -'
             : `next run: ${next.at} exports ${next.days.length === 0 ? 'nothing' : next.days.join(', ')}` +
               (next.remaining > 0 ? ` (${next.remaining} more day(s) left to later runs)` : ''),
-          `recent runs: ${summary.recentActions.length}`,
+          `recent runs: ${n.recentActions.length}`,
         ];
-        print(json, summary, lines.join('\n'));
+        print(json, n, lines.join('\n'));
         return ExitCode.ok;
       }),
     );

@@ -11,13 +11,7 @@ import { z } from 'zod';
 import { DocsProjectIdKey, visitorsScheduleId, WorkflowType } from '../contract/names';
 import { durationSchema, InputValidationError, parseOrThrow, projectIdSchema } from '../contract/validation';
 import { timeZoneSchema, UNENDED_RANGE_RULE, rangeEnd } from '../contract/visitors-export';
-import {
-  coveredOfMemo,
-  DEFAULT_MAX_CATCH_UP_DAYS,
-  dueExports,
-  exportLabel,
-  type FailedDay,
-} from '../contract/nightly';
+import { coveredOfMemo, DEFAULT_MAX_CATCH_UP_DAYS, dueExports, exportLabel } from '../contract/nightly';
 import {
   nightlyRunMemoSchema,
   visitorsNightlyInputSchema,
@@ -32,7 +26,7 @@ const nightlyFields = visitorsNightlyInputSchema.shape;
 
 /**
  * What a schedule's runs are started with, as far as the schedule's settings go. The schedule may have been made
- * by hand (the CLI, the UI): a setting that breaks its rule reads as absent, and the workflow itself refuses it.
+ * by hand (the `temporal` CLI, the UI): a setting that breaks its rule reads as absent, and the workflow refuses it.
  */
 const scheduledInputSchema = z.object({
   format: nightlyFields.format.catch(undefined),
@@ -42,25 +36,11 @@ const scheduledInputSchema = z.object({
   maxCatchUpDays: nightlyFields.maxCatchUpDays.catch(undefined),
 });
 
-export type ScheduledInput = z.output<typeof scheduledInputSchema>;
-
-/** The settings of the input a schedule starts its runs with (none when its action starts no workflow). */
-export function scheduleInput(description: ScheduleDescription): ScheduledInput {
-  const action = description.action.type === 'startWorkflow' ? description.action : undefined;
-  const parsed = scheduledInputSchema.safeParse(action?.args?.[0] ?? {});
-  return parsed.success ? parsed.data : {};
-}
-
 /** The fields that are set: an optional field must be absent rather than undefined (exactOptionalPropertyTypes). */
 export function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>;
   };
-}
-
-/** The zone whose days the schedule's runs export: the input's, else the schedule's own (as the workflow reads). */
-export function zoneOf(description: ScheduleDescription): string {
-  return scheduleInput(description).timeZone ?? (description.spec.timezone || 'UTC');
 }
 
 export const visitorsScheduleOptionsSchema = z
@@ -148,7 +128,7 @@ export async function updateVisitorsSchedule(
 ): Promise<void> {
   const valid = parseOrThrow(visitorsScheduleChangesSchema, changes, 'schedule options');
   await visitorsScheduleHandle(client, valid.projectId).update((previous) => {
-    const current = currentOptions(previous, valid.projectId);
+    const current = currentOptions(previous, valid.projectId).options;
     const next = scheduleOptions(
       parseOrThrow(visitorsScheduleOptionsSchema, { ...current, ...defined(valid) }, 'schedule options'),
     );
@@ -161,26 +141,28 @@ export async function updateVisitorsSchedule(
   });
 }
 
-/** The settings a schedule has now, read back from its description (also for one made with the CLI). */
-function currentOptions(
-  description: ScheduleDescription,
-  projectId: string,
-): Partial<VisitorsScheduleOptions> {
+/**
+ * The settings a schedule has now, read back from its description, and `zone`, whose days its runs export: the
+ * input's, else the schedule's own (as the workflow reads).
+ */
+function currentOptions(description: ScheduleDescription, projectId: string) {
   const calendar = description.spec.calendars?.[0];
   const hour = calendar?.hour?.[0]?.start;
   const minute = calendar?.minute?.[0]?.start;
   const action = description.action.type === 'startWorkflow' ? description.action : undefined;
-  const { timeZone, ...input } = scheduleInput(description);
+  const parsed = scheduledInputSchema.safeParse(action?.args?.[0] ?? {});
+  const { timeZone, ...input } = parsed.success ? parsed.data : {};
   const at =
     hour === undefined || minute === undefined
       ? undefined
       : `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`;
-  return {
+  const options: Partial<VisitorsScheduleOptions> = {
     projectId,
     timeZone: description.spec.timezone ?? timeZone ?? 'UTC',
     catchupWindow: description.policies.catchupWindow,
     ...defined({ at, ...input, taskQueue: action?.taskQueue }),
   };
+  return { options, zone: timeZone ?? (description.spec.timezone || 'UTC') };
 }
 
 export async function pauseVisitorsSchedule(client: Client, projectId: string, note?: string): Promise<void> {
@@ -224,11 +206,6 @@ const backfillDaysSchema = z
 
 export type BackfillDays = z.input<typeof backfillDaysSchema>;
 
-export interface BackfilledDay {
-  day: string;
-  workflowId: string;
-}
-
 /**
  * Exports the days fromDay..toDay (both included, days of the schedule's zone) with the schedule's settings, one
  * export per day under the id a nightly run gives that day, so the nightly runs find them done. A day that has not
@@ -238,17 +215,17 @@ export async function backfillVisitorsSchedule(
   client: Client,
   projectId: string,
   days: BackfillDays,
-): Promise<{ timeZone: string; days: BackfilledDay[] }> {
+): Promise<{ timeZone: string; days: { day: string; workflowId: string }[] }> {
   const { fromDay, toDay } = parseOrThrow(backfillDaysSchema, days, 'backfill days');
   const description = await describeVisitorsSchedule(client, projectId);
-  const { format, pageSize, concurrency, taskQueue } = currentOptions(description, projectId);
-  const timeZone = zoneOf(description);
+  const { options, zone: timeZone } = currentOptions(description, projectId);
+  const { format, pageSize, concurrency, taskQueue } = options;
   const end = rangeEnd({ dateTo: addDays(toDay, 1), timeZone });
   if (end !== undefined && end > Date.now()) {
     const issue = { field: 'toDay', rule: `${UNENDED_RANGE_RULE} (${timeZone})` };
     throw new InputValidationError([issue], 'backfill days');
   }
-  const started: BackfilledDay[] = [];
+  const started = [];
   for (let day = fromDay; day <= toDay; day = addDays(day, 1)) {
     const handle = await startVisitorsExport(
       client,
@@ -270,21 +247,6 @@ export async function deleteVisitorsSchedule(client: Client, projectId: string):
   await visitorsScheduleHandle(client, projectId).delete();
 }
 
-/** A schedule, the zone whose days its runs export, what its latest run found and what the next runs export. */
-export interface VisitorsNightlyState {
-  schedule: ScheduleDescription;
-  timeZone: string;
-  /** What the latest run that read the destination found there (its memo); null before any. */
-  latestRun: (NightlyRunMemo & { workflowId: string }) | null;
-  /** Exports due (days, or `<from>_<to>` ranges) that the latest run left: failed, or past its cap. */
-  missing: string[];
-  /** The exports that failed in the latest run, with their errors: each run makes them again. */
-  failed: FailedDay[];
-  maxCatchUpDays: number;
-  /** The next nominal times and what each will export, if the destination holds what the latest run left. */
-  nextRuns: { at: string; days: string[]; remaining: number }[];
-}
-
 /** The memo of the schedule's latest run that has read the destination (kept by the server: no worker needed). */
 export async function latestNightlyRun(
   client: Client,
@@ -301,16 +263,14 @@ export async function latestNightlyRun(
 }
 
 /**
- * The schedule, its latest run's memo, and what the next runs export, computed as the runs do (dueExports over the
- * instants held whole), a zone change included: a run never exports a day that has not ended.
+ * The schedule, the zone whose days its runs export, its latest run's memo (null before any), what that run left
+ * due (`missing`: failed, or past its cap) and what the next three runs export, computed as the runs do
+ * (dueExports over the instants held whole), a zone change included: a run never exports a day that has not ended.
  */
-export async function describeVisitorsNightly(
-  client: Client,
-  projectId: string,
-): Promise<VisitorsNightlyState> {
+export async function describeVisitorsNightly(client: Client, projectId: string) {
   const schedule = await describeVisitorsSchedule(client, projectId);
-  const timeZone = zoneOf(schedule);
-  const maxCatchUpDays = scheduleInput(schedule).maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
+  const { options, zone: timeZone } = currentOptions(schedule, projectId);
+  const maxCatchUpDays = options.maxCatchUpDays ?? DEFAULT_MAX_CATCH_UP_DAYS;
   const latestRun = await latestNightlyRun(client, schedule.info.recentActions);
   const covered = latestRun === null ? [] : coveredOfMemo(latestRun);
   const missing =
@@ -324,13 +284,21 @@ export async function describeVisitorsNightly(
     return { at: at.toISOString(), days: now.map(exportLabel), remaining: due.length - now.length };
   });
   return {
-    schedule,
+    scheduleId: schedule.scheduleId,
     timeZone,
+    scheduleTimeZone: schedule.spec.timezone ?? 'UTC',
+    calendars: schedule.spec.calendars,
+    paused: schedule.state.paused,
+    note: schedule.state.note,
     latestRun,
     missing,
     failed: latestRun?.failed ?? [],
     maxCatchUpDays,
     nextRuns,
+    recentActions: schedule.info.recentActions.map((a) => ({
+      scheduledAt: a.scheduledAt.toISOString(),
+      workflowId: a.action.workflow.workflowId,
+    })),
   };
 }
 

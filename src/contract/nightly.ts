@@ -1,6 +1,6 @@
 // The nightly export (workflow `visitorsNightly`): what a run owes and what it returns. Free of zod and I/O, so
 // that workflow code, the activities and the client share it.
-import type { VisitorTotals } from './visitors-export';
+import type { VisitorsExportInput, VisitorTotals } from './visitors-export';
 import { addDays, dayStart, instantText } from './zone-days';
 
 /** How many exports one nightly run makes at most; the rest is left to the next runs. */
@@ -22,11 +22,7 @@ export interface NightlyExport extends Covered {
 }
 
 /** A day's `YYYY-MM-DD`, or a range's `<dateFrom>_<dateTo>`. */
-export function exportLabel(item: {
-  dateFrom: string;
-  dateTo: string;
-  timeZone?: string | undefined;
-}): string {
+export function exportLabel(item: Pick<VisitorsExportInput, 'dateFrom' | 'dateTo' | 'timeZone'>): string {
   return item.timeZone === undefined ? `${item.dateFrom}_${item.dateTo}` : item.dateFrom;
 }
 

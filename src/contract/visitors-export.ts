@@ -48,13 +48,6 @@ export interface VisitorsExportResult {
   partial?: true;
 }
 
-export interface VisitorsExportFileEntry {
-  name: string;
-  rows: number;
-  bytes: number;
-  sha256: string;
-}
-
 /** Content of `manifest.json`, written last beside the export file. */
 export interface VisitorsExportManifest {
   projectId: string;
@@ -76,7 +69,7 @@ export interface VisitorsExportManifest {
   /** sha256 (hex) of the export file's bytes. */
   sha256: string;
   /** Every file of the export but the manifest: its records, bytes, sha256. */
-  files: VisitorsExportFileEntry[];
+  files: { name: string; rows: number; bytes: number; sha256: string }[];
   totals: VisitorTotals;
   warnings: string[];
   generatedAt: string;

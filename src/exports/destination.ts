@@ -1,38 +1,78 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { InvariantError } from '../contract/errors';
 import { VisitorsExportFailureType, type VisitorRow } from '../contract/visitors-export';
-import { parseStagedChunkName, stagedChunkName, stagingFolderKey, type StagedChunkName } from './layout';
+import {
+  isStagingKey,
+  parseStagedChunkName,
+  STAGING_FOLDER,
+  stagedChunkName,
+  stagingFolderKey,
+  type StagedChunkName,
+} from './layout';
 
 /** An object written in pieces, visible at its key only whole, by `commit` (rename, or multipart completion). */
 export interface FinalObjectWriter {
   write(chunk: string | Uint8Array): Promise<void>;
-  /** Bytes written in all. */
-  commit(): Promise<number>;
+  commit(): Promise<void>;
   abort(): Promise<void>;
 }
 
-/** Where exports go: a local directory or an S3 bucket (and prefix), with relative '/'-separated keys. */
-export interface ExportDestination {
+/** An object under the destination: its key and when it was last written (ms since the epoch). */
+export interface StoredObject {
+  key: string;
+  modifiedMs: number;
+}
+
+/** Written by ExportStaging.prepare: a page is staged only beside it. */
+const PREPARED_MARKER = '.prepared';
+
+/**
+ * Where exports go: a local directory or an S3 bucket (and prefix), with relative '/'-separated keys. The two
+ * backends write, read, remove and list objects; the probe, staging and listing are one flow over those.
+ */
+export abstract class ExportDestination {
   /** An absolute directory or `s3://bucket[/prefix]`; `location` gives a key's path or URI. */
-  readonly root: string;
-  location(key: string): string;
-  /** Takes a write before an export fetches anything; fails with destinationUnavailable when it cannot. */
-  probe(): Promise<void>;
-  /** Makes a staging folder ready (idempotent): pages are staged only into a prepared folder. */
-  prepareStaging(folder: string): Promise<void>;
-  /** Writes one object whole under `folder/name`; fails with stagingMissing when the folder is not prepared. */
-  stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void>;
-  removeStaging(folder: string): Promise<void>;
-  /** Removes the staging folders untouched for `olderThanMs`; returns their names. */
-  pruneStaleStaging(olderThanMs: number, now?: number): Promise<string[]>;
-  openFinal(key: string): Promise<FinalObjectWriter>;
-  writeFinal(key: string, content: string): Promise<void>;
-  removeFinal(key: string): Promise<void>;
-  /** Keys of the objects under `prefix`, sorted: never a file being written, nor a staged object outside staging. */
-  listFinal(prefix: string): Promise<string[]>;
-  /** A small final object's text, or undefined when there is none. */
-  readFinal(key: string): Promise<string | undefined>;
+  abstract readonly root: string;
+  abstract location(key: string): string;
+  /** Writes a small object whole: readers see the old one or the new one, never a part. */
+  abstract writeFinal(key: string, content: string, signal?: AbortSignal): Promise<void>;
+  abstract openFinal(key: string): Promise<FinalObjectWriter>;
+  /** A small object's text, or undefined when there is none. */
+  abstract readFinal(key: string): Promise<string | undefined>;
+  /** Removes an object (none there is fine). */
+  abstract removeFinal(key: string): Promise<void>;
+  /** The objects whose keys start with `prefix`, staged ones included, never one being written. */
+  protected abstract listObjects(prefix: string): Promise<StoredObject[]>;
+
+  /**
+   * Writes and removes a small object before an export fetches anything, so that a full or read-only disk, a
+   * missing bucket or permission fail it at once (destinationUnavailable, never naming a credential).
+   */
+  async probe(): Promise<void> {
+    const key = `.probe-${randomBytes(6).toString('hex')}`;
+    await this.writeFinal(key, 'probe\n');
+    await this.removeFinal(key);
+  }
+
+  /** Keys of the objects under `prefix`, sorted: staged objects only when the prefix is in staging. */
+  async listFinal(prefix: string): Promise<string[]> {
+    const keys = (await this.listObjects(prefix)).map((object) => object.key);
+    return keys.filter((key) => !isStagingKey(key) || isStagingKey(prefix)).sort();
+  }
+
+  /** Removes the staging folders whose marker is older than `olderThanMs`, or gone; returns their names. */
+  async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
+    const root = `${STAGING_FOLDER}/`;
+    const touched = new Map<string, number>();
+    for (const { key, modifiedMs } of await this.listObjects(root)) {
+      const [name = '', rest] = key.slice(root.length).split('/', 2);
+      touched.set(name, Math.max(touched.get(name) ?? 0, rest === PREPARED_MARKER ? modifiedMs : 0));
+    }
+    const stale = [...touched].filter(([, at]) => now - at > olderThanMs).map(([name]) => name);
+    for (const name of stale) await new ExportStaging(this, name).remove();
+    return stale;
+  }
 }
 
 /** The destination cannot take the export and another attempt cannot fix it; never names a credential. */
@@ -52,16 +92,19 @@ export function isPermanent(error: unknown): error is ApplicationFailure {
   return error instanceof ApplicationFailure && error.nonRetryable === true;
 }
 
-/** The export file's bytes on their way to the destination, hashed as they pass (the manifest's sha256). */
+/** The export file's bytes on their way to the destination, counted and hashed as they pass (the manifest's). */
 export type HashedOutput = ReturnType<typeof hashedOutput>;
 
 export function hashedOutput(file: FinalObjectWriter) {
   const hash = createHash('sha256');
+  let bytes = 0;
   return {
     async write(chunk: Uint8Array): Promise<void> {
       hash.update(chunk);
+      bytes += chunk.byteLength;
       await file.write(chunk);
     },
+    bytes: (): number => bytes,
     sha256: (): string => hash.digest('hex'),
   };
 }
@@ -101,11 +144,16 @@ export class ExportStaging {
     this.#folder = stagingFolderKey(exportKey);
   }
 
+  /** Makes the area ready (idempotent; every run of the export writes its marker again). */
   async prepare(): Promise<void> {
-    await this.destination.prepareStaging(this.#folder);
+    await this.destination.writeFinal(`${this.#folder}/${PREPARED_MARKER}`, '');
   }
 
-  /** Consecutive pages as one chunk; stagingMissing when the area is not prepared. */
+  /**
+   * Consecutive pages as one chunk. A chunk finishing after its export was cleaned up, or on a host that does not
+   * see the prepared area, fails with stagingMissing and leaves nothing: the marker's check and the write go
+   * together (one round trip), and a chunk written beside no marker is removed.
+   */
   async writeChunk(
     writer: ChunkWriter,
     pages: readonly StagedPageRows[],
@@ -113,8 +161,17 @@ export class ExportStaging {
   ): Promise<void> {
     const first = pages[0];
     if (first === undefined) throw new InvariantError('a staged chunk holds at least one page');
-    const name = stagedChunkName({ ...writer, firstOffset: first.offset, pages: pages.length });
-    await this.destination.stage(this.#folder, name, chunkText(pages), signal);
+    const key = `${this.#folder}/${stagedChunkName({ ...writer, firstOffset: first.offset, pages: pages.length })}`;
+    const [marker] = await Promise.all([
+      this.destination.readFinal(`${this.#folder}/${PREPARED_MARKER}`),
+      this.destination.writeFinal(key, chunkText(pages), signal),
+    ]);
+    if (marker !== undefined) return;
+    await this.destination.removeFinal(key);
+    throw stagingMissing(
+      `staging folder ${this.directory} is not prepared: the export was cleaned up, or this worker's EXPORT_DIR ` +
+        'is not the destination that prepared it (one shared volume, or one bucket)',
+    );
   }
 
   async readObject(name: string): Promise<StagedPageRows[]> {
@@ -136,7 +193,10 @@ export class ExportStaging {
   }
 
   async remove(): Promise<void> {
-    await this.destination.removeStaging(this.#folder);
+    // The marker first: a chunk still in flight then fails rather than staging into an area being removed.
+    await this.destination.removeFinal(`${this.#folder}/${PREPARED_MARKER}`);
+    const keys = await this.destination.listFinal(`${this.#folder}/`);
+    await Promise.all(keys.map((key) => this.destination.removeFinal(key)));
   }
 }
 

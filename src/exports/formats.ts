@@ -13,32 +13,17 @@ function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
-interface RowEncoder {
-  start(): string;
-  row(row: VisitorRow, index: number): string;
-  end(): string;
-}
-
 export type TextFormat = Exclude<ExportFormat, 'parquet'>;
 
-export function encoderFor(format: TextFormat): RowEncoder {
-  switch (format) {
-    case 'csv':
-      return {
-        start: () => CSV_HEADER,
-        row: (r) => `${csvField(r.path)},${r.human},${r.ai},${r.total}\n`,
-        end: () => '',
-      };
-    case 'ndjson':
-      return { start: () => '', row: (r) => `${JSON.stringify(r)}\n`, end: () => '' };
-    case 'json':
-      return {
-        start: () => '[',
-        row: (r, i) => `${i === 0 ? '\n' : ',\n'}${JSON.stringify(r)}`,
-        end: () => '\n]\n',
-      };
-  }
-}
+/** How each text format writes its start, a row (its index: JSON's commas) and its end. */
+export const ENCODERS: Record<
+  TextFormat,
+  { start: string; row: (row: VisitorRow, index: number) => string; end: string }
+> = {
+  csv: { start: CSV_HEADER, row: (r) => `${csvField(r.path)},${r.human},${r.ai},${r.total}\n`, end: '' },
+  ndjson: { start: '', row: (r) => `${JSON.stringify(r)}\n`, end: '' },
+  json: { start: '[', row: (r, i) => `${i === 0 ? '\n' : ',\n'}${JSON.stringify(r)}`, end: '\n]\n' },
+};
 
 export interface ExportFileOptions {
   format: ExportFormat;
@@ -57,7 +42,7 @@ export async function openExportFile(
     return openParquetFile(output, options.range);
   }
   const target = options.compression === 'gzip' ? gzipped(output) : { ...output, end: async () => {} };
-  return textFile(encoderFor(options.format), target);
+  return textFile(ENCODERS[options.format], target);
 }
 
 /**
@@ -71,9 +56,9 @@ interface ByteSink {
   end(): Promise<void>;
 }
 
-function textFile(encoder: RowEncoder, sink: ByteSink): ExportFileWriter {
-  let pending: string[] = [encoder.start()];
-  let pendingUnits = pending[0]?.length ?? 0;
+function textFile(encoder: (typeof ENCODERS)[TextFormat], sink: ByteSink): ExportFileWriter {
+  let pending: string[] = [encoder.start];
+  let pendingUnits = encoder.start.length;
   let rows = 0;
   const flush = async (): Promise<void> => {
     if (pendingUnits === 0) return;
@@ -90,7 +75,7 @@ function textFile(encoder: RowEncoder, sink: ByteSink): ExportFileWriter {
     add: (row) => push(encoder.row(row, rows++)),
     drain: async () => (pendingUnits >= WRITE_CHUNK_UNITS ? flush() : undefined),
     async end() {
-      push(encoder.end());
+      push(encoder.end);
       await flush();
       await sink.end();
     },

@@ -3,11 +3,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
   destinationUnavailable,
-  stagingMissing,
-  type ExportDestination,
+  ExportDestination,
   type FinalObjectWriter,
+  type StoredObject,
 } from './destination';
-import { isStagingKey, STAGING_FOLDER } from './layout';
 
 /**
  * errno codes another attempt cannot fix: the disk or quota is full, the file system is read-only, a permission is
@@ -19,10 +18,11 @@ const REFUSED_ERRNO = new Set('ENOSPC EDQUOT EROFS EACCES EPERM EISDIR ENOTDIR E
  * A local directory (EXPORT_DIR a path): every file is written under a temporary name, fsynced and renamed, so a
  * reader never sees a part. Several worker hosts need it to be one shared volume (NFS, EFS).
  */
-export class LocalDestination implements ExportDestination {
+export class LocalDestination extends ExportDestination {
   readonly root: string;
 
   constructor(directory: string) {
+    super();
     this.root = path.resolve(directory);
   }
 
@@ -30,66 +30,11 @@ export class LocalDestination implements ExportDestination {
     return path.join(this.root, key);
   }
 
-  /** Writes (fsynced) and removes a small file, so that a full or read-only disk fails the export before any page. */
-  async probe(): Promise<void> {
-    // A temporary file's name: listFinal never lists it, should a crash leave it behind.
-    const probe = temporaryPathFor(this.location('.probe'));
-    await this.#writing(path.basename(probe), async () => {
-      await fs.mkdir(this.root, { recursive: true });
-      await writeFileAtomic(probe, 'probe\n', { createDirectory: false });
-      await fs.rm(probe);
-    });
-  }
-
-  async prepareStaging(folder: string): Promise<void> {
-    await this.#writing(folder, () => fs.mkdir(this.location(folder), { recursive: true }));
-  }
-
-  async stage(folder: string, name: string, content: string): Promise<void> {
-    try {
-      // Never creates the directory: a page that finishes after its export was cleaned up (a cancelled page past
-      // the end, say) fails instead of leaving a stray file, and so does a host that does not share EXPORT_DIR.
-      await this.#writing(`${folder}/${name}`, () =>
-        writeFileAtomic(path.join(this.location(folder), name), content, { createDirectory: false }),
-      );
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      throw stagingMissing(
-        `staging directory ${this.location(folder)} does not exist: the export was cleaned up, or EXPORT_DIR is ` +
-          'not one volume shared by every worker host',
-      );
-    }
-  }
-
-  async removeStaging(folder: string): Promise<void> {
-    await fs.rm(this.location(folder), { recursive: true, force: true });
-  }
-
-  async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
-    const root = this.location(STAGING_FOLDER);
-    const entries = await fs.readdir(root, { withFileTypes: true }).catch(() => []);
-    const removed: string[] = [];
-    for (const entry of entries) {
-      if (!entry.isDirectory()) continue;
-      const dir = path.join(root, entry.name);
-      const stat = await fs.stat(dir).catch(() => undefined);
-      if (stat && now - stat.mtimeMs > olderThanMs) {
-        await fs.rm(dir, { recursive: true, force: true });
-        removed.push(entry.name);
-      }
-    }
-    return removed;
-  }
-
   async openFinal(key: string): Promise<FinalObjectWriter> {
     const file = await this.#writing(key, () => openAtomicFile(this.location(key)));
-    let bytes = 0;
     return {
-      write: (chunk) => {
-        bytes += Buffer.byteLength(chunk);
-        return this.#writing(key, () => file.write(chunk));
-      },
-      commit: () => this.#writing(key, () => file.commit()).then(() => bytes),
+      write: (chunk) => this.#writing(key, () => file.write(chunk)),
+      commit: () => this.#writing(key, () => file.commit()),
       abort: () => file.abort(),
     };
   }
@@ -98,27 +43,33 @@ export class LocalDestination implements ExportDestination {
     await this.#writing(key, () => writeFileAtomic(this.location(key), content));
   }
 
+  /** As in a bucket, a folder lasts only while it holds a file: the folders left empty are removed too. */
   async removeFinal(key: string): Promise<void> {
     await this.#writing(key, () => fs.rm(this.location(key), { force: true }));
+    for (let folder = path.dirname(key); folder !== '.'; folder = path.dirname(folder)) {
+      if (
+        !(await fs.rmdir(this.location(folder)).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+    }
   }
 
-  async listFinal(prefix: string): Promise<string[]> {
-    const keys: string[] = [];
-    const walk = async (folder: string): Promise<void> => {
-      const entries = await fs.readdir(this.location(folder), { withFileTypes: true }).catch(missingAs([]));
-      for (const entry of entries) {
-        const key = `${folder}${entry.name}`;
-        if (isStagingKey(key) && !isStagingKey(prefix)) continue;
-        if (entry.isDirectory()) {
-          if (`${key}/`.startsWith(prefix)) await walk(`${key}/`);
-        } else if (entry.isFile() && key.startsWith(prefix) && !isTemporaryName(entry.name)) {
-          keys.push(key);
-        }
-      }
-    };
+  protected async listObjects(prefix: string): Promise<StoredObject[]> {
     // From the prefix's folder: `acme/2026` lists `acme/` and keeps what starts with the prefix, as S3 does.
-    await walk(prefix.slice(0, prefix.lastIndexOf('/') + 1));
-    return keys.sort();
+    const folder = this.location(prefix.slice(0, prefix.lastIndexOf('/') + 1));
+    const entries = await fs.readdir(folder, { recursive: true, withFileTypes: true }).catch(missingAs([]));
+    const objects: StoredObject[] = [];
+    for (const entry of entries) {
+      const file = path.join(entry.parentPath, entry.name);
+      const key = path.relative(this.root, file).split(path.sep).join('/');
+      if (!entry.isFile() || !key.startsWith(prefix) || isTemporaryName(entry.name)) continue;
+      const stat = await fs.stat(file).catch(missingAs(undefined));
+      if (stat !== undefined) objects.push({ key, modifiedMs: stat.mtimeMs });
+    }
+    return objects;
   }
 
   async readFinal(key: string): Promise<string | undefined> {
@@ -158,16 +109,9 @@ function isTemporaryName(name: string): boolean {
   return /^\..+\.[0-9a-f]{12}\.tmp$/.test(name);
 }
 
-/** `createDirectory`: create the target's directory when missing (default true); false fails with ENOENT instead. */
-type AtomicWriteOptions = { createDirectory?: boolean };
-
 /** Writes a file so that readers see either the old content or the whole new content, never a part. */
-export async function writeFileAtomic(
-  target: string,
-  content: string | Uint8Array,
-  options: AtomicWriteOptions = {},
-): Promise<void> {
-  const file = await openAtomicFile(target, options);
+export async function writeFileAtomic(target: string, content: string | Uint8Array): Promise<void> {
+  const file = await openAtomicFile(target);
   try {
     await file.write(content);
     await file.commit();
@@ -177,49 +121,25 @@ export async function writeFileAtomic(
   }
 }
 
-const FLUSH_BYTES = 1 << 20;
-
 /**
  * A file written under a temporary name and renamed over `target` by `commit` (after fsync, so that a crash
  * right after the rename cannot leave an empty file behind the new name). `abort` removes the temporary file.
  */
-export async function openAtomicFile(target: string, options: AtomicWriteOptions = {}) {
-  if (options.createDirectory !== false) await fs.mkdir(path.dirname(target), { recursive: true });
+export async function openAtomicFile(target: string) {
+  await fs.mkdir(path.dirname(target), { recursive: true });
   const tmp = temporaryPathFor(target);
+  // A FileHandle closed again resolves: abort may follow a commit that failed at any step.
   const handle = await fs.open(tmp, 'w');
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let closed = false;
-  const flush = async (): Promise<void> => {
-    const buffer = Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    // write() may write less than asked: loop until the whole buffer is on disk.
-    for (let offset = 0; offset < buffer.length;) {
-      const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset);
-      offset += bytesWritten;
-    }
-  };
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await handle.close();
-  };
   return {
-    async write(chunk: string | Uint8Array): Promise<void> {
-      const buffer = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
-      pending.push(buffer);
-      pendingBytes += buffer.length;
-      if (pendingBytes >= FLUSH_BYTES) await flush();
-    },
+    // Writes the whole chunk at the current position (write() alone may write less).
+    write: (chunk: string | Uint8Array): Promise<void> => handle.writeFile(chunk),
     async commit(): Promise<void> {
-      await flush();
       await handle.sync();
-      await close();
+      await handle.close();
       await fs.rename(tmp, target);
     },
     async abort(): Promise<void> {
-      await close().catch(() => undefined);
+      await handle.close().catch(() => undefined);
       await fs.rm(tmp, { force: true });
     },
   };

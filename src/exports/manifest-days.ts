@@ -69,15 +69,6 @@ const manifestSchema = z.object({
   files: z.array(z.object({ name: z.string() })),
 });
 
-export interface WholeExports {
-  /** The instants each whole export holds, in manifest order. */
-  covered: Covered[];
-  /** A manifest lies in a folder of a day before `firstDay` (not read). */
-  olderExports: boolean;
-  /** One per manifest skipped: it could not be read as the manifest of its folder's whole export. */
-  warnings: string[];
-}
-
 const READS_AT_ONCE = 8;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T/;
 
@@ -85,14 +76,15 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T/;
  * The whole exports of a project at the destination whose folder's first date is in [firstDay, lastDay]: the
  * nightly export's record of done days (docs/nightly.md, "The destination is the record of done days"). Ranges of
  * whole days do not count (a report over days is not the days); a manifest that does not count is skipped with a
- * warning: its instants are due.
+ * warning: its instants are due. `covered`: the instants each whole export holds; `olderExports`: a manifest lies
+ * in a folder of a day before `firstDay` (not read).
  */
 export async function wholeExports(
   destination: ExportDestination,
   projectId: string,
   firstDay: string,
   lastDay: string,
-): Promise<WholeExports> {
+) {
   const folders = [
     ...EXPORT_LAYOUTS.map((layout) => projectFolderKey(projectId, layout)),
     rangesFolderKey(projectId),

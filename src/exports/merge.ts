@@ -1,5 +1,5 @@
 import { InvariantError } from '../contract/errors';
-import type { ExportCompression, ExportFormat, VisitorRow } from '../contract/visitors-export';
+import type { VisitorRow } from '../contract/visitors-export';
 import {
   hashedOutput,
   stagingMissing,
@@ -10,12 +10,9 @@ import {
 import { openExportFile, type ExportFileOptions } from './formats';
 import { parseStagedChunkName } from './layout';
 
-export interface MergeOptions {
+export interface MergeOptions extends ExportFileOptions {
   staging: ExportStaging;
   offsets: readonly number[];
-  format: ExportFormat;
-  compression?: ExportCompression;
-  range?: ExportFileOptions['range'];
   /** The export file's key, replaced whole once complete; `beforeCommit` runs just before. */
   target: string;
   onPage?: (index: number) => void;
@@ -24,24 +21,14 @@ export interface MergeOptions {
   fingerprint?: (path: string) => [number, number];
 }
 
-export interface MergeOutcome {
-  /** Rows written (each path once), and read from the staged pages. */
-  rows: number;
-  stagedRows: number;
-  bytes: number;
-  sha256: string;
-  duplicateCount: number;
-  duplicatePaths: string[];
-}
-
 const MAX_REPORTED_DUPLICATES = 20;
 /** Pages read ahead of the one being written, about (whole chunks, at least two). */
 const PAGES_AHEAD = 16;
 /**
  * Streams the staged pages in offset order into the export file. A path seen again (on a later page, or twice on
- * one page) is counted and skipped: its first occurrence is kept.
+ * one page) is counted and skipped: its first occurrence is kept. `rows` are those written, `stagedRows` those read.
  */
-export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutcome> {
+export async function mergeStagedPages(options: MergeOptions) {
   const { staging } = options;
   const sources = await sourcesOf(staging, options.offsets);
   const file = await staging.destination.openFinal(options.target);
@@ -53,7 +40,6 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
   let stagedRows = 0;
   let rows = 0;
   const readAhead = new ObjectReadAhead(staging, sources, PAGES_AHEAD);
-  let bytes: number;
   try {
     const writer = await openExportFile(output, options);
     for (let index = 0; index < sources.length; index += 1) {
@@ -76,12 +62,12 @@ export async function mergeStagedPages(options: MergeOptions): Promise<MergeOutc
     }
     await writer.end();
     await options.beforeCommit?.();
-    bytes = await file.commit();
+    await file.commit();
   } catch (error) {
     await file.abort();
     throw error;
   }
-  return { rows, stagedRows, bytes, sha256: output.sha256(), duplicateCount, duplicatePaths };
+  return { rows, stagedRows, bytes: output.bytes(), sha256: output.sha256(), duplicateCount, duplicatePaths };
 }
 
 /** The sources of the export's pages; stagingMissing naming the offsets no staged object holds. */

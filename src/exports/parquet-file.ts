@@ -36,31 +36,6 @@ function rangeColumns(dateFrom: string, dateTo: string): { element: SchemaElemen
   return [instant('date_from', dateFrom), instant('date_to', dateTo)];
 }
 
-/** One row group's columns, filled row by row. */
-class RowGroup {
-  size = 0;
-  readonly path: string[];
-  readonly human: BigInt64Array;
-  readonly ai: BigInt64Array;
-  readonly total: BigInt64Array;
-
-  constructor(readonly capacity: number) {
-    this.path = new Array<string>(capacity);
-    this.human = new BigInt64Array(capacity);
-    this.ai = new BigInt64Array(capacity);
-    this.total = new BigInt64Array(capacity);
-  }
-
-  add(row: VisitorRow): void {
-    const at = this.size;
-    this.path[at] = row.path;
-    this.human[at] = BigInt(row.human);
-    this.ai[at] = BigInt(row.ai);
-    this.total[at] = BigInt(row.total);
-    this.size += 1;
-  }
-}
-
 /**
  * `visitors.parquet`: `path` (string), `human`, `ai`, `total` (int64) and the range's columns, written a row group
  * at a time as rows arrive; only the footer waits for the end.
@@ -91,24 +66,26 @@ export async function openParquetFile(
   };
   const writer: Writer = Object.assign(bytes, { flush, finish: flush });
   const parquet = new ParquetWriter({ writer, schema, codec: CODEC, createdBy: 'docs-agent-worker' });
-  let group = new RowGroup(rowGroupRows);
-  const full: RowGroup[] = [];
+  let group: VisitorRow[] = [];
+  const full: VisitorRow[][] = [];
 
-  const write = async (rows: RowGroup): Promise<void> => {
+  const write = async (rows: VisitorRow[]): Promise<void> => {
+    const int64 = (value: (row: VisitorRow) => number) =>
+      BigInt64Array.from(rows, (row) => BigInt(value(row)));
     const columnData = [
-      { name: 'path', data: rows.path.slice(0, rows.size) },
-      { name: 'human', data: rows.human.subarray(0, rows.size) },
-      { name: 'ai', data: rows.ai.subarray(0, rows.size) },
-      { name: 'total', data: rows.total.subarray(0, rows.size) },
+      { name: 'path', data: rows.map((row) => row.path) },
+      { name: 'human', data: int64((row) => row.human) },
+      { name: 'ai', data: int64((row) => row.ai) },
+      { name: 'total', data: int64((row) => row.total) },
       ...constants.map(({ element, value }) => ({
         name: element.name,
         data:
           element.type === 'INT32'
-            ? new Int32Array(rows.size).fill(value)
-            : new BigInt64Array(rows.size).fill(BigInt(value)),
+            ? new Int32Array(rows.length).fill(value)
+            : new BigInt64Array(rows.length).fill(BigInt(value)),
       })),
     ];
-    await parquet.write({ columnData, rowGroupSize: rows.size });
+    await parquet.write({ columnData, rowGroupSize: rows.length });
   };
 
   const drain = async (): Promise<void> => {
@@ -116,16 +93,16 @@ export async function openParquetFile(
   };
   return {
     add(row: VisitorRow): void {
-      group.add(row);
-      if (group.size === group.capacity) {
+      group.push(row);
+      if (group.length === rowGroupRows) {
         full.push(group);
-        group = new RowGroup(rowGroupRows);
+        group = [];
       }
     },
     drain,
     async end(): Promise<void> {
       await drain();
-      if (group.size > 0) await write(group);
+      if (group.length > 0) await write(group);
       await parquet.finish();
     },
   };

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
-  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -15,13 +13,12 @@ import { Upload } from '@aws-sdk/lib-storage';
 import type { ApplicationFailure } from '@temporalio/common';
 import {
   destinationUnavailable,
+  ExportDestination,
   isPermanent,
-  stagingMissing,
-  type ExportDestination,
   type FinalObjectWriter,
+  type StoredObject,
 } from './destination';
 import { ConfigError } from '../contract/errors';
-import { isStagingKey, STAGING_FOLDER } from './layout';
 import { LocalDestination } from './local-destination';
 import { isS3Uri, parseS3Uri, s3Uri, S3_URI_RULE, type S3Location } from './s3-uri';
 
@@ -41,11 +38,9 @@ export function openExportDestination(exportDir: string, s3: S3DestinationOption
 
 /** Every put carries a checksum the server verifies before it stores the object. */
 const CHECKSUM = 'CRC32';
-/** Written by prepareStaging: a page is staged only beside it. */
-const PREPARED_MARKER = '.prepared';
 
 /** An S3 bucket and prefix: PutObject and a completed multipart upload make an object visible whole or not at all. */
-export class S3Destination implements ExportDestination {
+export class S3Destination extends ExportDestination {
   readonly root: string;
   readonly client: S3Client;
 
@@ -53,6 +48,7 @@ export class S3Destination implements ExportDestination {
     private readonly where: S3Location,
     options: S3DestinationOptions = {},
   ) {
+    super();
     this.root = s3Uri(where);
     this.client = new S3Client({
       forcePathStyle: options.forcePathStyle ?? false,
@@ -68,68 +64,6 @@ export class S3Destination implements ExportDestination {
 
   private key(key: string): string {
     return this.where.prefix === '' ? key : `${this.where.prefix}/${key}`;
-  }
-
-  /**
-   * A probe object written and removed before an export fetches any page: a missing bucket, wrong credentials or a
-   * missing permission fail it at once (destinationUnavailable naming the bucket, never the credentials).
-   */
-  async probe(): Promise<void> {
-    const key = `${STAGING_FOLDER}/.probe-${randomBytes(6).toString('hex')}`;
-    await this.put(key, '', undefined, 'PutObject (probe write)');
-    await this.removeFinal(key);
-  }
-
-  async prepareStaging(folder: string): Promise<void> {
-    await this.put(`${folder}/${PREPARED_MARKER}`, '');
-  }
-
-  async stage(folder: string, name: string, content: string, signal?: AbortSignal): Promise<void> {
-    // A page finishing after its export was cleaned up fails instead of leaving a stray object. The marker's
-    // check and the put go together (one round trip of latency, not two); a page put beside no marker is deleted.
-    const options = signal ? { abortSignal: signal } : {};
-    const marker = this.client
-      .send(
-        new HeadObjectCommand({ Bucket: this.where.bucket, Key: this.key(`${folder}/${PREPARED_MARKER}`) }),
-        options,
-      )
-      .then(
-        () => true,
-        (error: unknown) => {
-          if (isNotFound(error)) return false;
-          throw this.refused(error, 'HeadObject');
-        },
-      );
-    const [prepared] = await Promise.all([marker, this.put(`${folder}/${name}`, content, signal)]);
-    if (prepared) return;
-    await this.removeFinal(`${folder}/${name}`);
-    throw stagingMissing(
-      `staging folder ${this.location(folder)} is not prepared: the export was cleaned up, or this worker's ` +
-        'EXPORT_DIR is not the destination that prepared it',
-    );
-  }
-
-  async removeStaging(folder: string): Promise<void> {
-    // The marker first: a page still in flight then fails rather than staging into a folder being removed.
-    await this.removeFinal(`${folder}/${PREPARED_MARKER}`);
-    const root = this.key('').length;
-    const keys: string[] = [];
-    for await (const { Key } of this.objects(`${this.key(folder)}/`)) keys.push(Key.slice(root));
-    await Promise.all(keys.map((key) => this.removeFinal(key)));
-  }
-
-  /** Staging folders whose marker (rewritten by every run of the export) is older than the limit, or gone. */
-  async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
-    const root = `${this.key(STAGING_FOLDER)}/`;
-    const touched = new Map<string, number>();
-    for await (const { Key, LastModified } of this.objects(root)) {
-      const [name = '', rest] = Key.slice(root.length).split('/', 2);
-      const marked = rest === PREPARED_MARKER ? (LastModified?.getTime() ?? now) : 0;
-      touched.set(name, Math.max(touched.get(name) ?? 0, marked));
-    }
-    const stale = [...touched].filter(([, at]) => now - at > olderThanMs).map(([name]) => name);
-    for (const name of stale) await this.removeStaging(`${STAGING_FOLDER}/${name}`);
-    return stale;
   }
 
   /**
@@ -156,10 +90,8 @@ export class S3Destination implements ExportDestination {
     const done = upload.done();
     // Observed here, reported by write/commit: a failed part must not be an unhandled rejection meanwhile.
     done.catch(() => undefined);
-    let bytes = 0;
     return Promise.resolve({
       async write(chunk) {
-        bytes += Buffer.byteLength(chunk);
         if (body.write(chunk)) return;
         // Backpressure: wait for the upload to take the buffered bytes, or for it to fail.
         try {
@@ -175,7 +107,6 @@ export class S3Destination implements ExportDestination {
         } catch (error) {
           throw refused(error);
         }
-        return bytes;
       },
       async abort() {
         // A body that fails makes the upload abort its multipart upload on the server (its parts removed) before
@@ -186,26 +117,33 @@ export class S3Destination implements ExportDestination {
     });
   }
 
-  writeFinal(key: string, content: string): Promise<void> {
-    return this.put(key, content);
-  }
-
   async removeFinal(key: string): Promise<void> {
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.where.bucket, Key: this.key(key) }));
     } catch (error) {
-      if (!isNotFound(error)) throw this.refused(error, 'DeleteObject');
+      if (!isNoSuchKey(error)) throw this.refused(error, 'DeleteObject');
     }
   }
 
-  async listFinal(prefix: string): Promise<string[]> {
+  protected async listObjects(prefix: string): Promise<StoredObject[]> {
     const root = this.key('').length;
-    const keys: string[] = [];
-    for await (const { Key } of this.objects(this.key(prefix))) {
-      const key = Key.slice(root);
-      if (!isStagingKey(key) || isStagingKey(prefix)) keys.push(key);
-    }
-    return keys.sort();
+    const objects: StoredObject[] = [];
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        const input = { Bucket: this.where.bucket, Prefix: this.key(prefix), ContinuationToken: token };
+        page = await this.client.send(new ListObjectsV2Command(input));
+      } catch (error) {
+        throw this.refused(error, 'ListObjectsV2');
+      }
+      for (const { Key, LastModified } of page.Contents ?? []) {
+        if (Key !== undefined)
+          objects.push({ key: Key.slice(root), modifiedMs: LastModified?.getTime() ?? 0 });
+      }
+      token = page.NextContinuationToken;
+    } while (token);
+    return objects;
   }
 
   async readFinal(key: string): Promise<string | undefined> {
@@ -220,12 +158,7 @@ export class S3Destination implements ExportDestination {
     }
   }
 
-  private async put(
-    key: string,
-    content: string,
-    signal?: AbortSignal,
-    operation = 'PutObject',
-  ): Promise<void> {
+  async writeFinal(key: string, content: string, signal?: AbortSignal): Promise<void> {
     try {
       await this.client.send(
         new PutObjectCommand({
@@ -239,24 +172,8 @@ export class S3Destination implements ExportDestination {
         signal ? { abortSignal: signal } : {},
       );
     } catch (error) {
-      throw this.refused(error, operation);
+      throw this.refused(error, 'PutObject');
     }
-  }
-
-  private async *objects(prefix: string): AsyncGenerator<{ Key: string; LastModified?: Date | undefined }> {
-    let token: string | undefined;
-    do {
-      let page;
-      try {
-        const input = { Bucket: this.where.bucket, Prefix: prefix, ContinuationToken: token };
-        page = await this.client.send(new ListObjectsV2Command(input));
-      } catch (error) {
-        throw this.refused(error, 'ListObjectsV2');
-      }
-      for (const { Key, LastModified } of page.Contents ?? [])
-        if (Key !== undefined) yield { Key, LastModified };
-      token = page.NextContinuationToken;
-    } while (token);
   }
 
   /** A refusal another attempt cannot fix becomes destinationUnavailable; anything else is left as is. */
@@ -291,12 +208,6 @@ const REFUSED: Record<string, string> = {
   AuthorizationHeaderMalformed: 'the request was signed for another region than the bucket is in',
 };
 
-/** HEAD answers carry no error code, only the status (a 400 may be a bad checksum: retried). */
-const REFUSED_STATUS: Record<number, string> = {
-  301: REFUSED.PermanentRedirect ?? '',
-  403: 'forbidden: wrong credentials, or the credentials lack permission',
-};
-
 /** Errors of the SDK's own configuration, before any request: no credentials found, no region. */
 const CONFIGURATION = /credential|region is missing/i;
 
@@ -311,11 +222,11 @@ function refusedDestination(
   operation: string,
 ): ApplicationFailure | undefined {
   if (error instanceof S3ServiceException) {
-    const status = error.$metadata.httpStatusCode;
-    const reason = REFUSED[error.name] ?? (status === undefined ? undefined : REFUSED_STATUS[status]);
+    const reason = REFUSED[error.name];
     if (reason === undefined) return undefined;
+    const status = error.$metadata.httpStatusCode ?? '?';
     return destinationUnavailable(
-      `export destination ${destination} refused ${operation}: ${reason} (${error.name}, HTTP ${status ?? '?'})`,
+      `export destination ${destination} refused ${operation}: ${reason} (${error.name}, HTTP ${status})`,
     );
   }
   if (
@@ -330,14 +241,7 @@ function refusedDestination(
   return undefined;
 }
 
-function isNotFound(error: unknown): boolean {
-  return (
-    error instanceof S3ServiceException &&
-    (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
-  );
-}
-
-/** GetObject of a key that has no object (a missing bucket is NoSuchBucket: a refusal). */
+/** A key that has no object (a missing bucket is NoSuchBucket: a refusal). */
 function isNoSuchKey(error: unknown): boolean {
   return error instanceof S3ServiceException && error.name === 'NoSuchKey';
 }

@@ -289,12 +289,13 @@ describe('mergeVisitorsExport', () => {
 });
 
 describe('removeVisitorsExportStaging', () => {
-  test('removes the export staging area (idempotent) and staging areas abandoned over a week ago', async () => {
+  test('removes the export staging area (idempotent) and staging areas prepared over a week ago', async () => {
     await stagePages('done', 10, 1);
     await stagePages('abandoned', 10, 1);
     await stagePages('recent', 10, 1);
     const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000);
-    await fs.utimes(stagingDirectory(exportDir, 'abandoned'), eightDaysAgo, eightDaysAgo);
+    const marker = path.join(stagingDirectory(exportDir, 'abandoned'), '.prepared');
+    await fs.utimes(marker, eightDaysAgo, eightDaysAgo);
     const env = new MockActivityEnvironment();
     await env.run(activities.removeVisitorsExportStaging, 'done');
     await env.run(activities.removeVisitorsExportStaging, 'done');

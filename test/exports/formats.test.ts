@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { VisitorRow } from '../../src/contract/visitors-export';
-import { CSV_HEADER, encoderFor, type TextFormat } from '../../src/exports/formats';
+import { CSV_HEADER, ENCODERS, type TextFormat } from '../../src/exports/formats';
 
 const ROWS: VisitorRow[] = [
   { path: '/docs/intro', human: 3, ai: 1, total: 4 },
@@ -10,8 +10,8 @@ const ROWS: VisitorRow[] = [
 ];
 
 function encode(format: TextFormat, rows: readonly VisitorRow[]): string {
-  const encoder = encoderFor(format);
-  return encoder.start() + rows.map((row, index) => encoder.row(row, index)).join('') + encoder.end();
+  const encoder = ENCODERS[format];
+  return encoder.start + rows.map((row, index) => encoder.row(row, index)).join('') + encoder.end;
 }
 
 describe('export encoders', () => {

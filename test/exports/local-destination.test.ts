@@ -24,8 +24,7 @@ async function filled(): Promise<{ dir: string; destination: LocalDestination }>
   const dir = await tempDir('local-destination');
   const destination = new LocalDestination(dir);
   for (const key of FINAL) await destination.writeFinal(key, key);
-  await destination.prepareStaging('.staging/acme-k');
-  await destination.stage('.staging/acme-k', 'chunk.ndjson', '{}\n');
+  await destination.writeFinal('.staging/acme-k/chunk.ndjson', '{}\n');
   const cutShort = destination.location('acme/2026-11-03_2026-11-04/manifest.json');
   await fs.mkdir(path.dirname(cutShort), { recursive: true });
   await fs.writeFile(temporaryPathFor(cutShort), '{');
@@ -83,13 +82,13 @@ describe('LocalDestination: faults another attempt cannot fix', { skip: smallDis
         assert.ok(error instanceof ApplicationFailure && error.type === 'ExportDestinationUnavailable');
         assert.match(
           error.message,
-          /^export directory \S+ cannot be written \(ENOSPC: write \.\.probe\.[0-9a-f]{12}\.tmp\)$/,
+          /^export directory \S+ cannot be written \(ENOSPC: write \.probe-[0-9a-f]{12}\)$/,
         );
         return true;
       });
       await disk.empty();
       await disk.readOnly();
-      await assert.rejects(destination.probe(), /cannot be written \(EROFS: open \.\.probe\./);
+      await assert.rejects(destination.probe(), /cannot be written \(EROFS: open \.probe-/);
     } finally {
       await disk.unmount();
     }

@@ -194,6 +194,7 @@ describe('mergeStagedPages', () => {
       await staging.writeChunk({ runOffset: first, attempt: 1 }, pages);
     }
     const offsets = Array.from({ length: 48 }, (_, i) => i);
+    destination.reads.clear();
     const outcome = await mergeStagedPages({ staging, offsets, format: 'ndjson', target: 'v' });
     assert.equal(outcome.duplicateCount, 16);
     assert.equal(destination.listings, 1);

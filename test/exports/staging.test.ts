@@ -25,7 +25,7 @@ describe('ExportStaging', () => {
     await staging.writeChunk(writer, [{ offset: 0, rows: ROWS }]);
     await staging.writeChunk(writer, [{ offset: 0, rows: ROWS.slice(1) }]);
     const name = stagedChunkName({ ...writer, firstOffset: 0, pages: 1 });
-    assert.deepEqual(await fs.readdir(staging.directory), [name]);
+    assert.deepEqual(await fs.readdir(staging.directory), ['.prepared', name]);
     assert.deepEqual(await staging.readObject(name), [{ offset: 0, rows: ROWS.slice(1) }]);
   });
 
@@ -41,7 +41,7 @@ describe('ExportStaging', () => {
     await staging.writeChunk({ runOffset: 0, attempt: 1 }, [{ offset: 0, rows: ROWS }]);
     const chunk = stagedChunkName({ runOffset: 250, attempt: 1, firstOffset: 250, pages: 3 });
     const lone = stagedChunkName({ runOffset: 0, attempt: 1, firstOffset: 0, pages: 1 });
-    assert.deepEqual((await fs.readdir(staging.directory)).sort(), [lone, chunk]);
+    assert.deepEqual((await fs.readdir(staging.directory)).sort(), ['.prepared', lone, chunk]);
     assert.deepEqual(await staging.readObject(chunk), pages);
 
     assert.deepEqual(await staging.stagedPages([0, 250, 500, 750]), {
@@ -66,13 +66,13 @@ describe('ExportStaging', () => {
     await assert.rejects(fs.access(staging.directory), { code: 'ENOENT' });
   });
 
-  test('pruneStaleStaging removes the staging areas untouched for longer than the limit', async () => {
+  test('pruneStaleStaging removes the staging areas prepared longer ago than the limit', async () => {
     const exportDir = await tempDir('staging');
     const old = new ExportStaging(new LocalDestination(exportDir), 'old');
     const fresh = new ExportStaging(new LocalDestination(exportDir), 'fresh');
     await Promise.all([old.prepare(), fresh.prepare()]);
     const hourAgo = new Date(Date.now() - 3_600_000);
-    await fs.utimes(old.directory, hourAgo, hourAgo);
+    await fs.utimes(path.join(old.directory, '.prepared'), hourAgo, hourAgo);
 
     assert.deepEqual(await new LocalDestination(exportDir).pruneStaleStaging(30 * 60_000), ['old']);
     assert.deepEqual(await fs.readdir(stagingRoot(exportDir)), ['fresh']);

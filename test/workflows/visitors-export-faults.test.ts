@@ -139,8 +139,9 @@ describe('destination faults another attempt cannot fix', { skip: smallDiskSkipp
         const status = await cli('export-full-disk', 'export', 'status', '--workflow-id', workflowId);
         assert.equal(status.code, 1);
         assert.match(status.stdout, new RegExp(`^FAILED: ${rootCause.source}`));
+        // A folder lasts only while it holds a file: the staging root goes with the last staged page.
         assert.deepEqual(
-          await fs.readdir(path.join(disk.dir, '.staging')),
+          await fs.readdir(path.join(disk.dir, '.staging')).catch(() => []),
           [],
           'the staged pages are removed',
         );
@@ -151,7 +152,7 @@ describe('destination faults another attempt cannot fix', { skip: smallDiskSkipp
         assert.equal(again.code, 1, again.stdout);
         const failure = JSON.parse(again.stdout) as { type: string; error: string };
         assert.equal(failure.type, 'ExportDestinationUnavailable');
-        assert.match(failure.error, /cannot be written \(ENOSPC: write \.\.probe\./);
+        assert.match(failure.error, /cannot be written \(ENOSPC: write \.probe-/);
         assert.deepEqual(requestedOffsets('full-first'), []);
       });
     },

@@ -85,7 +85,7 @@ describe('nightly exports: every day of the zone exactly once', () => {
     await pauseVisitorsSchedule(stack.env.client, projectId, 'maintenance');
     // The nights of 11-03, 11-04 and 11-05 pass while paused: nothing runs, so nothing is fired for them.
     let nightly = await describeVisitorsNightly(stack.env.client, projectId);
-    assert.equal(nightly.schedule.state.paused, true);
+    assert.equal(nightly.paused, true);
     assert.equal(nightly.latestRun?.through, '2026-11-01');
     await unpauseVisitorsSchedule(stack.env.client, projectId);
     nightly = await describeVisitorsNightly(stack.env.client, projectId);

@@ -99,8 +99,8 @@ export async function fetchPages(options: PagesOptions): Promise<PagesOutcome> {
     offset += run.pages.length * pageSize;
     const last = run.pages.at(-1) as PageSummary;
     if (!last.hasMore) {
-      const { pastEnd, firstAgain } = run;
-      return { kind: 'end', last, ...(pastEnd ? { pastEnd } : {}), ...(firstAgain ? { firstAgain } : {}) };
+      const { pages: _, ...ends } = run;
+      return { kind: 'end', last, ...ends };
     }
   }
 }
@@ -148,8 +148,8 @@ export async function fetchPageRun(
     permits.putBack(taken.slice(result.permitsUsed));
     done.push(...result.pages);
     if (done.at(-1)?.hasMore === false) {
-      const { pastEnd, firstAgain } = result;
-      return { pages: done, ...(pastEnd ? { pastEnd } : {}), ...(firstAgain ? { firstAgain } : {}) };
+      const { permitsUsed: _, stopped: _stopped, ...ends } = result;
+      return { ...ends, pages: done };
     }
     if (result.pages.length > 0) {
       offset += result.pages.length * request.limit;
@@ -208,11 +208,7 @@ async function afterFailure(
 function permitsUsedBefore(error: unknown): number | undefined {
   const cancelled = error instanceof ActivityFailure ? error.cause : undefined;
   if (!(cancelled instanceof CancelledFailure)) return undefined;
-  const details: unknown = cancelled.details[0];
-  const used =
-    typeof details === 'object' && details !== null && 'permitsUsed' in details
-      ? details.permitsUsed
-      : undefined;
+  const used = (cancelled.details[0] as { permitsUsed?: unknown } | null | undefined)?.permitsUsed;
   return typeof used === 'number' && Number.isInteger(used) && used >= 0 ? used : undefined;
 }
 

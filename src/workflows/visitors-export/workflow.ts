@@ -65,13 +65,13 @@ const { prepareVisitorsExportStaging, removeVisitorsExportStaging } = proxyActiv
  * under EXPORT_DIR, checked (page-checks.ts), merged in offset order into one file, totals.json and, last,
  * manifest.json. Only counts enter history; long exports continue as new.
  */
-export async function visitorsExport(rawInput: VisitorsExportInput): Promise<VisitorsExportResult> {
-  const input = await validateInput(rawInput);
+export async function visitorsExport(input: VisitorsExportInput): Promise<VisitorsExportResult> {
+  // getProgress answers while the input is checked, with what a continued run carries.
+  const { pagesDone = 0, rowsDone = 0 } = input.continuation ?? {};
+  setHandler(getProgressQuery, () => ({ pagesDone, rowsDone, inFlight: 0, done: false }));
+  await refuseInvalidInput('visitorsExport', input);
   // Dates with a zone name that zone's days: the folder and the result say so (UTC keeps the bare dates).
-  const dayZone =
-    input.dateFrom !== undefined && input.timeZone !== undefined && input.timeZone !== 'UTC'
-      ? input.timeZone
-      : undefined;
+  const dayZone = input.timeZone === 'UTC' ? undefined : input.timeZone;
   const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
   const format = input.format ?? DEFAULT_EXPORT_FORMAT;
   const state = input.continuation ?? firstRunState(input);
@@ -129,7 +129,7 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   }
   if (outcome.kind === 'paused') {
     await condition(allHandlersFinished);
-    return continueAsNew<typeof visitorsExport>({ ...rawInput, continuation: state });
+    return continueAsNew<typeof visitorsExport>({ ...input, continuation: state });
   }
 
   const totals = state.first?.totals ?? { human: 0, ai: 0, total: 0 };
@@ -147,9 +147,9 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
       totals,
       format,
       warnings,
-      ...(state.requestRange === undefined ? {} : { requestRange: state.requestRange }),
-      ...(dayZone === undefined ? {} : { timeZone: dayZone }),
-      ...(input.partial === true ? { partial: true as const } : {}),
+      requestRange: state.requestRange,
+      timeZone: dayZone,
+      partial: input.partial,
       workflowId: info.workflowId,
       runId: info.runId,
     }),
@@ -171,25 +171,10 @@ export async function visitorsExport(rawInput: VisitorsExportInput): Promise<Vis
   };
 }
 
-/** The input, checked; getProgress answers meanwhile with what a continued run carries. */
-async function validateInput(raw: VisitorsExportInput): Promise<VisitorsExportInput> {
-  const carried = raw.continuation;
-  setHandler(getProgressQuery, () => ({
-    pagesDone: typeof carried?.pagesDone === 'number' ? carried.pagesDone : 0,
-    rowsDone: typeof carried?.rowsDone === 'number' ? carried.rowsDone : 0,
-    inFlight: 0,
-    done: false,
-  }));
-  await refuseInvalidInput('visitorsExport', raw);
-  return raw;
-}
-
 function firstRunState(input: VisitorsExportInput): VisitorsExportContinuation {
   // With a zone the dates are days of that zone (the input check made sure they are days).
-  const { dateFrom, dateTo, requestRange } =
-    input.timeZone === undefined
-      ? { dateFrom: input.dateFrom, dateTo: input.dateTo }
-      : zoneDays(input.dateFrom, input.dateTo, input.timeZone);
+  const { dateFrom, dateTo, timeZone } = input;
+  const requestRange = timeZone === undefined ? undefined : zoneRange(dateFrom, dateTo, timeZone);
   const info = workflowInfo();
   return {
     // Stable across continue-as-new, distinct for every new run of the same range.
@@ -225,18 +210,13 @@ async function removeStaging(exportKey: string): Promise<void> {
 }
 
 /**
- * The calendar days [dateFrom, dateTo) of `timeZone`, with the range to send when either end is not at offset
+ * The range to send for the calendar days [dateFrom, dateTo) of `timeZone` when either end is not at offset
  * +00:00 (the service reads a bare date as midnight UTC): the first instant of each day as a date-time with the
- * zone's offset (a DST day is 23 or 25 hours long).
+ * zone's offset (a DST day is 23 or 25 hours long); undefined when the bare dates say it.
  */
-export function zoneDays(
-  dateFrom: string,
-  dateTo: string,
-  timeZone: string,
-): { dateFrom: string; dateTo: string; requestRange?: { dateFrom: string; dateTo: string } } {
+export function zoneRange(dateFrom: string, dateTo: string, timeZone: string) {
   const [from, to] = [dayStart(dateFrom, timeZone).text, dayStart(dateTo, timeZone).text];
-  if (from.endsWith('+00:00') && to.endsWith('+00:00')) return { dateFrom, dateTo };
-  return { dateFrom, dateTo, requestRange: { dateFrom: from, dateTo: to } };
+  return from.endsWith('+00:00') && to.endsWith('+00:00') ? undefined : { dateFrom: from, dateTo: to };
 }
 
 /** A bad field of the input fails the run: non-retryable InvalidInput, its issues as details. */
