@@ -49,13 +49,12 @@ const RELEASE_TIMEOUT_MS = 10_000;
 
 /**
  * The job as answered, with the fields dropped for their unexpected type (only when there were some).
- * `alreadyCreatedBy`: the create was not sent, its workflow id had created this job before (status STATUS_UNREAD);
- * `earlier`: what that id's runs sent, never to be sent again. `unrecorded`: the create record could not be written.
+ * `alreadyCreatedBy`: the create was not sent, its workflow id had created this job before (status STATUS_UNREAD).
+ * `unrecorded`: the create record could not be written.
  */
 export type AgentJobAnswer = AgentJob & {
   responseWarnings?: string[];
   alreadyCreatedBy?: AlreadyCreatedBy;
-  earlier?: EarlierFollowUps;
   unrecorded?: true;
 };
 
@@ -180,13 +179,7 @@ export function createAgentJobActivities({
       released(input, async () => {
         const run = Context.current().info.workflowExecution;
         const earlier = createRecords && run && (await readRecord(createRecords, run, input));
-        if (createRecords && run && earlier !== undefined) {
-          const answer = answerFromRecord(earlier, input);
-          const followUps = await readOrResend("the earlier runs' follow-ups", () =>
-            createRecords.earlierFollowUps(run.workflowId, run.runId),
-          );
-          return { ...answer, ...(followUps === undefined ? {} : { earlier: followUps }) };
-        }
+        if (earlier !== undefined) return answerFromRecord(earlier, input);
         let job: AgentJobAnswer;
         try {
           job = await answer((options) =>
@@ -201,6 +194,12 @@ export function createAgentJobActivities({
         }
         return (await writeRecord({ ...input, jobId: job.id })) ? job : { ...job, unrecorded: true };
       }),
+
+    /** What the latest earlier run of this workflow id that followed the job sent and settled (none: undefined). */
+    async earlierFollowUps(): Promise<EarlierFollowUps | undefined> {
+      const run = Context.current().info.workflowExecution;
+      return createRecords && run && (await createRecords.earlierFollowUps(run.workflowId, run.runId));
+    },
 
     /** Idempotent: a record's first write stays. */
     async recordCreate(create: CreateToRecord): Promise<void> {

@@ -230,8 +230,6 @@ export async function followUpAnyState(
     prompt: request.prompt,
     jobId,
     polling: options.polling ?? earlier.polling,
-    earlierFollowUps: earlier.followUps,
-    sentFollowUps: earlier.sentFollowUps,
   };
   const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,

@@ -201,9 +201,6 @@ export const agentJobInputSchema = z
     continueAsNewAfterEvents: intInRange(100)
       .max(40_000, 'must be at most 40000 (Temporal fails a run at 51200 events)')
       .optional(),
-    /** With `jobId`, set by followUpAnyState: what earlier runs of this workflow id settled and sent. */
-    earlierFollowUps: z.array(followUpRecordSchema).max(FOLLOW_UP_LIMITS.maxRecords).optional(),
-    sentFollowUps: sentFollowUpsSchema.optional(),
     /** Set by the workflow itself when it continues as new; not for callers. */
     continuation: agentJobContinuationSchema.optional(),
   })

@@ -16,6 +16,7 @@ import {
   AgentJobFailureType,
   type AgentJob,
   type AgentJobCreateRecord,
+  type EarlierFollowUps,
 } from '../../src/contract/agent-job';
 import type { UnendedCreate } from '../../src/client/agent-job-runs';
 import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
@@ -153,7 +154,8 @@ describe('agent job activities', () => {
       prompt: 'Add a FAQ',
     });
     assert.deepEqual([same.id, same.alreadyCreatedBy?.runId], [created.id, 'r1']);
-    assert.deepEqual(same.earlier?.sentFollowUps.delivered, ['00000000000000a1'], "the earlier runs' ledger");
+    const earlier: EarlierFollowUps | undefined = await env('r2').run(recorded.earlierFollowUps);
+    assert.deepEqual(earlier?.sentFollowUps.delivered, ['00000000000000a1'], "the earlier runs' ledger");
     const other = await failureOf(
       env('r3').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Other' }),
     );

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
+  agentJobStartOptions,
   awaitAgentJob,
   followUpAnyState,
   getAgentJobState,
@@ -15,11 +16,12 @@ import {
   FOLLOW_UP_LIMITS,
   FollowUpFailureType,
   SentFollowUpLedger,
+  type AgentJobContinuation,
   type AgentJobInput,
   type AgentJobState,
 } from '../../src/contract/agent-job';
 import { followUpSignal, sendFollowUpUpdate } from '../../src/contract/messages';
-import { AgentJobIdKey } from '../../src/contract/names';
+import { AgentJobIdKey, WorkflowType } from '../../src/contract/names';
 import { MAX_PROMPT_CHARS } from '../../src/contract/validation';
 import { startTestWorker } from '../../dev/worker';
 import {
@@ -470,11 +472,20 @@ describe("agentJob: once per messageId for the job's whole life", () => {
     await creator.terminate();
     const earlier = new SentFollowUpLedger();
     for (let i = 0; i < FOLLOW_UP_LIMITS.maxPerJob - 1; i++) earlier.set(`earlier-${i}`, 'delivered');
-    const handle = await startJob(
-      h.client,
-      { projectId, prompt: 'Attached', jobId, sentFollowUps: earlier.toJSON() },
-      'bound',
+    // A run continued from one whose job took all but one follow-up (sending them all would take too long).
+    const options = agentJobStartOptions(
+      { projectId, prompt: 'Attached', jobId, polling: TEST_POLLING },
+      { key: 'bound' },
     );
+    const continuation: AgentJobContinuation = {
+      ...{ deadlineAt: Date.now() + 600_000, polls: 0, job: null, pollAfterMessage: false, followUps: [] },
+      ...{ pendingFollowUps: [], sentFollowUps: earlier.toJSON(), unnamedFollowUps: 0, lastError: null },
+      ...{ resendAt: 0, resendAttempt: 0, notAcceptedFollowUps: 0, continuedRuns: 1 },
+    };
+    const handle = await h.client.workflow.start(WorkflowType.agentJob, {
+      ...options,
+      args: [{ ...options.args[0], continuation }],
+    });
     const notAccepted = (message: RegExp) => (error: unknown) =>
       error instanceof WorkflowUpdateFailedError &&
       error.cause instanceof ApplicationFailure &&

@@ -471,7 +471,7 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     assert.match(failure.message, /sent a create whose outcome is unknown/);
     assert.equal(creates(projectId), 1, 'the job the service created stays the only one');
     const status = await cli('job', 'status', '--project', projectId, '--key', 'unknown');
-    assert.match(status.stdout, /a create of unknown outcome was sent \(run \S+\): a job may exist/);
+    assert.match(status.stdout, /after a create of unknown outcome \(run \S+\): a job may exist/);
   });
 
   test('after a refused run, `job message` still finds the job and its delivered messageIds', async () => {

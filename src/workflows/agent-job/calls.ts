@@ -45,6 +45,8 @@ const { recordCreate } = proxyActivities<Activities>({
   scheduleToCloseTimeout: '1 minute',
 });
 
+const { earlierFollowUps } = proxyActivities<Activities>({ startToCloseTimeout: '15 seconds' });
+
 /**
  * Polling is this one activity, its retries the waits (no history event; see pollAgentJob). The initial interval
  * here applies only to a failure without nextRetryDelay.
@@ -146,12 +148,12 @@ async function sendOnce(
   }
 }
 
-/** The job of an activity's answer; a create answered from its record brings the earlier runs' follow-ups. */
+/** The job of an activity's answer; one answered from the create record has earlier runs' follow-ups to learn. */
 function jobOf(state: RunState, answer: AgentJobAnswer): AgentJob & Pick<AgentJobAnswer, 'unrecorded'> {
-  const { responseWarnings, alreadyCreatedBy, earlier, ...job } = answer;
+  const { responseWarnings, alreadyCreatedBy, ...job } = answer;
   if (alreadyCreatedBy !== undefined) {
     state.alreadyCreatedBy = alreadyCreatedBy;
-    if (earlier !== undefined) state.followUps.addEarlier(earlier);
+    state.earlierUnread = true;
     log.warn('This workflow id created its job before: not created again, reading it', {
       jobId: job.id,
       createdByRun: alreadyCreatedBy.runId,
@@ -284,6 +286,13 @@ export async function readJob(state: RunState, status: string | null): Promise<b
   const jobId = state.jobId as string;
   const { initialIntervalMs, maxIntervalMs, backoffCoefficient } = state.polling;
   try {
+    // The one way a new run of a job it did not create learns what the job's earlier runs sent, before its first
+    // read: nothing is sent before that read, and no messageId they sent is sent again (retried until read).
+    if (state.earlierUnread) {
+      const earlier = await earlierFollowUps();
+      if (earlier !== undefined) state.followUps.addEarlier(earlier);
+      state.earlierUnread = false;
+    }
     const { job, polls } = await pollAgentJob.executeWithOptions(
       {
         scheduleToCloseTimeout: Math.max(1000, state.deadlineAt - Date.now()),

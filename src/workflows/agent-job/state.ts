@@ -51,13 +51,10 @@ export function initialState(input: AgentJobInput, now: number) {
     polling,
     deadlineAt: carried?.deadlineAt ?? now + polling.deadlineMs,
     continuedRuns: carried?.continuedRuns ?? 0,
-    followUps: new FollowUpQueue(
-      carried ?? {
-        followUps: input.earlierFollowUps ?? [],
-        ...(input.sentFollowUps ? { sentFollowUps: input.sentFollowUps } : {}),
-      },
-    ),
+    followUps: new FollowUpQueue(carried),
     jobId: input.jobId ?? null,
+    /** A new run of a job it did not create: the follow-ups earlier runs sent are read before the job (readJob). */
+    earlierUnread: carried === undefined && input.jobId !== undefined,
     job: carried?.job ?? null,
     polls: carried?.polls ?? 0,
     /** The running poll activity (its retries are the waits between reads). */
@@ -209,11 +206,10 @@ export interface FollowUpWaiter {
   failed(status: 'rejected' | 'outcome_unknown' | 'not_sent', reason: string): void;
 }
 
-type QueueFields = Pick<
+export type FollowUpQueueSnapshot = Pick<
   AgentJobContinuation,
   'followUps' | 'pendingFollowUps' | 'unnamedFollowUps' | 'sentFollowUps'
 >;
-export type FollowUpQueueSnapshot = Pick<QueueFields, 'followUps'> & Partial<Omit<QueueFields, 'followUps'>>;
 
 /**
  * The follow-ups of one job, in arrival order: the queue still to send, the ledger of messageIds the service may
@@ -226,16 +222,16 @@ export class FollowUpQueue {
   readonly #sent: SentFollowUpLedger;
   #unnamed: number;
 
-  constructor(carried: FollowUpQueueSnapshot = { followUps: [] }) {
-    this.#records = [...carried.followUps];
-    this.#queue = (carried.pendingFollowUps ?? []).map((p) => ({ ...p }));
-    this.#sent = new SentFollowUpLedger(carried.sentFollowUps);
-    this.#unnamed = carried.unnamedFollowUps ?? 0;
+  constructor(carried?: FollowUpQueueSnapshot) {
+    this.#records = [...(carried?.followUps ?? [])];
+    this.#queue = (carried?.pendingFollowUps ?? []).map((p) => ({ ...p }));
+    this.#sent = new SentFollowUpLedger(carried?.sentFollowUps);
+    this.#unnamed = carried?.unnamedFollowUps ?? 0;
   }
 
   /**
-   * What earlier runs of this workflow id sent and settled, learned after this run started (a start again under
-   * the same id, answered from the job's create record): no messageId they sent is sent again.
+   * What earlier runs of this workflow id sent and settled, learned after this run started (readJob):
+   * no messageId they sent is sent again.
    */
   addEarlier(earlier: EarlierFollowUps): void {
     this.#sent.add(earlier.sentFollowUps);
@@ -341,7 +337,7 @@ export class FollowUpQueue {
     return this.#sent.toJSON();
   }
 
-  snapshot(): QueueFields {
+  snapshot(): FollowUpQueueSnapshot {
     return {
       followUps: [...this.#records],
       pendingFollowUps: this.#queue.map(({ messageId, prompt }) => ({ messageId, prompt })),

@@ -167,10 +167,8 @@ async function continueAsNew(state: RunState): Promise<never> {
     historyLength: info.historyLength,
     pendingFollowUps: state.followUps.pendingCount,
   });
-  // What earlier runs sent and settled travels in the continuation.
-  const { earlierFollowUps: _settled, sentFollowUps: _sent, ...input } = state.input;
   const next: AgentJobInput = {
-    ...input,
+    ...state.input,
     ...(state.jobId === null ? {} : { jobId: state.jobId }),
     continuation: toContinuation(state),
   };
