@@ -18,10 +18,10 @@ export interface FinalObjectWriter {
   abort(): Promise<void>;
 }
 
-/** An object under the destination: its key and when it was last written (ms since the epoch). */
+/** An object under the destination: its key and, when listed with times, when it was last written (epoch ms). */
 export interface StoredObject {
   key: string;
-  modifiedMs: number;
+  modifiedMs?: number;
 }
 
 /** Written by ExportStaging.prepare: a page is staged only beside it. */
@@ -42,8 +42,11 @@ export abstract class ExportDestination {
   abstract readFinal(key: string): Promise<string | undefined>;
   /** Removes an object (none there is fine). */
   abstract removeFinal(key: string): Promise<void>;
-  /** The objects whose keys start with `prefix`, staged ones included, never one being written. */
-  protected abstract listObjects(prefix: string): Promise<StoredObject[]>;
+  /**
+   * The objects whose keys start with `prefix`, staged ones included, never one being written. `withTimes`: with
+   * `modifiedMs` (a stat per file on a local directory, which a merge's listing of its pages must not pay).
+   */
+  protected abstract listObjects(prefix: string, withTimes?: boolean): Promise<StoredObject[]>;
 
   /**
    * Writes and removes a small object before an export fetches anything, so that a full or read-only disk, a
@@ -65,7 +68,7 @@ export abstract class ExportDestination {
   async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
     const root = `${STAGING_FOLDER}/`;
     const touched = new Map<string, number>();
-    for (const { key, modifiedMs } of await this.listObjects(root)) {
+    for (const { key, modifiedMs = 0 } of await this.listObjects(root, true)) {
       const [name = '', rest] = key.slice(root.length).split('/', 2);
       touched.set(name, Math.max(touched.get(name) ?? 0, rest === PREPARED_MARKER ? modifiedMs : 0));
     }

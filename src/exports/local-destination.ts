@@ -57,7 +57,7 @@ export class LocalDestination extends ExportDestination {
     }
   }
 
-  protected async listObjects(prefix: string): Promise<StoredObject[]> {
+  protected async listObjects(prefix: string, withTimes = false): Promise<StoredObject[]> {
     // From the prefix's folder: `acme/2026` lists `acme/` and keeps what starts with the prefix, as S3 does.
     const folder = this.location(prefix.slice(0, prefix.lastIndexOf('/') + 1));
     const entries = await fs.readdir(folder, { recursive: true, withFileTypes: true }).catch(missingAs([]));
@@ -66,6 +66,10 @@ export class LocalDestination extends ExportDestination {
       const file = path.join(entry.parentPath, entry.name);
       const key = path.relative(this.root, file).split(path.sep).join('/');
       if (!entry.isFile() || !key.startsWith(prefix) || isTemporaryName(entry.name)) continue;
+      if (!withTimes) {
+        objects.push({ key });
+        continue;
+      }
       const stat = await fs.stat(file).catch(missingAs(undefined));
       if (stat !== undefined) objects.push({ key, modifiedMs: stat.mtimeMs });
     }
