@@ -253,7 +253,14 @@ function excuseOf(
   killTimes: number[],
   sim: Simulator,
 ): string | undefined {
-  const pendingIn = runs.filter((run) => recordOf(run, messageId)?.status === 'pending');
+  // A reset's run closed before its first workflow task has no state to read, but holds what it was reset from.
+  const neverRan = (run: RunView) =>
+    run.state === undefined && /closed before WorkflowTaskStarted/.test(run.unreadable ?? '');
+  const pendingIn = runs.filter(
+    (run, i) =>
+      recordOf(run, messageId)?.status === 'pending' ||
+      (neverRan(run) && i > 0 && recordOf(runs[i - 1] as RunView, messageId)?.status === 'pending'),
+  );
   const stops = records.filter((r) => r.action.job === job.planned.index && r.stoppedRun !== undefined);
   const stopped = pendingIn.some(
     (run) =>
