@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { startAgentJob } from '../src/client/agent-job';
+import type { Activities } from '../src/activities';
 import type { RateBudget } from '../src/contract/budget';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../src/contract/names';
 import { visitorsExport } from '../src/workflows';
@@ -108,7 +109,9 @@ async function permitCost(client: Client, sim: Simulator, pages: number) {
   for (const event of events) {
     const at = eventTimeMs(event);
     if (event.workflowTaskStartedEventAttributes) lastTaskStarted = at;
-    if (event.markerRecordedEventAttributes) asks.push(lastTaskStarted);
+    if (localActivityOf(event.markerRecordedEventAttributes) === PERMIT_ASK_ACTIVITY) {
+      asks.push(lastTaskStarted);
+    }
     if (event.workflowExecutionSignaledEventAttributes?.signalName === 'budgetPermitGranted') grants.push(at);
     if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchVisitorsPages') {
       scheduled.set(Number(event.eventId), at);
@@ -124,6 +127,21 @@ async function permitCost(client: Client, sim: Simulator, pages: number) {
     pageMedianMs: percentile(pageMs, 50),
     eventsPerPage: events.length / result.pages,
   };
+}
+
+/** The local activity through which a workflow asks its limiter for permits. */
+const PERMIT_ASK_ACTIVITY: keyof Activities = 'requestBudgetPermit';
+
+/** The activity type a local activity's marker names (the export's input check is one too, not an ask). */
+function localActivityOf(
+  marker:
+    | { details?: Record<string, { payloads?: { data?: Uint8Array | null }[] | null }> | null }
+    | null
+    | undefined,
+): string | undefined {
+  const data = marker?.details?.data?.payloads?.[0]?.data;
+  if (!data) return undefined;
+  return (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type;
 }
 
 async function budgetBoundNight(
