@@ -24,6 +24,9 @@ export interface StoredObject {
   modifiedMs?: number;
 }
 
+/** Staged objects removed in parallel when an export's staging goes (under the S3 client's 50 sockets). */
+const REMOVALS_AT_ONCE = 32;
+
 /** Written by ExportStaging.prepare: a page is staged only beside it. */
 const PREPARED_MARKER = '.prepared';
 
@@ -199,7 +202,10 @@ export class ExportStaging {
     // The marker first: a chunk still in flight then fails rather than staging into an area being removed.
     await this.destination.removeFinal(`${this.#folder}/${PREPARED_MARKER}`);
     const keys = await this.destination.listFinal(`${this.#folder}/`);
-    await Promise.all(keys.map((key) => this.destination.removeFinal(key)));
+    // A few at a time: thousands of deletes at once wait for a socket longer than the S3 client's connect timeout.
+    for (let i = 0; i < keys.length; i += REMOVALS_AT_ONCE) {
+      await Promise.all(keys.slice(i, i + REMOVALS_AT_ONCE).map((key) => this.destination.removeFinal(key)));
+    }
   }
 }
 
