@@ -67,13 +67,17 @@ export abstract class ExportDestination {
     return keys.filter((key) => !isStagingKey(key) || isStagingKey(prefix)).sort();
   }
 
-  /** Removes the staging folders whose marker is older than `olderThanMs`, or gone; returns their names. */
+  /**
+   * Removes the staging folders where nothing was written for `olderThanMs` (every run rewrites its marker, every
+   * chunk is an object); returns their names. A folder without a marker but written lately (a worker of an older
+   * version staging there) is kept.
+   */
   async pruneStaleStaging(olderThanMs: number, now = Date.now()): Promise<string[]> {
     const root = `${STAGING_FOLDER}/`;
     const touched = new Map<string, number>();
     for (const { key, modifiedMs = 0 } of await this.listObjects(root, true)) {
-      const [name = '', rest] = key.slice(root.length).split('/', 2);
-      touched.set(name, Math.max(touched.get(name) ?? 0, rest === PREPARED_MARKER ? modifiedMs : 0));
+      const [name = ''] = key.slice(root.length).split('/', 1);
+      touched.set(name, Math.max(touched.get(name) ?? 0, modifiedMs));
     }
     const stale = [...touched].filter(([, at]) => now - at > olderThanMs).map(([name]) => name);
     for (const name of stale) await new ExportStaging(this, name).remove();

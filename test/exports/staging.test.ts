@@ -66,7 +66,7 @@ describe('ExportStaging', () => {
     await assert.rejects(fs.access(staging.directory), { code: 'ENOENT' });
   });
 
-  test('pruneStaleStaging removes the staging areas prepared longer ago than the limit', async () => {
+  test('pruneStaleStaging removes the staging areas untouched for longer than the limit', async () => {
     const exportDir = await tempDir('staging');
     const old = new ExportStaging(new LocalDestination(exportDir), 'old');
     const fresh = new ExportStaging(new LocalDestination(exportDir), 'fresh');
@@ -74,8 +74,12 @@ describe('ExportStaging', () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
     await fs.utimes(path.join(old.directory, '.prepared'), hourAgo, hourAgo);
 
+    // Staged by a worker of 0.2 (no marker), pages written a minute ago: an export in flight, kept.
+    await fs.mkdir(path.join(stagingRoot(exportDir), 'unmarked'));
+    await fs.writeFile(path.join(stagingRoot(exportDir), 'unmarked', 'page-0.ndjson'), '{}\n');
+
     assert.deepEqual(await new LocalDestination(exportDir).pruneStaleStaging(30 * 60_000), ['old']);
-    assert.deepEqual(await fs.readdir(stagingRoot(exportDir)), ['fresh']);
+    assert.deepEqual((await fs.readdir(stagingRoot(exportDir))).sort(), ['fresh', 'unmarked']);
     assert.deepEqual(
       await new LocalDestination(path.join(exportDir, 'nothing-here')).pruneStaleStaging(0),
       [],
