@@ -289,13 +289,16 @@ describe('mergeVisitorsExport', () => {
 });
 
 describe('removeVisitorsExportStaging', () => {
-  test('removes the export staging area (idempotent) and staging areas prepared over a week ago', async () => {
+  test('removes the export staging area (idempotent) and staging areas untouched for over a week', async () => {
     await stagePages('done', 10, 1);
     await stagePages('abandoned', 10, 1);
     await stagePages('recent', 10, 1);
     const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000);
-    const marker = path.join(stagingDirectory(exportDir, 'abandoned'), '.prepared');
-    await fs.utimes(marker, eightDaysAgo, eightDaysAgo);
+    // Abandoned: nothing written in it, marker or pages, for over a week.
+    const abandoned = stagingDirectory(exportDir, 'abandoned');
+    for (const name of await fs.readdir(abandoned)) {
+      await fs.utimes(path.join(abandoned, name), eightDaysAgo, eightDaysAgo);
+    }
     const env = new MockActivityEnvironment();
     await env.run(activities.removeVisitorsExportStaging, 'done');
     await env.run(activities.removeVisitorsExportStaging, 'done');
