@@ -520,8 +520,12 @@ describe('agentJob under operators: failing reads are visible', () => {
         }, `the ${fault.kind} error in the state`);
         assert.match(failing.lastError ?? '', /^reading the job: getJob: /);
         assert.ok(Date.parse(failing.nextPollAt ?? '') > Date.now() - 2000, failing.nextPollAt ?? '');
-        const status = await cli('job', 'status', '--workflow-id', handle.workflowId);
-        assert.match(status.stdout, /next poll: \d{4}-\d\d-\d\dT/, status.stdout);
+        // The CLI reads the state again: between two attempts it names the next one, during one it says
+        // "polling since"; it is asked until it meets the job between attempts.
+        const status = await eventually(async () => {
+          const run = await cli('job', 'status', '--workflow-id', handle.workflowId);
+          return /next poll: \d{4}-\d\d-\d\dT/.test(run.stdout) ? run : undefined;
+        }, `job status naming the next poll of the ${fault.kind} job`);
         assert.match(status.stdout, /last error: reading the job: getJob: /);
 
         const failure = await workflowFailure(handle.result());
