@@ -11,7 +11,7 @@ import { quoteVisibility } from '../src/contract/names';
 import type { RequestLogEntry, Simulator } from '../dev/simulator';
 import type { OperatorPlan } from './operator-plan';
 import { followUpPrompt, type ActionRecord, type OperatorJob } from './operators';
-import { retrying, sleep } from './retrying';
+import { closedBeforeFirstTask, retrying, sleep } from './retrying';
 
 /** The operator campaign's figures; `counts` are the oracle's, each 0 in a run without violations. */
 export interface OperatorTally {
@@ -51,6 +51,8 @@ interface RunView {
   state?: AgentJobState;
   /** Why `getState` could not be read (a closed run's query replays its history on a worker). */
   unreadable?: string;
+  /** Closed before its first workflow task (a reset's run stopped at once): it holds what it was reset from. */
+  neverRan?: true;
 }
 
 /**
@@ -253,13 +255,10 @@ function excuseOf(
   killTimes: number[],
   sim: Simulator,
 ): string | undefined {
-  // A reset's run closed before its first workflow task has no state to read, but holds what it was reset from.
-  const neverRan = (run: RunView) =>
-    run.state === undefined && /closed before WorkflowTaskStarted/.test(run.unreadable ?? '');
   const pendingIn = runs.filter(
     (run, i) =>
       recordOf(run, messageId)?.status === 'pending' ||
-      (neverRan(run) && i > 0 && recordOf(runs[i - 1] as RunView, messageId)?.status === 'pending'),
+      (run.neverRan === true && i > 0 && recordOf(runs[i - 1] as RunView, messageId)?.status === 'pending'),
   );
   const stops = records.filter((r) => r.action.job === job.planned.index && r.stoppedRun !== undefined);
   const stopped = pendingIn.some(
@@ -360,9 +359,11 @@ async function runsOf(client: Client, workflowId: string, deadline: number): Pro
       const handle = client.workflow.getHandle(workflowId, info.runId);
       const { status } = await retrying(() => handle.describe(), deadline);
       let unreadable: string | undefined;
+      let neverRan = false;
       const state = await retrying(() => handle.query(getStateQuery), Date.now() + QUERY_PATIENCE_MS).catch(
         (error: unknown) => {
           unreadable = error instanceof Error ? error.message : String(error);
+          neverRan = closedBeforeFirstTask(error);
           return undefined;
         },
       );
@@ -379,6 +380,7 @@ async function runsOf(client: Client, workflowId: string, deadline: number): Pro
         ...(failureType ? { failureType } : {}),
         ...(state ? { state } : {}),
         ...(unreadable === undefined ? {} : { unreadable }),
+        ...(neverRan ? { neverRan: true as const } : {}),
       };
     }),
   );

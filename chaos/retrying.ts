@@ -12,9 +12,13 @@ function isFinal(error: unknown): boolean {
     error instanceof FollowUpNotAcceptedError ||
     error instanceof AgentJobResetRefusedError ||
     error instanceof InputValidationError ||
-    // A run closed before its first workflow task has no state to query, however often it is asked.
-    (error instanceof Error && error.message.includes('closed before WorkflowTaskStarted'))
+    closedBeforeFirstTask(error)
   );
+}
+
+/** A query of a run closed before its first workflow task: it has no state, however often it is asked. */
+export function closedBeforeFirstTask(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('closed before WorkflowTaskStarted');
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
