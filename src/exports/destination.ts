@@ -206,11 +206,23 @@ export class ExportStaging {
     // The marker first: a chunk still in flight then fails rather than staging into an area being removed.
     await this.destination.removeFinal(`${this.#folder}/${PREPARED_MARKER}`);
     const keys = await this.destination.listFinal(`${this.#folder}/`);
-    // A few at a time: thousands of deletes at once wait for a socket longer than the S3 client's connect timeout.
-    for (let i = 0; i < keys.length; i += REMOVALS_AT_ONCE) {
-      await Promise.all(keys.slice(i, i + REMOVALS_AT_ONCE).map((key) => this.destination.removeFinal(key)));
-    }
+    await inGroupsOf(keys, REMOVALS_AT_ONCE, (key) => this.destination.removeFinal(key));
   }
+}
+
+/**
+ * `each` over `items`, `size` at a time, results in order: thousands of requests at once would wait for a socket
+ * longer than the S3 client's connect timeout.
+ */
+export async function inGroupsOf<T, R>(
+  items: readonly T[],
+  size: number,
+  each: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += size)
+    results.push(...(await Promise.all(items.slice(i, i + size).map(each))));
+  return results;
 }
 
 /**

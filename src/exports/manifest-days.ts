@@ -6,7 +6,7 @@ import type { Covered } from '../contract/nightly';
 import type { VisitorsExportManifest } from '../contract/visitors-export';
 import { EXPORT_LAYOUTS } from '../contract/visitors-export-constants';
 import { dayStart } from '../contract/zone-days';
-import type { ExportDestination } from './destination';
+import { inGroupsOf, type ExportDestination } from './destination';
 import {
   exportFileNames,
   exportFolderKey,
@@ -105,19 +105,16 @@ export async function wholeExports(
   }
   const covered: Covered[] = [];
   const warnings: string[] = [];
-  for (let i = 0; i < manifests.length; i += READS_AT_ONCE) {
-    const batch = manifests.slice(i, i + READS_AT_ONCE);
-    const texts = await Promise.all(batch.map((key) => destination.readFinal(key)));
-    batch.forEach((key, j) => {
-      const text = texts[j];
-      // Removed since the listing: nothing there to count.
-      if (text === undefined) return;
-      const found = spanOf(text, key, projectId, listed);
-      if (typeof found !== 'string') covered.push(found);
-      else if (found !== '')
-        warnings.push(`${destination.location(key)} skipped (${found}): its hours are due`);
-    });
-  }
+  const texts = await inGroupsOf(manifests, READS_AT_ONCE, (key) => destination.readFinal(key));
+  manifests.forEach((key, j) => {
+    const text = texts[j];
+    // Removed since the listing: nothing there to count.
+    if (text === undefined) return;
+    const found = spanOf(text, key, projectId, listed);
+    if (typeof found !== 'string') covered.push(found);
+    else if (found !== '')
+      warnings.push(`${destination.location(key)} skipped (${found}): its hours are due`);
+  });
   return { covered, olderExports, warnings };
 }
 
