@@ -40,7 +40,7 @@ export function agentJobWorkflowId(projectId: string, key: string): string {
 }
 
 /**
- * A create record's id: this prefix and the SHA-256 of the job's workflow id (client/agent-job-record.ts), so it
+ * A create record's id: this prefix and the SHA-256 of the job's workflow id (client/agent-job-runs.ts), so it
  * never depends on the workflow id's shape or length. An agentJob refuses to run under such an id.
  */
 export const CREATE_RECORD_ID_PREFIX = `${WorkflowType.agentJobCreateRecord}:`;
