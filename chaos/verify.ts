@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { agentJobFailureOf } from '../src/client/agent-job';
 import {
   AgentJobFailureType,
@@ -73,7 +74,12 @@ async function closedEnd(
     };
   } catch (error) {
     const failure = agentJobFailureOf(error);
-    if (!failure) return { workflow: `unreadable: ${String(error)}`, followUps: [] };
+    if (!failure) {
+      return {
+        workflow: `unreadable: ${String(error)}${await openRunOf(client, workflowId)}`,
+        followUps: [],
+      };
+    }
     return {
       workflow: 'FAILED',
       ...(failure.status === undefined ? {} : { status: failure.status }),
@@ -239,7 +245,9 @@ export async function verifyExports(
         deadline,
       );
     } catch (error) {
-      verdict.violations.push(`${where}: did not complete: ${String(error)}`);
+      verdict.violations.push(
+        `${where}: did not complete: ${String(error)}${await openRunOf(client, where)}`,
+      );
       continue;
     }
     verdict.exportRows += result.rows;
@@ -263,6 +271,29 @@ export async function verifyExports(
       verdict.exportsWhole += 1;
     }
   }
+}
+
+/** What a workflow still open waits on, for the violation that names it: its pending activities and children. */
+async function openRunOf(client: Client, workflowId: string): Promise<string> {
+  const description = await client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .catch(() => undefined);
+  if (description?.status.name !== 'RUNNING') return '';
+  const activities = (description.raw.pendingActivities ?? []).map((a) =>
+    [
+      a.activityType?.name,
+      temporal.api.enums.v1.PendingActivityState[a.state ?? 0],
+      `attempt ${a.attempt ?? 0}`,
+      a.lastWorkerIdentity && `worker ${a.lastWorkerIdentity}`,
+      a.lastFailure?.message && `last failure: ${a.lastFailure.message}`,
+    ]
+      .filter(Boolean)
+      .join(', '),
+  );
+  const children = (description.raw.pendingChildren ?? []).map((c) => `child ${c.workflowId ?? ''}`);
+  const waits = [...activities, ...children];
+  return `; open, ${description.historyLength} events, waiting on: ${waits.length === 0 ? 'no activity or child (a timer, a signal, the budget)' : waits.join(' | ')}`;
 }
 
 function rowsIn(text: string, format: ExportSpec['format']): number {

@@ -78,15 +78,19 @@ export function createVisitorsExportActivities({
 
     /** Probes the destination, then creates the staging area: before the first page and its permit. */
     async prepareVisitorsExportStaging(exportKey: string): Promise<string> {
-      await destination.probe();
-      await stagingOf(exportKey).prepare();
-      return destination.root;
+      return whileHeartbeating(async () => {
+        await destination.probe();
+        await stagingOf(exportKey).prepare();
+        return destination.root;
+      });
     },
 
     /** Removes an export's staging area (idempotent), and any staging area abandoned long ago. */
     async removeVisitorsExportStaging(exportKey: string): Promise<void> {
-      await stagingOf(exportKey).remove();
-      await destination.pruneStaleStaging(STALE_STAGING_MS);
+      await whileHeartbeating(async () => {
+        await stagingOf(exportKey).remove();
+        await destination.pruneStaleStaging(STALE_STAGING_MS);
+      });
     },
   };
 

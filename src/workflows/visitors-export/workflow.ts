@@ -50,8 +50,10 @@ const { mergeVisitorsExport } = proxyActivities<ExportActivities>({
   },
 });
 
+/** Heartbeating too: a worker that dies mid-probe or mid-removal holds the export up 15 s, not 5 minutes. */
 const { prepareVisitorsExportStaging, removeVisitorsExportStaging } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '15 seconds',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
