@@ -52,7 +52,7 @@ test('a rolling deploy v1 -> v2 with work in flight fails nothing and loses noth
   const address = env.address;
   await makeCurrent(client, address, 'v1');
 
-  // Before the switch, on v1: a nightly run (its watermark starts), a slow export, a job that gets a follow-up.
+  // Before the switch, on v1: a nightly run, a slow export, a job that gets a follow-up.
   const nightlyProject = 'rolling-nightly';
   await createVisitorsSchedule(client, { projectId: nightlyProject, at: '02:00', timeZone: 'UTC' });
   await fireNights(client, nightlyProject, '2026-11-02T01:00:00Z', '2026-11-02T03:00:00Z');

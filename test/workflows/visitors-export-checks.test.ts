@@ -165,6 +165,40 @@ describe('visitorsExport merge checks', () => {
     assert.deepEqual(await stagingLeft(), []);
   });
 
+  test("page 0's first answer alone has other totals: read again, it agrees, and the export completes", async () => {
+    // 3 pages (2 suspects, settled by page 0 read again) and 10 pages (9: past MAX_SUSPECT_PAGES while counting).
+    for (const [projectId, rows] of [
+      ['glitch-short', 300],
+      ['glitch-long', 1000],
+    ] as const) {
+      stack.sim.configureProject(projectId, { visitorPaths: rows });
+      let firstRead = true;
+      docsApi.scripts.set(projectId, async (offset, fetch) => {
+        const page = await fetch();
+        if (offset !== 0 || !firstRead) return page;
+        firstRead = false;
+        return bumpTotals(page);
+      });
+      const result = await run({ projectId, ...RANGE, pageSize: 100, concurrency: 1 });
+      assert.equal(result.rows, rows);
+      const offsets = offsetsRequested(projectId);
+      const pages = Array.from({ length: rows / 100 }, (_, page) => page * 100);
+      // Each page once, page 0 twice, the page past the full last one once: no suspect read again.
+      assert.deepEqual(
+        [...offsets].sort((a, b) => a - b),
+        [0, ...pages, rows],
+        `requests: ${offsets.join(', ')}`,
+      );
+      const out = await exported(projectId);
+      assert.equal(new Set(out.paths).size, rows);
+      assert.equal(out.manifest.rows, rows);
+      // The service's totals, not page 0's first answer.
+      const { totals } = await docsApi.getVisitors(projectId, { ...RANGE, offset: 0, limit: 1 });
+      assert.deepEqual(result.totals, totals);
+      assert.deepEqual(out.totals, totals);
+    }
+  });
+
   test('an empty and a short page that say hasMore: fails naming both offsets', async () => {
     stack.sim.configureProject('hollow', { visitorPaths: 500 });
     docsApi.scripts.set('hollow', async (offset, fetch) => {

@@ -15,11 +15,32 @@ export function countPage(state: VisitorsExportContinuation, page: PageSummary, 
   const reason = disagreement(state.first, page, pageSize);
   if (reason === undefined) return;
   state.suspects.push({ ...page, reason });
-  if (state.suspects.length > MAX_SUSPECT_PAGES)
+  if (state.suspects.length <= MAX_SUSPECT_PAGES) return;
+  const totals = totalsAfterPageZero(state, pageSize);
+  if (totals === undefined) {
     throw pagesDisagree(
       state.suspects.map(({ offset, reason }) => ({ offset, reason })),
       0,
     );
+  }
+  // Every page after page 0 agrees, page 0 alone not: theirs are the totals, and page 0 read again at the end must
+  // come back with them and with its rows unchanged.
+  state.first = { ...state.first, totals };
+  state.suspects = [];
+}
+
+/**
+ * The totals every page counted after page 0 shares, when each of them disagrees with page 0 on its totals alone:
+ * page 0's first read was a glitch, or the data changed once, just after it. Page 0 read again with its rows
+ * unchanged and these totals makes the pages one snapshot of the data: rows that moved did so before any page but
+ * page 0 was read, and page 0's rows did not move.
+ */
+function totalsAfterPageZero(state: VisitorsExportContinuation, pageSize: number): VisitorTotals | undefined {
+  const [one] = state.suspects;
+  if (one === undefined || state.suspects.length !== state.pagesDone - 1) return undefined;
+  const totalsOnly = (page: PageSummary) =>
+    !(page.hasMore && page.rows < pageSize) && sameTotals(page.totals, one.totals);
+  return state.suspects.every(totalsOnly) ? one.totals : undefined;
 }
 
 /**
@@ -36,15 +57,17 @@ export async function checkPages(
   end: { last: PageSummary; pastEnd?: PageSummary; firstAgain?: PageSummary },
   reread: (offset: number, round: number) => Promise<PageSummary>,
 ): Promise<void> {
-  const first = state.first ?? end.last;
+  let first = state.first ?? end.last;
   const pastEnd = end.last.offset + pageSize;
-  const open = new Map<number, string>(state.suspects.map((page) => [page.offset, page.reason]));
-  if (end.last.offset > 0) open.set(0, '');
+  // Page 0 first: read again, it may show that it alone disagreed (totalsAfterPageZero).
+  const open = new Map<number, string>(end.last.offset > 0 ? [[0, '']] : []);
+  for (const page of state.suspects) open.set(page.offset, page.reason);
   if (end.pastEnd !== undefined && end.pastEnd.rows > 0)
     open.set(pastEnd, pastEndReason(end.pastEnd, end.last));
   else if (end.pastEnd === undefined && end.last.rows === pageSize) open.set(pastEnd, '');
   for (let round = 1; round <= REREAD_ROUNDS && open.size > 0; round += 1) {
     for (const offset of [...open.keys()]) {
+      if (!open.has(offset)) continue;
       const page =
         round === 1 && offset === 0 && end.firstAgain !== undefined
           ? end.firstAgain
@@ -61,6 +84,15 @@ export async function checkPages(
             : page.hasMore !== page.offset < end.last.offset
               ? `page at offset ${page.offset} read again says hasMore ${page.hasMore}, the end is at ${end.last.offset}`
               : disagreement(first, page, pageSize);
+      const totals =
+        page.offset === 0 && reason !== undefined ? totalsAfterPageZero(state, pageSize) : undefined;
+      if (totals !== undefined && page.digest === first.digest && sameTotals(page.totals, totals)) {
+        first = state.first = { ...first, totals };
+        for (const suspect of state.suspects) open.delete(suspect.offset);
+        state.suspects = [];
+        open.delete(0);
+        continue;
+      }
       const suspect = state.suspects.find((counted) => counted.offset === page.offset);
       if (suspect !== undefined) {
         state.rowsDone += page.rows - suspect.rows;
