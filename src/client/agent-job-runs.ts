@@ -145,10 +145,11 @@ export async function closedJobOf(client: Client, workflowId: string, last: Work
  */
 export async function earlierRunOf(client: Client, workflowId: string, runId: string) {
   const handle = client.workflow.getHandle(workflowId, runId);
-  const [state, sentFollowUps] = await Promise.all([
-    handle.query(getStateQuery),
-    handle.query(getSentFollowUpsQuery),
-  ]).catch((error: unknown) => {
+  // One query at a time: two at once on a closed run can leave one unanswered until the call's deadline (the
+  // SDK 1.24 worker drops a query it buffered while it evicts the run: "leftover buffered tasks").
+  const read = async () =>
+    [await handle.query(getStateQuery), await handle.query(getSentFollowUpsQuery)] as const;
+  const [state, sentFollowUps] = await read().catch((error: unknown) => {
     throw new FollowUpNotAcceptedError(
       `Workflow ${workflowId}: the follow-ups its closed run sent could not be read, so one could be sent twice; ` +
         `nothing was sent (is a worker running?)`,
