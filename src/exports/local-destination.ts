@@ -60,7 +60,9 @@ export class LocalDestination extends ExportDestination {
   protected async listObjects(prefix: string, withTimes = false): Promise<StoredObject[]> {
     // From the prefix's folder: `acme/2026` lists `acme/` and keeps what starts with the prefix, as S3 does.
     const folder = this.location(prefix.slice(0, prefix.lastIndexOf('/') + 1));
-    const entries = await fs.readdir(folder, { recursive: true, withFileTypes: true }).catch(missingAs([]));
+    const entries = await this.#refusing(prefix, 'read', () =>
+      fs.readdir(folder, { recursive: true, withFileTypes: true }).catch(missingAs([])),
+    );
     const objects: StoredObject[] = [];
     for (const entry of entries) {
       const file = path.join(entry.parentPath, entry.name);
@@ -77,18 +79,24 @@ export class LocalDestination extends ExportDestination {
   }
 
   async readFinal(key: string): Promise<string | undefined> {
-    return fs.readFile(this.location(key), 'utf8').catch(missingAs(undefined));
+    return this.#refusing(key, 'read', () =>
+      fs.readFile(this.location(key), 'utf8').catch(missingAs(undefined)),
+    );
+  }
+
+  #writing<T>(key: string, work: () => Promise<T>): Promise<T> {
+    return this.#refusing(key, 'written', work);
   }
 
   /** `work` on `key`, its refusals that another attempt cannot fix as destinationUnavailable. */
-  async #writing<T>(key: string, work: () => Promise<T>): Promise<T> {
+  async #refusing<T>(key: string, use: 'written' | 'read', work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
       const { code, syscall } = error as NodeJS.ErrnoException;
       if (code === undefined || !REFUSED_ERRNO.has(code)) throw error;
       throw destinationUnavailable(
-        `export directory ${this.root} cannot be written (${code}: ${syscall ?? 'write'} ${key})`,
+        `export directory ${this.root} cannot be ${use} (${code}: ${syscall ?? use} ${key})`,
       );
     }
   }

@@ -66,7 +66,13 @@ describe('LocalDestination: finding final objects', () => {
     assert.equal(await destination.readFinal(key), key);
     assert.equal(await destination.readFinal('acme/2026-11-09_2026-11-10/manifest.json'), undefined);
     assert.equal(await destination.readFinal('acme/2026-11-01_2026-11-02/visitors.csv/x'), undefined);
-    await assert.rejects(destination.readFinal('acme'), { code: 'EISDIR' });
+    // A refusal another attempt cannot fix fails at once, as a write's does (the merge and the nightly read).
+    await assert.rejects(destination.readFinal('acme'), (error: unknown) => {
+      assert.ok(error instanceof ApplicationFailure && error.type === 'ExportDestinationUnavailable');
+      assert.match(error.message, /^export directory \S+ cannot be read \(EISDIR: read acme\)$/);
+      assert.equal(error.nonRetryable, true);
+      return true;
+    });
   });
 });
 
