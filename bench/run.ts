@@ -34,6 +34,7 @@ import {
   QUICK_HISTORY,
   type HistoryEventsRow,
 } from './history-events';
+import { codeSize, codeSizeTable } from './code-size';
 import { machine, recordSection } from './lib/report';
 import {
   FULL_OBSERVABILITY,
@@ -102,6 +103,7 @@ export const BENCH_NAMES = [
   'tracing',
   'observability',
   'versioning',
+  'size',
 ] as const;
 export type BenchName = (typeof BENCH_NAMES)[number];
 
@@ -119,6 +121,7 @@ export const TITLES: Record<BenchName, string> = {
   tracing: 'Export speed, tracing off and on',
   observability: 'Worker CPU, metrics and JSON logs off and on',
   versioning: 'Worker Versioning: versioned against unversioned',
+  size: 'Code size',
 };
 
 /** What each benchmark returned, and the markdown section it printed. */
@@ -244,6 +247,16 @@ async function startSection(quick: boolean, results: BenchResults): Promise<stri
   ].join('\n\n');
 }
 
+function sizeSection(): Promise<string> {
+  return Promise.resolve(
+    [
+      'Lines of the TypeScript files under `src/` (newlines, as `wc -l` counts them) of each part an issue sets a ' +
+        'size for, with its target; the parts are path prefixes, `CODE_SETS` in `bench/code-size.ts`.',
+      codeSizeTable(codeSize()),
+    ].join('\n\n'),
+  );
+}
+
 async function budgetsSection(quick: boolean, results: BenchResults): Promise<string> {
   const options = quick ? QUICK_BUDGETS : FULL_BUDGETS;
   const result = await budgets(options);
@@ -337,6 +350,7 @@ const SECTIONS: Record<BenchName, (quick: boolean, results: BenchResults) => Pro
   tracing: tracingSection,
   observability: observabilitySection,
   versioning: versioningSection,
+  size: sizeSection,
 };
 
 export interface RunOptions {
