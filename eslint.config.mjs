@@ -61,7 +61,7 @@ const workflowImportRules = (depth) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'exports/', '.temporal-dev/', '.tmp/'] },
+  { ignores: ['dist/', 'packages/client/dist/', 'node_modules/', 'exports/', '.temporal-dev/', '.tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
