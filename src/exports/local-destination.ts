@@ -31,21 +31,21 @@ export class LocalDestination extends ExportDestination {
   }
 
   async openFinal(key: string): Promise<FinalObjectWriter> {
-    const file = await this.#writing(key, () => openAtomicFile(this.location(key)));
+    const file = await this.#refusing(key, 'written', () => openAtomicFile(this.location(key)));
     return {
-      write: (chunk) => this.#writing(key, () => file.write(chunk)),
-      commit: () => this.#writing(key, () => file.commit()),
+      write: (chunk) => this.#refusing(key, 'written', () => file.write(chunk)),
+      commit: () => this.#refusing(key, 'written', () => file.commit()),
       abort: () => file.abort(),
     };
   }
 
   async writeFinal(key: string, content: string): Promise<void> {
-    await this.#writing(key, () => writeFileAtomic(this.location(key), content));
+    await this.#refusing(key, 'written', () => writeFileAtomic(this.location(key), content));
   }
 
   /** As in a bucket, a folder lasts only while it holds a file: the folders left empty are removed too. */
   async removeFinal(key: string): Promise<void> {
-    await this.#writing(key, () => fs.rm(this.location(key), { force: true }));
+    await this.#refusing(key, 'written', () => fs.rm(this.location(key), { force: true }));
     for (let folder = path.dirname(key); folder !== '.'; folder = path.dirname(folder)) {
       if (
         !(await fs.rmdir(this.location(folder)).then(
@@ -82,10 +82,6 @@ export class LocalDestination extends ExportDestination {
     return this.#refusing(key, 'read', () =>
       fs.readFile(this.location(key), 'utf8').catch(missingAs(undefined)),
     );
-  }
-
-  #writing<T>(key: string, work: () => Promise<T>): Promise<T> {
-    return this.#refusing(key, 'written', work);
   }
 
   /** `work` on `key`, its refusals that another attempt cannot fix as destinationUnavailable. */
