@@ -158,8 +158,13 @@ export function workerBuildId(
   if (env.TEMPORAL_WORKER_BUILD_ID || !deploymentName || !env.DOCS_AGENT_GIT_SHA) {
     return env.TEMPORAL_WORKER_BUILD_ID || undefined;
   }
+  return `${packageVersion()}-${env.DOCS_AGENT_GIT_SHA}`;
+}
+
+/** The version of this package (src/ and dist/ alike sit one level below its package.json). */
+export function packageVersion(): string {
   const manifest = fs.readFileSync(path.resolve(__dirname, '../package.json'), 'utf8');
-  return `${(JSON.parse(manifest) as { version: string }).version}-${env.DOCS_AGENT_GIT_SHA}`;
+  return (JSON.parse(manifest) as { version: string }).version;
 }
 
 /** The worker's heap besides the sticky cache: an idle worker process is about 230 MB RSS (docs/benchmarks.md). */

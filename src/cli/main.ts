@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { Command, CommanderError, Help, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import {
@@ -12,6 +10,7 @@ import {
 } from '../client/connect';
 import { dataConverterFromEnv, ENCRYPTED_ENCODING } from '../codec/aes-gcm-codec';
 import { CodecKeyError, PAYLOAD_CODEC_KEYS_VAR } from '../codec/keys';
+import { packageVersion } from '../config';
 import { ConfigError } from '../contract/errors';
 import { InputValidationError } from '../contract/validation';
 import { startTracing } from '../tracing/setup';
@@ -33,12 +32,6 @@ Environment (a flag wins over its variable):
 
 Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 not found, 4 Temporal unreachable.`;
 
-/** The version of the package this CLI ships in (src/cli and dist/cli alike sit two levels below it). */
-export function cliVersion(): string {
-  const file = path.resolve(__dirname, '../../package.json');
-  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
-}
-
 /**
  * Runs one command line; `io` receives the CLI's own lines: help, version, failures (a command's results go to the
  * process's stdout).
@@ -51,7 +44,7 @@ export async function runCli(
 ): Promise<number> {
   let code: number = ExitCode.ok;
   const program = new Command('docs-agent')
-    .version(`docs-agent ${cliVersion()}`, '--version', "print docs-agent's version")
+    .version(`docs-agent ${packageVersion()}`, '--version', "print docs-agent's version")
     .option('--json', 'print machine-readable JSON (errors too)')
     .addOption(option('--address <host:port>', 'Temporal address (overrides TEMPORAL_ADDRESS)', text))
     .addOption(option('--namespace <name>', 'Temporal namespace (overrides TEMPORAL_NAMESPACE)', text))

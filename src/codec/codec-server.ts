@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { PayloadCodec } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 
 export interface CodecServerOptions {
@@ -24,8 +25,7 @@ const bodySchema = z.object({
     }),
   ),
 });
-
-type JsonPayload = z.infer<typeof bodySchema>['payloads'][number];
+const ProtoPayload = temporal.api.common.v1.Payload;
 
 /**
  * The codec endpoint the Temporal UI and `temporal` CLI call (`POST <path>/encode`, `POST <path>/decode`) so that
@@ -68,10 +68,16 @@ async function handle(options: CodecServerOptions, req: http.IncomingMessage, re
     const issue = body.error.issues[0];
     return send(res, 400, { message: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
   }
-  const payloads = body.data.payloads.map(fromJson);
+  const payloads = body.data.payloads.map((payload) => ProtoPayload.fromObject(payload));
   const result =
     operation === 'encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
-  send(res, 200, { payloads: result.map(toJson) });
+  // The proto JSON form (bytes in base64), every payload with its metadata and data even when empty.
+  const asJson = (payload: (typeof result)[number]) => ({
+    metadata: {},
+    data: '',
+    ...ProtoPayload.toObject(ProtoPayload.create(payload), { bytes: String }),
+  });
+  send(res, 200, { payloads: result.map(asJson) });
 }
 
 function cors(options: CodecServerOptions, req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -106,23 +112,4 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<strin
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-}
-
-function fromJson(payload: JsonPayload): Payload {
-  return {
-    metadata: mapValues(payload.metadata ?? {}, (value) => Buffer.from(value, 'base64')),
-    data: Buffer.from(payload.data ?? '', 'base64'),
-  };
-}
-
-function toJson(payload: Payload): JsonPayload {
-  const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
-  return {
-    metadata: mapValues(payload.metadata ?? {}, base64),
-    data: base64(payload.data ?? new Uint8Array()),
-  };
-}
-
-function mapValues<A, B>(record: Record<string, A>, map: (value: A) => B): Record<string, B> {
-  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
 }

@@ -33,7 +33,7 @@ const entrySchema = z.string().transform((entry, ctx) => {
 const keysSchema = z
   .string()
   .transform((value) => value.split(',').filter((entry) => entry.trim() !== ''))
-  .pipe(z.array(entrySchema).min(1, 'must name at least one key'))
+  .pipe(z.array(entrySchema))
   .superRefine((keys, ctx) => {
     const seen = new Set<string>();
     for (const { id } of keys) {

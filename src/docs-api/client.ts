@@ -4,7 +4,6 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { apiDateSchema, checkDateOrder } from '../contract/api-dates';
 import type { AgentJob } from '../contract/agent-job';
-import { ConfigError } from '../contract/errors';
 import { MAX_PAGE_SIZE, visitorsPageSchema, type VisitorsPage } from '../contract/visitors-export';
 import { intInRange, jobIdSchema, projectIdSchema, promptSchema } from '../contract/validation';
 import { ApiKey } from './api-key';
@@ -19,7 +18,7 @@ import {
 import { answerOf, parseJobAnswer, type AnswerParser } from './schemas';
 
 export interface DocsApiClientOptions {
-  /** Base URL of the service, e.g. https://api.example.com (a path prefix is kept). */
+  /** Base URL of the service, e.g. https://api.example.com (a path prefix is kept); config.ts checks it. */
   baseUrl: string;
   apiKey: ApiKey | string;
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
@@ -59,11 +58,7 @@ export class DocsApiClient {
 
   constructor(options: DocsApiClientOptions) {
     this.#apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
-    const base = new URL(options.baseUrl);
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new ConfigError(`DOCS_API_BASE_URL: must be an http or https URL, got protocol ${base.protocol}`);
-    }
-    this.#baseUrl = base.toString().replace(/\/+$/, '');
+    this.#baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
     this.#onRequestEnd = options.onRequestEnd;
     this.#dispatcher = new Agent({
       connections: 64,

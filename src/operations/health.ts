@@ -93,7 +93,7 @@ export class ServerReachability {
     clearInterval(this.#timer);
   }
 
-  /** One check; exposed for tests and for start-up, which waits for the first answer. */
+  /** One check. */
   async checkOnce(): Promise<void> {
     try {
       await this.#check(new Date(this.#now() + CHECK_TIMEOUT_MS));

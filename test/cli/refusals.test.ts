@@ -4,7 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cliVersion, runCli } from '../../src/cli/main';
+import { runCli } from '../../src/cli/main';
+import { packageVersion } from '../../src/config';
 
 // Every refusal here happens before the CLI connects: TEMPORAL_ADDRESS names a listener that counts connections,
 // and none may arrive. No Temporal server is involved.
@@ -178,9 +179,9 @@ describe('help and version, everywhere', () => {
     for (const argv of [['--version'], ['job', '--version'], ['job', 'start', '--version']]) {
       const run = await cli(argv);
       assert.equal(run.code, 0, argv.join(' '));
-      assert.equal(run.stdout, `docs-agent ${cliVersion()}\n`);
+      assert.equal(run.stdout, `docs-agent ${packageVersion()}\n`);
     }
-    assert.match(cliVersion(), /^\d+\.\d+\.\d+/);
+    assert.match(packageVersion(), /^\d+\.\d+\.\d+/);
   });
 
   test("a command's help names the connection flags, the variables it reads and the date convention", async () => {
