@@ -38,10 +38,7 @@ export function agentJobCreateRecordId(workflowId: string): string {
 }
 
 /** The create that the agentJob workflow `workflowId` sent, from its create record; undefined when none. */
-export async function readCreateRecord(
-  client: Client,
-  workflowId: string,
-): Promise<AgentJobCreateRecord | undefined> {
+export async function readCreateRecord(client: Client, workflowId: string) {
   const handle = client.workflow.getHandle<AgentJobCreateRecordWorkflow>(agentJobCreateRecordId(workflowId));
   try {
     return await handle.result();
@@ -75,11 +72,7 @@ export async function writeCreateRecord(
 }
 
 /** A create an earlier run sent that never ran to its end (worker died, run terminated), from the runs' histories. */
-export async function unendedCreateOf(
-  client: Client,
-  workflowId: string,
-  exceptRunId: string,
-): Promise<{ runId: string; projectId: string | undefined } | undefined> {
+export async function unendedCreateOf(client: Client, workflowId: string, exceptRunId: string) {
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND WorkflowType = ${quoteVisibility(WorkflowType.agentJob)}`;
   for await (const run of client.workflow.list({ query })) {
     if (run.runId === exceptRunId) continue;
@@ -94,11 +87,7 @@ export async function unendedCreateOf(
 export type UnendedCreate = NonNullable<Awaited<ReturnType<typeof unendedCreateOf>>>;
 
 /** The latest run of the workflow id that followed a service job (it set AgentJobId). */
-async function latestRunWithJob(
-  client: Client,
-  workflowId: string,
-  exceptRunId?: string,
-): Promise<WorkflowExecutionInfo | undefined> {
+async function latestRunWithJob(client: Client, workflowId: string, exceptRunId?: string) {
   let latest: WorkflowExecutionInfo | undefined;
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
   for await (const run of client.workflow.list({ query })) {
@@ -272,7 +261,7 @@ export async function resetAgentJob(
   client: Client,
   workflowId: string,
   options: { toEventId?: number; reason?: string } = {},
-): Promise<{ runId: string; resetRunId: string; toEventId: number }> {
+) {
   const { runId } = await client.workflow.getHandle(workflowId).describe();
   const { events } = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const points = resetPointsOf(events ?? []);
