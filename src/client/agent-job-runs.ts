@@ -226,10 +226,8 @@ export function resetPointsOf(events: readonly HistoryEvent[]) {
   return { safe, calls };
 }
 
-export type ResetPoints = ReturnType<typeof resetPointsOf>;
-
 /** Why a reset to this event would send a request again (the first call it would repeat). */
-function whyUnsafe({ calls }: ResetPoints, toEventId: number | undefined): string {
+function whyUnsafe(calls: ServiceCall[], toEventId: number | undefined): string {
   const open = calls.find((call) => call.closedAt === null);
   if (open) {
     return `the ${SERVICE_CALLS[open.type].name} scheduled at event ${open.scheduledAt} is in flight: the service may act on it at any moment; reset once it has closed`;
@@ -247,7 +245,7 @@ export class AgentJobResetRefusedError extends Error {
   override readonly name = 'AgentJobResetRefused';
   constructor(
     message: string,
-    readonly points: ResetPoints,
+    readonly points: ReturnType<typeof resetPointsOf>,
   ) {
     super(message);
   }
@@ -268,7 +266,7 @@ export async function resetAgentJob(
   const toEventId = options.toEventId ?? points.safe.at(-1);
   if (toEventId === undefined || !points.safe.includes(toEventId)) {
     const safe = points.safe.length === 0 ? 'no point is safe now' : `safe points: ${points.safe.join(', ')}`;
-    throw new AgentJobResetRefusedError(`${whyUnsafe(points, toEventId)}; ${safe}`, points);
+    throw new AgentJobResetRefusedError(`${whyUnsafe(points.calls, toEventId)}; ${safe}`, points);
   }
   // fromObject turns the event id into the protocol's 64-bit integer.
   const request = proto.temporal.api.workflowservice.v1.ResetWorkflowExecutionRequest.fromObject({
