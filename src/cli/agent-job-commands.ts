@@ -146,13 +146,11 @@ export function jobCommands(program: CommandUnknownOpts, run: Run): void {
           }
         }
         const delivery = await followUpAnyState(connected, workflowId, request, { taskQueue });
-        const receipt = { ...delivery, messageId };
-        if (delivery.earlierStatus !== undefined) return printReceipt(json, receipt);
-        return printReceipt(
-          json,
-          receipt,
-          await recordOf(connected, workflowId, delivery.runId, messageId, 10_000),
-        );
+        const record =
+          delivery.earlierStatus === undefined
+            ? await recordOf(connected, workflowId, delivery.runId, messageId, 10_000)
+            : undefined;
+        return printReceipt(json, { ...delivery, messageId }, record);
       }),
     );
 
@@ -300,8 +298,7 @@ async function recordOf(
 }
 
 async function jobStatus(client: Client, workflowId: string, json: boolean): Promise<number> {
-  const handle = client.workflow.getHandle(workflowId);
-  const description = await handle.describe();
+  const description = await client.workflow.getHandle(workflowId).describe();
   const workflow = description.status.name;
   if (workflow === 'RUNNING') {
     const state = await getAgentJobState(client, workflowId);

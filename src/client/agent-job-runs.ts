@@ -38,10 +38,7 @@ export function agentJobCreateRecordId(workflowId: string): string {
 }
 
 /** The create that the agentJob workflow `workflowId` sent, from its create record; undefined when none. */
-export async function readCreateRecord(
-  client: Client,
-  workflowId: string,
-): Promise<AgentJobCreateRecord | undefined> {
+export async function readCreateRecord(client: Client, workflowId: string) {
   const handle = client.workflow.getHandle<AgentJobCreateRecordWorkflow>(agentJobCreateRecordId(workflowId));
   try {
     return await handle.result();
@@ -75,11 +72,7 @@ export async function writeCreateRecord(
 }
 
 /** A create an earlier run sent that never ran to its end (worker died, run terminated), from the runs' histories. */
-export async function unendedCreateOf(
-  client: Client,
-  workflowId: string,
-  exceptRunId: string,
-): Promise<{ runId: string; projectId: string | undefined } | undefined> {
+export async function unendedCreateOf(client: Client, workflowId: string, exceptRunId: string) {
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND WorkflowType = ${quoteVisibility(WorkflowType.agentJob)}`;
   for await (const run of client.workflow.list({ query })) {
     if (run.runId === exceptRunId) continue;
@@ -94,11 +87,7 @@ export async function unendedCreateOf(
 export type UnendedCreate = NonNullable<Awaited<ReturnType<typeof unendedCreateOf>>>;
 
 /** The latest run of the workflow id that followed a service job (it set AgentJobId). */
-async function latestRunWithJob(
-  client: Client,
-  workflowId: string,
-  exceptRunId?: string,
-): Promise<WorkflowExecutionInfo | undefined> {
+async function latestRunWithJob(client: Client, workflowId: string, exceptRunId?: string) {
   let latest: WorkflowExecutionInfo | undefined;
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
   for await (const run of client.workflow.list({ query })) {
@@ -237,10 +226,8 @@ export function resetPointsOf(events: readonly HistoryEvent[]) {
   return { safe, calls };
 }
 
-export type ResetPoints = ReturnType<typeof resetPointsOf>;
-
 /** Why a reset to this event would send a request again (the first call it would repeat). */
-function whyUnsafe({ calls }: ResetPoints, toEventId: number | undefined): string {
+function whyUnsafe(calls: ServiceCall[], toEventId: number | undefined): string {
   const open = calls.find((call) => call.closedAt === null);
   if (open) {
     return `the ${SERVICE_CALLS[open.type].name} scheduled at event ${open.scheduledAt} is in flight: the service may act on it at any moment; reset once it has closed`;
@@ -258,7 +245,7 @@ export class AgentJobResetRefusedError extends Error {
   override readonly name = 'AgentJobResetRefused';
   constructor(
     message: string,
-    readonly points: ResetPoints,
+    readonly points: ReturnType<typeof resetPointsOf>,
   ) {
     super(message);
   }
@@ -272,14 +259,14 @@ export async function resetAgentJob(
   client: Client,
   workflowId: string,
   options: { toEventId?: number; reason?: string } = {},
-): Promise<{ runId: string; resetRunId: string; toEventId: number }> {
+) {
   const { runId } = await client.workflow.getHandle(workflowId).describe();
   const { events } = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const points = resetPointsOf(events ?? []);
   const toEventId = options.toEventId ?? points.safe.at(-1);
   if (toEventId === undefined || !points.safe.includes(toEventId)) {
     const safe = points.safe.length === 0 ? 'no point is safe now' : `safe points: ${points.safe.join(', ')}`;
-    throw new AgentJobResetRefusedError(`${whyUnsafe(points, toEventId)}; ${safe}`, points);
+    throw new AgentJobResetRefusedError(`${whyUnsafe(points.calls, toEventId)}; ${safe}`, points);
   }
   // fromObject turns the event id into the protocol's 64-bit integer.
   const request = proto.temporal.api.workflowservice.v1.ResetWorkflowExecutionRequest.fromObject({

@@ -147,9 +147,9 @@ export async function sendFollowUpAndWait(
   // Only a failure before acceptance means nothing was sent; once accepted, the outcome is the update's.
   const update = await deliver(client, workflowId, request, (handle) =>
     handle.startUpdate(sendFollowUpUpdate, {
+      ...options,
       args: [request],
       waitForStage: WorkflowUpdateStage.ACCEPTED,
-      ...(options.updateId === undefined ? {} : { updateId: options.updateId }),
     }),
   );
   return update.result();

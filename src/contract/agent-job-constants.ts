@@ -1,3 +1,4 @@
+import type { ApplicationFailure } from '@temporalio/common';
 import {
   docsApiDetailsOf,
   INVALID_INPUT_FAILURE_TYPE,
@@ -34,15 +35,13 @@ export const STATUS_NOT_CREATED = 'creating';
 export const STATUS_UNREAD = 'unread';
 /** The status a run ends with when get-job answered 404 (AgentJobNotFound). */
 export const STATUS_NOT_FOUND = 'not_found';
-/** Statuses whose job refuses follow-ups: the workflow does not send them. */
-export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived', STATUS_NOT_FOUND] as const;
-
 export function isTerminal(status: string): boolean {
   return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
 }
 
+/** A job in such a status refuses follow-ups: the workflow does not send them. */
 export function refusesFollowUps(status: string): boolean {
-  return (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(status);
+  return ['failed', 'archived', STATUS_NOT_FOUND].includes(status);
 }
 
 /** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
@@ -103,11 +102,7 @@ export function pollProgressIn(details: unknown): PollProgress {
   return { polls: 0, ...(details as Partial<PollProgress> | undefined) };
 }
 
-export function pollProgressOf(failure: {
-  type?: string | null | undefined;
-  message: string;
-  details?: unknown[] | null | undefined;
-}): PollProgress {
+export function pollProgressOf(failure: ApplicationFailure): PollProgress {
   if (failure.type === AgentJobActivityFailureType.stillRunning) return pollProgressIn(failure.details?.[0]);
   return { ...pollProgressIn(failure.details?.[1]), lastError: failure.message };
 }
@@ -117,11 +112,10 @@ export function pollProgressOf(failure: {
  * the service cannot have acted (connection refused, 429, 503); `rejected` it refused for good; `unknown` it may
  * have acted (timeout, worker crash, other 5xx), so it is never sent again.
  */
-export function callOutcomeOf(
-  failure:
-    | { nonRetryable?: boolean | null | undefined; details?: readonly unknown[] | null | undefined }
-    | undefined,
-): { kind: 'resend' | 'rejected' | 'unknown'; details?: DocsApiFailureDetails | undefined } {
+export function callOutcomeOf(failure: ApplicationFailure | undefined): {
+  kind: 'resend' | 'rejected' | 'unknown';
+  details?: DocsApiFailureDetails | undefined;
+} {
   const details = docsApiDetailsOf(failure?.details);
   if (failure === undefined) return { kind: 'unknown' };
   if (failure.nonRetryable === true) return { kind: 'rejected', details };
@@ -136,8 +130,6 @@ export const FollowUpFailureType = {
   outcomeUnknown: 'FollowUpOutcomeUnknown',
   notSent: 'FollowUpNotSent',
 } as const;
-
-export type FollowUpFailureTypeName = (typeof FollowUpFailureType)[keyof typeof FollowUpFailureType];
 
 /** pending: queued in the workflow; delivered: the service accepted it; rejected: refused (by the service or the
  * workflow); outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
