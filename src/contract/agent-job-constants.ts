@@ -35,13 +35,15 @@ export const STATUS_NOT_CREATED = 'creating';
 export const STATUS_UNREAD = 'unread';
 /** The status a run ends with when get-job answered 404 (AgentJobNotFound). */
 export const STATUS_NOT_FOUND = 'not_found';
+/** Statuses whose job refuses follow-ups: the workflow does not send them. */
+export const FOLLOW_UP_REFUSING_STATUSES = ['failed', 'archived', STATUS_NOT_FOUND] as const;
+
 export function isTerminal(status: string): boolean {
   return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
 }
 
-/** A job in such a status refuses follow-ups: the workflow does not send them. */
 export function refusesFollowUps(status: string): boolean {
-  return ['failed', 'archived', STATUS_NOT_FOUND].includes(status);
+  return (FOLLOW_UP_REFUSING_STATUSES as readonly string[]).includes(status);
 }
 
 /** Suited to jobs of minutes to hours: 5 s, 10 s, 20 s, 40 s, 80 s, then every 2 min, for at most 24 h. */
@@ -130,6 +132,8 @@ export const FollowUpFailureType = {
   outcomeUnknown: 'FollowUpOutcomeUnknown',
   notSent: 'FollowUpNotSent',
 } as const;
+
+export type FollowUpFailureTypeName = (typeof FollowUpFailureType)[keyof typeof FollowUpFailureType];
 
 /** pending: queued in the workflow; delivered: the service accepted it; rejected: refused (by the service or the
  * workflow); outcome_unknown: the request may or may not have reached the service (never silently re-sent). */
