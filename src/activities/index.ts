@@ -95,8 +95,8 @@ export interface BudgetActivityDeps {
  * sees either.
  */
 export function createBudgetActivities({ budgets }: BudgetActivityDeps) {
-  const limiterId = (kind: BudgetKind, projectId: string): string =>
-    budgetLimiterWorkflowId(kind, budgets.organization, kind === 'agent' ? projectId : undefined);
+  const limiterId = (kind: BudgetKind, projectId: string) =>
+    budgetLimiterWorkflowId(kind, budgets.organization, projectId);
 
   return {
     /** Queues the ask at the budget's limiter, starting the limiter (and its UI summary) if none runs. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { budgetLimiterWorkflowId, getBudgetStateQuery, type RateBudget } from '../../src/contract/budget';
+import { budgetLimiterWorkflowId, type RateBudget } from '../../src/contract/budget';
+import { getBudgetStateQuery } from '../../src/workflows/budget/limiter';
 import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportResult } from '../../src/contract/visitors-export';

@@ -1,11 +1,4 @@
-import {
-  type BudgetLimiterState,
-  type BudgetRefusal,
-  type PermitAsk,
-  type PermitGrant,
-  type PermitRelease,
-  type RateBudget,
-} from '../../contract/budget';
+import type { BudgetRefusal, PermitAsk, PermitGrant, PermitRelease, RateBudget } from '../../contract/budget';
 
 /** The first pause after a refusal without Retry-After; each refusal in a row doubles it, up to the window. */
 const FIRST_BACKOFF_MS = 2_000;
@@ -25,14 +18,6 @@ const MIN_HOLD_MS = 1_000;
 const EXCLUSIVE_HOLD_MS = 90_000;
 /** Permits released before their grant, remembered so that an ask of theirs still on its way is ignored. */
 const WITHDRAWN_KEPT = 256;
-
-/** A grant in the sliding log: its permits' place in the window. */
-interface LoggedGrant {
-  permitId: string;
-  at: number;
-  count: number;
-  released?: true;
-}
 
 /** What a limiter carries across continue-as-new. */
 export type LedgerSnapshot = ReturnType<typeof emptyLedger>;
@@ -103,9 +88,8 @@ export class BudgetLedger {
     const freed = Math.max(0, Math.min(unused, logged.count));
     logged.count -= freed;
     s.granted -= freed;
-    s.log = s.log.filter((g) => g !== logged);
-    if (logged.count > 0) s.log.push(exclusive ? { ...logged, at: now } : logged);
-    s.log.sort((a, b) => a.at - b.at);
+    if (exclusive) logged.at = now;
+    s.log = s.log.filter((g) => g.count > 0).sort((a, b) => a.at - b.at);
   }
 
   /** The next ask granted now, if the budget, a pause and the exclusive holder allow one, with its grant. */
@@ -125,7 +109,7 @@ export class BudgetLedger {
       entry[1].shift();
       s.queues = s.queues.filter(([, queue]) => queue.length > 0);
       if (s.backlog) [s.shortAt, s.backlog] = [now, this.waiting > 0];
-      const logged: LoggedGrant = { permitId: ask.permitId, at: now, count: 1 };
+      const logged: LedgerSnapshot['log'][number] = { permitId: ask.permitId, at: now, count: 1 };
       s.log.push(logged);
       s.requesters = [...s.requesters.filter(([id]) => id !== ask.requesterId), [ask.requesterId, now]];
       // The others of a batch come only from the requester's share of the spare, and only when nobody waits.
@@ -134,13 +118,12 @@ export class BudgetLedger {
       }
       s.granted += logged.count;
       if (ask.exclusive === true) s.exclusive = { permitId: ask.permitId, until: now + EXCLUSIVE_HOLD_MS };
-      const { count } = logged;
       return {
         ask,
         grant: {
           permitId: ask.permitId,
           grantedAt: now,
-          count,
+          count: logged.count,
           spare: this.#spare(now),
           spendBy: now + this.#spendWithinMs(),
         },
@@ -158,7 +141,8 @@ export class BudgetLedger {
     return onlyExclusive && exclusive !== null ? Math.max(ready, exclusive.until) : ready;
   }
 
-  view(now: number): BudgetLimiterState {
+  /** What the limiter shows: its query's answer and the source of its current details. */
+  view(now: number) {
     this.#prune(now);
     const s = this.#s;
     return {
@@ -260,8 +244,8 @@ export class BudgetLedger {
 function emptyLedger(budget: RateBudget) {
   return {
     budget,
-    /** Grants inside the padded window, oldest first: an ask of one of them again is a repeat. */
-    log: [] as LoggedGrant[],
+    /** Grants inside the padded window, oldest first (an ask of one of them again is a repeat): their places. */
+    log: [] as { permitId: string; at: number; count: number; released?: true }[],
     /** Waiting asks per project, in the order received; the array order is the round-robin turn. */
     queues: [] as [string, PermitAsk[]][],
     exclusive: null as { permitId: string; until: number } | null,

@@ -49,6 +49,8 @@ const { releaseBudgetPermits } = proxyLocalActivities<Activities>({
  */
 const REASK_AFTER_MS = 2 * 60_000;
 
+type AskOnItsWay = { count: number; until: number | null; grant?: PermitGrant };
+
 /**
  * A workflow's side of its project's budget: one ask (for up to `count` permits) to the budget's limiter workflow,
  * one grant signal back, one give-back. The wait is a workflow condition, not an activity: it can last hours and
@@ -57,9 +59,8 @@ const REASK_AFTER_MS = 2 * 60_000;
  * window and the permits").
  */
 export class BudgetPermits {
-  readonly #granted = new Map<string, PermitGrant>();
-  /** Asks on their way (withdrawn by `giveBack`), with the limiter's estimate once it sent one. */
-  readonly #asks = new Map<string, { count: number; until: number | null }>();
+  /** Asks on their way (withdrawn by `giveBack`), with the limiter's estimate once it sent one, then its grant. */
+  readonly #asks = new Map<string, AskOnItsWay>();
   /** Granted and not spent yet, oldest first, one entry per permit. */
   readonly #stock: PermitGrant[] = [];
   /** The stock's asks on their way, and the runs waiting for them. */
@@ -78,7 +79,8 @@ export class BudgetPermits {
     private readonly onWaitChange: () => void = () => undefined,
   ) {
     setHandler(budgetPermitGrantedSignal, (grant) => {
-      this.#granted.set(grant.permitId, grant);
+      const ask = this.#asks.get(grant.permitId);
+      if (ask !== undefined) ask.grant = grant;
     });
     setHandler(budgetPermitQueuedSignal, ({ permitId, estimatedGrantAt }) => {
       const ask = this.#asks.get(permitId);
@@ -107,9 +109,10 @@ export class BudgetPermits {
       requesterRunId: runId,
     };
     const { permitId } = ask;
-    const granted = () => this.#granted.has(permitId);
+    const asked: AskOnItsWay = { count: ask.count, until: null };
+    const granted = () => asked.grant !== undefined;
     const askedAt = Date.now();
-    this.#asks.set(permitId, { count: ask.count, until: null });
+    this.#asks.set(permitId, asked);
     try {
       for (;;) {
         await requestBudgetPermit({ kind: this.kind, ask });
@@ -123,12 +126,10 @@ export class BudgetPermits {
       if (isCancellation(error)) await CancellationScope.nonCancellable(() => this.giveBack());
       throw error;
     } finally {
-      const hadEstimate = this.#asks.get(permitId)?.until != null;
       this.#asks.delete(permitId);
-      if (hadEstimate) this.onWaitChange();
+      if (asked.until !== null) this.onWaitChange();
     }
-    const grant = this.#granted.get(permitId) as PermitGrant;
-    this.#granted.delete(permitId);
+    const grant = asked.grant as PermitGrant;
     this.#spare = grant.spare;
     recordPermitWait(this.kind, Date.now() - askedAt);
     return grant;
