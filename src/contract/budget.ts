@@ -1,4 +1,4 @@
-import { defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { parseDuration, UNIT_MS } from './duration';
 
 /** A budget of the service: at most `requests` in any `windowMs`. */
@@ -127,9 +127,21 @@ export interface BudgetRelease {
   releases: PermitRelease[];
 }
 
+/** As of the limiter's last task (a query does not move workflow time). */
+export interface BudgetLimiterState {
+  budget: RateBudget;
+  /** Permits granted inside the window. */
+  grantedInWindow: number;
+  waitingByProject: Record<string, number>;
+  pausedUntil: number | null;
+  refusals: number;
+  granted: number;
+}
+
 export const requestBudgetPermitSignal = defineSignal<[PermitAsk]>('requestBudgetPermit');
 export const releaseBudgetPermitsSignal = defineSignal<[PermitRelease]>('releaseBudgetPermits');
 /** Sent by the limiter to the run that asked: its grant, or first, to an ask that must wait, its estimate. */
 export const budgetPermitGrantedSignal = defineSignal<[PermitGrant]>('budgetPermitGranted');
 export const budgetPermitQueuedSignal =
   defineSignal<[{ permitId: string; estimatedGrantAt: number }]>('budgetPermitQueued');
+export const getBudgetStateQuery = defineQuery<BudgetLimiterState>('getBudgetState');

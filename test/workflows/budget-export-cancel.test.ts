@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
-import { budgetLimiterWorkflowId, type RateBudget } from '../../src/contract/budget';
-import { getBudgetStateQuery } from '../../src/workflows/budget/limiter';
+import { budgetLimiterWorkflowId, getBudgetStateQuery, type RateBudget } from '../../src/contract/budget';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import { ApiKey } from '../../src/docs-api/api-key';
 import { visitorsExport } from '../../src/workflows';

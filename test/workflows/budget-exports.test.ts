@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { budgetLimiterWorkflowId, type RateBudget } from '../../src/contract/budget';
-import { getBudgetStateQuery } from '../../src/workflows/budget/limiter';
+import { budgetLimiterWorkflowId, getBudgetStateQuery, type RateBudget } from '../../src/contract/budget';
 import { getProgressQuery } from '../../src/contract/messages';
 import { DEFAULT_TASK_QUEUE, visitorsExportWorkflowId } from '../../src/contract/names';
 import type { VisitorsExportResult } from '../../src/contract/visitors-export';

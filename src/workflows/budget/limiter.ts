@@ -1,7 +1,6 @@
 import {
   allHandlersFinished,
   condition,
-  defineQuery,
   getExternalWorkflowHandle,
   log,
   setCurrentDetails,
@@ -13,6 +12,7 @@ import {
   budgetLimiterSummary,
   budgetPermitGrantedSignal,
   budgetPermitQueuedSignal,
+  getBudgetStateQuery,
   MAX_PERMITS_PER_ASK,
   releaseBudgetPermitsSignal,
   requestBudgetPermitSignal,
@@ -36,9 +36,6 @@ export interface BudgetLimiterInput {
   /** Continue as new after this many events (tests lower it). */
   continueAsNewAfterEvents?: number;
 }
-
-/** The limiter's book as of its last task (a query does not move workflow time). */
-export const getBudgetStateQuery = defineQuery<ReturnType<BudgetLedger['view']>>('getBudgetState');
 
 /** An ask expected to be granted sooner than this gets no estimate: it is for operators watching a long wait. */
 const QUEUED_NOTICE_MIN_WAIT_MS = 2_000;
