@@ -17,14 +17,7 @@ export function recordFollowUpNotAccepted(projectId: string): void {
   record('followUpsNotAccepted', 1, { project: projectId });
 }
 
-/** A nightly run's end: the exports it made whole, and the end of the first span held whole (ms), if any. */
-export function recordNightlyRun(
-  project: string,
-  zone: string,
-  exported: number,
-  wholeThroughMs?: number,
-): void {
-  const labels = { project, time_zone: zone };
-  record('nightlyDayExports', exported, labels);
-  if (wholeThroughMs !== undefined) record('nightlyWatermarkSeconds', wholeThroughMs / 1000, labels);
+/** A nightly run's end: the exports it made whole (its watermark gauge is read from the run's memo, operations/). */
+export function recordNightlyRun(project: string, zone: string, exported: number): void {
+  record('nightlyDayExports', exported, { project, time_zone: zone });
 }

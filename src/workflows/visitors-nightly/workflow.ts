@@ -98,7 +98,7 @@ export async function visitorsNightly(input: VisitorsNightlyInput): Promise<Visi
   const covered = mergeCovered([...coveredOfMemo(plan), ...done]);
   upsertMemo({ ...memo, covered: memoCovered(covered), failed });
   const wholeThrough = covered[0] === undefined ? null : new Date(covered[0].to).toISOString();
-  recordNightlyRun(projectId, timeZone, done.length, covered[0]?.to);
+  recordNightlyRun(projectId, timeZone, done.length);
   const warnings = [...plan.warnings];
   for (const { day, error } of failed) {
     warnings.push(`${day} failed: ${error} (later days were exported; the next run exports ${day} again)`);
