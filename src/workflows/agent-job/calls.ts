@@ -87,13 +87,6 @@ function outcomeOf(error: unknown): Outcome {
   return { ...callOutcomeOf(applicationFailureIn(cause)), reason: truncate(messageOf(cause), 300) };
 }
 
-/** Re-sends of what the service cannot have acted on: Retry-After, else 1 s, 2 s, 4 s... up to 1 min. */
-function scheduleResend(state: RunState, retryAfterMs: number | undefined): string {
-  state.resendAt = Date.now() + (retryAfterMs ?? Math.min(60_000, 1000 * 2 ** state.resendAttempt));
-  state.resendAttempt += 1;
-  return iso(state.resendAt);
-}
-
 /** The service answered (a job, or a refusal): nothing waits to be sent again. */
 function answered(state: RunState, job?: AgentJob): void {
   state.lastError = null;
@@ -148,8 +141,11 @@ async function sendOnce(
     if (isCancellation(error)) throw error;
     const outcome = outcomeOf(error);
     if (outcome.kind !== 'resend') return { error, outcome };
-    const at = scheduleResend(state, outcome.details?.retryAfterMs);
-    state.lastError = `${what} not accepted yet, sending again at ${at}: ${outcome.reason}`;
+    // The service cannot have acted on it: sent again after Retry-After, else 1 s, 2 s, 4 s... up to 1 min.
+    const backoffMs = Math.min(60_000, 1000 * 2 ** state.resendAttempt);
+    state.resendAt = Date.now() + (outcome.details?.retryAfterMs ?? backoffMs);
+    state.resendAttempt += 1;
+    state.lastError = `${what} not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;
     return undefined;
   } finally {
     state.inFlight = null;
