@@ -61,7 +61,7 @@ export type AgentJobAnswer = AgentJob & {
 export interface PollInput {
   projectId: string;
   jobId: string;
-  polling: { initialIntervalMs: number; maxIntervalMs: number; backoffCoefficient: number };
+  polling: { initialInterval: number; maxInterval: number; backoffCoefficient: number };
   /** The status the workflow shows: a read of another one returns, so that it shows it; null returns the first read. */
   status: string | null;
 }
@@ -280,10 +280,7 @@ export function createAgentJobActivities({
 
 /** Shortened by a jitter hashed from `jitterKey` (the workflow id and read number): deterministic. */
 export function pollDelayMs(polling: PollInput['polling'], reads: number, jitterKey: string): number {
-  const base = Math.min(
-    polling.maxIntervalMs,
-    polling.initialIntervalMs * polling.backoffCoefficient ** reads,
-  );
+  const base = Math.min(polling.maxInterval, polling.initialInterval * polling.backoffCoefficient ** reads);
   let hash = 0x811c9dc5; // FNV-1a, 32 bit
   for (let i = 0; i < jitterKey.length; i++) hash = Math.imul(hash ^ jitterKey.charCodeAt(i), 0x01000193);
   return Math.max(1, Math.round(base * (1 - (POLL_JITTER_RATIO * (hash >>> 0)) / 0x1_0000_0000)));

@@ -297,7 +297,7 @@ describe('agent job activities', () => {
 });
 
 const WORKFLOW_ID = 'agent-job/p1/k';
-const POLLING = { initialIntervalMs: 1000, maxIntervalMs: 8000, backoffCoefficient: 2 };
+const POLLING = { initialInterval: 1000, maxInterval: 8000, backoffCoefficient: 2 };
 type PollResult = { job: AgentJob; polls: number };
 
 /**

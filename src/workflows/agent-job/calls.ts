@@ -26,7 +26,16 @@ import {
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
 import { DocsApiFailureType, REJECTION_FAILURE_TYPES, truncate } from '../../contract/failure-types';
 import { refusalOf } from '../budget/permits';
-import { isRead, iso, refreshVisibility, statusOf, toAgentJobState, toResult, type RunState } from './state';
+import {
+  isRead,
+  iso,
+  refreshVisibility,
+  statusOf,
+  toAgentJobState,
+  toResult,
+  unreadJob,
+  type RunState,
+} from './state';
 
 type Activities = ReturnType<typeof createAgentJobActivities>;
 
@@ -76,13 +85,6 @@ function outcomeOf(error: unknown): Outcome {
     return { kind: 'unknown', reason: `no answer within the activity's ${cause.timeoutType ?? ''} timeout` };
   }
   return { ...callOutcomeOf(applicationFailureIn(cause)), reason: truncate(messageOf(cause), 300) };
-}
-
-/** Re-sends of what the service cannot have acted on: Retry-After, else 1 s, 2 s, 4 s... up to 1 min. */
-function scheduleResend(state: RunState, retryAfterMs: number | undefined): string {
-  state.resendAt = Date.now() + (retryAfterMs ?? Math.min(60_000, 1000 * 2 ** state.resendAttempt));
-  state.resendAttempt += 1;
-  return iso(state.resendAt);
 }
 
 /** The service answered (a job, or a refusal): nothing waits to be sent again. */
@@ -139,8 +141,11 @@ async function sendOnce(
     if (isCancellation(error)) throw error;
     const outcome = outcomeOf(error);
     if (outcome.kind !== 'resend') return { error, outcome };
-    const at = scheduleResend(state, outcome.details?.retryAfterMs);
-    state.lastError = `${what} not accepted yet, sending again at ${at}: ${outcome.reason}`;
+    // The service cannot have acted on it: sent again after Retry-After, else 1 s, 2 s, 4 s... up to 1 min.
+    const backoffMs = Math.min(60_000, 1000 * 2 ** state.resendAttempt);
+    state.resendAt = Date.now() + (outcome.details?.retryAfterMs ?? backoffMs);
+    state.resendAttempt += 1;
+    state.lastError = `${what} not accepted yet, sending again at ${iso(state.resendAt)}: ${outcome.reason}`;
     return undefined;
   } finally {
     state.inFlight = null;
@@ -178,7 +183,6 @@ export async function attemptCreate(state: RunState): Promise<void> {
   if (sent === undefined) return;
   if ('job' in sent) {
     const { unrecorded, ...job } = sent.job;
-    state.jobId = job.id;
     answered(state, job);
     log.info('Agent job created', { jobId: job.id, projectId, status: job.status });
     if (unrecorded === true) await recordThisCreate(state, job.id);
@@ -194,8 +198,7 @@ export async function attemptCreate(state: RunState): Promise<void> {
     throw failure(state, AgentJobFailureType.createRejected, message, error);
   } else if (jobId !== undefined) {
     // A malformed answer that named the new job: it exists; reading it tells its status.
-    state.jobId = jobId;
-    answered(state, { id: jobId, status: STATUS_UNREAD, prLink: null });
+    answered(state, unreadJob(jobId));
     await recordThisCreate(state, jobId);
   } else {
     await recordThisCreate(state, undefined);
@@ -236,7 +239,6 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
     // In the workflow task that schedules the send: a run replayed from here (a query of a terminated run)
     // knows the service may have it.
     state.followUps.sendingHead();
-    state.messagesSent += 1;
     state.pollAfterMessage = true;
     return sendAgentJobMessage.executeWithOptions(
       { summary: `Send follow-up ${messageId}: ${firstLine(prompt)}` },
@@ -265,26 +267,21 @@ export async function deliverNextFollowUp(state: RunState): Promise<void> {
  * ends the run (state.pollFailure) when the job is unknown, the read is refused, or the deadline passed.
  */
 export function startPoll(state: RunState): void {
-  const sentBefore = state.messagesSent;
+  // It reads after every message sent so far; one sent while it runs sets pollAfterMessage again.
+  state.pollAfterMessage = false;
   state.pollStartedAt = Date.now();
   state.poll = readJob(state, isRead(state) ? statusOf(state) : null)
-    .then(
-      (polled) => {
-        if (polled && state.messagesSent === sentBefore) state.pollAfterMessage = false;
-      },
-      (error: unknown) => {
-        state.pollFailure = error as Error;
-      },
-    )
+    .catch((error: unknown) => {
+      state.pollFailure = error as Error;
+    })
     .finally(() => {
       state.poll = null;
     });
 }
 
-/** One poll activity to its end (`status` null: the first read returns); false when cancelled. */
-export async function readJob(state: RunState, status: string | null): Promise<boolean> {
+/** One poll activity to its end (`status` null: the first read returns). */
+export async function readJob(state: RunState, status: string | null): Promise<void> {
   const jobId = state.jobId as string;
-  const { initialIntervalMs, maxIntervalMs, backoffCoefficient } = state.polling;
   try {
     // The one way a new run of a job it did not create learns what the job's earlier runs sent, before its first
     // read: nothing is sent before that read, and no messageId they sent is sent again (retried until read).
@@ -296,24 +293,16 @@ export async function readJob(state: RunState, status: string | null): Promise<b
     const { job, polls } = await pollAgentJob.executeWithOptions(
       {
         scheduleToCloseTimeout: Math.max(1000, state.deadlineAt - Date.now()),
-        retry: { maximumInterval: Math.max(120_000, maxIntervalMs) },
+        retry: { maximumInterval: Math.max(120_000, state.polling.maxInterval) },
         summary: status === null ? `Read job ${jobId}` : `Poll job ${jobId} until it ends`,
       },
-      [
-        {
-          projectId: state.projectId,
-          jobId,
-          polling: { initialIntervalMs, maxIntervalMs, backoffCoefficient },
-          status,
-        },
-      ],
+      [{ projectId: state.projectId, jobId, polling: state.polling, status }],
     );
     state.polls += polls;
     state.lastError = null;
     applyJob(state, job);
-    return true;
   } catch (error) {
-    if (isCancellation(error)) return false;
+    if (isCancellation(error)) return;
     if (
       error instanceof ActivityFailure &&
       (error.cause instanceof TimeoutFailure || error.retryState === RetryState.TIMEOUT)
@@ -323,7 +312,7 @@ export async function readJob(state: RunState, status: string | null): Promise<b
     }
     if (applicationFailureIn(error)?.type === DocsApiFailureType.notFound) {
       // Shown as the job's status: a job that does not exist takes no follow-ups.
-      state.job = { ...(state.job ?? { id: jobId, prLink: null }), status: STATUS_NOT_FOUND };
+      state.job = { ...(state.job as AgentJob), status: STATUS_NOT_FOUND };
       const message = `The service does not know the agent job ${jobId} in project ${state.projectId} (get-job answered 404)`;
       throw failure(state, AgentJobFailureType.jobNotFound, message, error);
     }

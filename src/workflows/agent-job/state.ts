@@ -26,17 +26,17 @@ import { AgentJobIdKey, AgentJobStatusKey, DocsProjectIdKey } from '../../contra
 import { truncate } from '../../contract/failure-types';
 import { clockTime, type BudgetPermits } from '../budget/permits';
 
-/** Polling options in milliseconds. */
+/** Polling options in milliseconds, named as getState shows them. */
 export type PollingSettings = ReturnType<typeof resolvePolling>;
 
 export function resolvePolling(polling: AgentJobInput['polling']) {
   // Input was validated: only the fallback literal can be parsed here when the value is absent.
   const ms = (value: DurationInput | undefined, fallback: string) => parseDuration(value ?? fallback) ?? 0;
   return {
-    initialIntervalMs: ms(polling?.initialInterval, DEFAULT_POLLING.initialInterval),
-    maxIntervalMs: ms(polling?.maxInterval, DEFAULT_POLLING.maxInterval),
+    initialInterval: ms(polling?.initialInterval, DEFAULT_POLLING.initialInterval),
+    maxInterval: ms(polling?.maxInterval, DEFAULT_POLLING.maxInterval),
     backoffCoefficient: polling?.backoffCoefficient ?? DEFAULT_POLLING.backoffCoefficient,
-    deadlineMs: ms(polling?.deadline, DEFAULT_POLLING.deadline),
+    deadline: ms(polling?.deadline, DEFAULT_POLLING.deadline),
   };
 }
 
@@ -49,13 +49,15 @@ export function initialState(input: AgentJobInput, now: number) {
     input,
     projectId: input.projectId,
     polling,
-    deadlineAt: carried?.deadlineAt ?? now + polling.deadlineMs,
+    deadlineAt: carried?.deadlineAt ?? now + polling.deadline,
     continuedRuns: carried?.continuedRuns ?? 0,
     followUps: new FollowUpQueue(carried),
-    jobId: input.jobId ?? null,
     /** A new run of a job it did not create: the follow-ups earlier runs sent are read before the job (readJob). */
     earlierUnread: carried === undefined && input.jobId !== undefined,
-    job: carried?.job ?? null,
+    job: carried?.job ?? (input.jobId === undefined ? null : unreadJob(input.jobId)),
+    get jobId(): string | null {
+      return this.job?.id ?? null;
+    },
     polls: carried?.polls ?? 0,
     /** The running poll activity (its retries are the waits between reads). */
     poll: null as Promise<void> | null,
@@ -66,16 +68,12 @@ export function initialState(input: AgentJobInput, now: number) {
     pollAfterMessage: carried?.pollAfterMessage ?? false,
     /** A follow-up was refused with 409: the job is read before the next one is sent. */
     readBeforeNextMessage: false,
-    /** Messages sent in this run: a poll started before the latest one does not clear pollAfterMessage. */
-    messagesSent: 0,
     inFlight: null as string | null,
     notAccepted: carried?.notAcceptedFollowUps ?? 0,
     lastError: carried?.lastError ?? null,
     /** When the create (before the job exists) or the head follow-up may be sent again, and how often it was. */
     resendAttempt: carried?.resendAttempt ?? 0,
     resendAt: carried?.resendAt ?? 0,
-    /** Bumped by every follow-up that arrives: it ends the loop's wait. */
-    arrivals: 0,
     /** Set when the run ends in failure or cancellation: new follow-ups are not accepted. */
     closingReason: null as string | null,
     budget: null as BudgetPermits | null,
@@ -83,6 +81,11 @@ export function initialState(input: AgentJobInput, now: number) {
     budgetRefusal: undefined as BudgetRefusal | undefined,
     alreadyCreatedBy: carried?.alreadyCreatedBy,
   };
+}
+
+/** A job known by its id only (attached, or named by a create answer or record), until it is read. */
+export function unreadJob(id: string): AgentJob {
+  return { id, status: STATUS_UNREAD, prLink: null };
 }
 
 export function statusOf(state: RunState): string {
@@ -105,7 +108,7 @@ export function isFinished(state: RunState): boolean {
 }
 
 export function toAgentJobState(state: RunState): AgentJobState {
-  const { job, polling } = state;
+  const { job } = state;
   return {
     projectId: state.projectId,
     jobId: state.jobId,
@@ -122,12 +125,7 @@ export function toAgentJobState(state: RunState): AgentJobState {
     followUps: state.followUps.records(),
     lastError: state.lastError,
     deadlineAt: iso(state.deadlineAt),
-    polling: {
-      initialInterval: polling.initialIntervalMs,
-      maxInterval: polling.maxIntervalMs,
-      backoffCoefficient: polling.backoffCoefficient,
-      deadline: polling.deadlineMs,
-    },
+    polling: state.polling,
     continuedRuns: state.continuedRuns,
     queuedForBudget: state.queuedForBudget,
     waitingForBudgetUntil:
@@ -151,7 +149,8 @@ export function toContinuation(state: RunState): AgentJobContinuation {
     deadlineAt: state.deadlineAt,
     polls: state.polls,
     job: state.job,
-    pollAfterMessage: state.pollAfterMessage,
+    // A poll running now may have started before the last message: the next run reads the job again.
+    pollAfterMessage: state.pollAfterMessage || state.poll !== null,
     ...state.followUps.snapshot(),
     lastError: state.lastError,
     resendAt: state.resendAt,

@@ -142,17 +142,16 @@ async function runUntilDone(state: RunState): Promise<AgentJobResult> {
       await deliverNextFollowUp(state);
       continue;
     }
-    if (state.poll === null && state.jobId !== null && (state.job === null || needsPolling(state))) {
-      startPoll(state);
-    }
+    if (state.poll === null && needsPolling(state)) startPoll(state);
     const wakeAt = Math.min(
       state.poll === null ? state.deadlineAt : Infinity,
       state.jobId === null || pending ? state.resendAt : Infinity,
     );
-    const { arrivals, poll } = state;
+    const { poll } = state;
+    const queued = state.followUps.pendingCount;
     refreshVisibility(state);
     await condition(
-      () => state.arrivals !== arrivals || state.poll !== poll,
+      () => state.followUps.pendingCount !== queued || state.poll !== poll,
       wakeAt === Infinity ? undefined : Math.max(1, wakeAt - Date.now()),
       {
         summary: state.jobId === null ? 'Wait to send the create again' : 'Wait for a follow-up or the poll',
@@ -229,7 +228,6 @@ function acceptSignal(state: RunState, raw: unknown): void {
     recordFollowUpNotAccepted(state.projectId);
   } else {
     state.followUps.enqueue(messageId, prompt);
-    state.arrivals += 1;
   }
   refreshVisibility(state);
 }
@@ -254,7 +252,6 @@ async function sendAndWait(state: RunState, request: FollowUpRequest): Promise<A
       },
     });
   });
-  state.arrivals += 1;
   refreshVisibility(state);
   return answer;
 }

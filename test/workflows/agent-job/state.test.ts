@@ -49,7 +49,6 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
 
   test('an active job is polled; a terminal one is finished once no follow-up waits or needs a read', () => {
     const state = initialState(INPUT, NOW);
-    state.jobId = ACTIVE.id;
     state.job = ACTIVE;
     assert.equal(needsPolling(state), true);
     state.poll = Promise.resolve();
@@ -81,7 +80,6 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
 
   test('the continuation passes its own schema and carries the run over: deadline, job, polls, follow-ups', () => {
     const first = initialState({ ...INPUT, polling: { deadline: '1h' } }, NOW);
-    first.jobId = ACTIVE.id;
     first.job = ACTIVE;
     first.polls = 12;
     first.lastError = 'getJob: HTTP 503';
