@@ -59,15 +59,6 @@ export const DOCS_API_FAILURES = {
 
 export type DocsApiFailureKind = keyof typeof DOCS_API_FAILURES;
 
-/** Rejections: the types of the table's non-retryable rows. */
-export const REJECTION_FAILURE_TYPES: readonly DocsApiFailureTypeName[] = [
-  ...new Set(
-    Object.values(DOCS_API_FAILURES)
-      .filter((row) => !row.retryable)
-      .map((row) => row.type),
-  ),
-];
-
 /** What a failure from the documentation service carries in `details[0]`; its `type` says which failure. */
 export interface DocsApiFailureDetails {
   operation: string;

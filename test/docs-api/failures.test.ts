@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { errors as undiciErrors } from 'undici';
-import { DocsApiFailureType, REJECTION_FAILURE_TYPES } from '../../src/contract/failure-types';
+import { DOCS_API_FAILURES, DocsApiFailureType } from '../../src/contract/failure-types';
 import {
   bodyExcerpt,
   docsApiFailure,
@@ -44,17 +44,11 @@ describe('docsApiFailure: one shape, its type from one table', () => {
     ]);
   });
 
-  test('the operator opt-in marks transient failures safe to re-send, never refusals', () => {
-    const view = (kind: Parameters<typeof docsApiFailure>[0], retryUnknownOutcome?: boolean) =>
-      failureView(docsApiFailure(kind, 'x', { operation: 'createJob', retryUnknownOutcome }));
-    assert.equal(view('noAnswer').safeToRetry, false);
-    assert.equal(view('noAnswer', true).safeToRetry, true);
-    assert.equal(view('conflict', true).safeToRetry, true, 'a refusal: the service did not act');
-    assert.equal(view('conflict', true).retryable, false);
-  });
-
-  test('rejections are the non-retryable types', () => {
-    assert.deepEqual([...REJECTION_FAILURE_TYPES].sort(), [
+  test('the refusals are made non-retryable: they end the retries of any activity', () => {
+    const kinds = Object.keys(DOCS_API_FAILURES) as (keyof typeof DOCS_API_FAILURES)[];
+    const refusals = kinds.map((kind) => docsApiFailure(kind, 'x', { operation: 'getJob' }));
+    const types = refusals.filter((failure) => failure.nonRetryable).map((failure) => failure.type);
+    assert.deepEqual([...new Set(types)].sort(), [
       'AuthError',
       'ConflictError',
       'InvalidArgumentError',
@@ -62,6 +56,15 @@ describe('docsApiFailure: one shape, its type from one table', () => {
       'NotFoundError',
       'RedirectError',
     ]);
+  });
+
+  test('the operator opt-in marks transient failures safe to re-send, never refusals', () => {
+    const view = (kind: Parameters<typeof docsApiFailure>[0], retryUnknownOutcome?: boolean) =>
+      failureView(docsApiFailure(kind, 'x', { operation: 'createJob', retryUnknownOutcome }));
+    assert.equal(view('noAnswer').safeToRetry, false);
+    assert.equal(view('noAnswer', true).safeToRetry, true);
+    assert.equal(view('conflict', true).safeToRetry, true, 'a refusal: the service did not act');
+    assert.equal(view('conflict', true).retryable, false);
   });
 });
 

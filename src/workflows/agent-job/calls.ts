@@ -24,7 +24,7 @@ import {
   type PollProgress,
 } from '../../contract/agent-job-constants';
 import { BudgetFailureType, type PermitGrant } from '../../contract/budget';
-import { DocsApiFailureType, REJECTION_FAILURE_TYPES, truncate } from '../../contract/failure-types';
+import { DocsApiFailureType, truncate } from '../../contract/failure-types';
 import { refusalOf } from '../budget/permits';
 import {
   isRead,
@@ -66,7 +66,6 @@ const { pollAgentJob } = proxyActivities<Activities>({
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '2 minutes',
-    nonRetryableErrorTypes: [...REJECTION_FAILURE_TYPES],
   },
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   priority: { priorityKey: 5 },
