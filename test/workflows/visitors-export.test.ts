@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, test } from 'node:test';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { budgetLimiterWorkflowId, getBudgetStateQuery } from '../../src/contract/budget';
 import { getProgressQuery } from '../../src/contract/messages';
@@ -87,6 +87,19 @@ async function historySizes(workflowId: string) {
     });
   }
   return runs;
+}
+
+/** Per activity type, the workflow task (its completed event's id) that scheduled each of its activities. */
+function schedulingTasks(
+  history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>,
+): Map<string, string[]> {
+  const tasks = new Map<string, string[]>();
+  for (const event of history.events ?? []) {
+    const attributes = event.activityTaskScheduledEventAttributes;
+    const name = attributes?.activityType?.name;
+    if (name) tasks.set(name, [...(tasks.get(name) ?? []), String(attributes?.workflowTaskCompletedEventId)]);
+  }
+  return tasks;
 }
 
 async function stagingLeft(): Promise<string[]> {
@@ -189,6 +202,10 @@ describe('visitorsExport against the simulator', () => {
     assert.equal(offsets.filter((o) => o < 10_000).length, 40, 'no page fetched twice');
     assert.ok(offsets.filter((o) => o >= 10_000).length <= 7, 'at most concurrency - 1 pages past the end');
     assert.deepEqual(await stagingLeft(), []);
+    // The permits left over go back beside the merge: the task that schedules the merge is not held for them.
+    const tasks = schedulingTasks(await handle.fetchHistory());
+    assert.equal(tasks.get('releaseBudgetPermits')?.length, 1, 'one give-back, an activity');
+    assert.deepEqual(tasks.get('releaseBudgetPermits'), tasks.get('mergeVisitorsExport'));
   });
 
   // Before the tests that inject 429s: a refusal makes the organization's limiter cautious for a window (an hour
@@ -233,6 +250,21 @@ describe('visitorsExport against the simulator', () => {
       spent >= requests && spent <= requests + 3 * 64,
       `${spent} permits kept for ${requests} requests: the unspent ones went back to the budget`,
     );
+    // The stock's asks are activities scheduled beside a run of pages: the task that schedules the run is not held.
+    let stockAsks = 0;
+    for (const { runId } of runs) {
+      const tasks = schedulingTasks(
+        await stack.env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory(),
+      );
+      const runTasks = new Set(tasks.get('fetchVisitorsPages'));
+      const asks = tasks.get('requestBudgetPermit') ?? [];
+      assert.ok(
+        asks.every((task) => runTasks.has(task)),
+        'every stock ask is scheduled beside a run',
+      );
+      stockAsks += asks.length;
+    }
+    assert.ok(stockAsks > 0, 'the stock was refilled');
     const events = runs.reduce((sum, run) => sum + run.events, 0);
     const bytes = runs.reduce((sum, run) => sum + run.bytes, 0);
     t.diagnostic(
@@ -274,6 +306,33 @@ describe('visitorsExport against the simulator', () => {
     assert.match(
       done.currentDetails ?? '',
       /Pages done:\*\* 20 · \*\*Rows:\*\* 2000 · \*\*In flight:\*\* 0 · \*\*Done/,
+    );
+  });
+
+  // The first test with a 429: the wide run it narrows to a page per activity is this test's subject.
+  test('a wide run narrowed by a 429 still continues as new at its event limit, nothing lost', async () => {
+    stack.sim.configureProject('narrowed', { visitorPaths: 1500 });
+    const limit = 100;
+    const handle = await start({
+      projectId: 'narrowed',
+      ...RANGE,
+      pageSize: 10,
+      concurrency: 4,
+      continueAsNewAfterEvents: limit,
+    });
+    while (visitorRequests('narrowed').length < 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    stack.sim.faults.add({ route: 'getVisitors', projectId: 'narrowed', kind: 'rateLimit', times: 1 });
+    const result = await handle.result();
+    assert.equal(result.rows, 1500);
+    assert.equal(new Set(csvPaths((await readExport(result)).content)).size, 1500);
+    assert.equal(pageRequests('narrowed').filter((r) => r.status === 429).length, 1);
+    const runs = await historySizes(handle.workflowId);
+    // The check comes before each activity but the one that reports a 429: a run ends within two activities'
+    // events of the limit (about 15 each; the last run also holds the end check and the merge).
+    const sizes = runs.map((r) => r.events);
+    assert.ok(
+      sizes.every((events) => events <= limit + 60),
+      `runs of ${sizes.join(', ')} events`,
     );
   });
 

@@ -5,6 +5,7 @@ import {
   condition,
   isCancellation,
   log,
+  proxyActivities,
   proxyLocalActivities,
   setHandler,
   uuid4,
@@ -25,15 +26,22 @@ import {
 } from '../../contract/budget';
 
 /**
- * Asking costs one marker and is safe to repeat (the limiter ignores a repeated permit id): retried until it gets
- * through. A give-back is bounded: a limiter that cannot be reached in about a minute is given up with a warning,
- * and the permit frees itself (the limiter's hold timeout, or its window), so the workflow never waits on it.
+ * Asking is safe to repeat (the limiter ignores a repeated permit id): retried until it gets through. An ask that
+ * the workflow waits for is a local activity (one marker). An ask ahead of need, for an export's stock, is an
+ * activity: a local one would hold the workflow task that schedules the export's next run until it is done.
  */
-const { requestBudgetPermit } = proxyLocalActivities<Activities>({
+const askOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-const { releaseBudgetPermits } = proxyLocalActivities<Activities>({
+} as const;
+const { requestBudgetPermit } = proxyLocalActivities<Activities>(askOptions);
+const { requestBudgetPermit: requestStockPermits } = proxyActivities<Activities>(askOptions);
+/**
+ * A give-back is an activity (it goes beside an export's merge) and bounded: a limiter that cannot be reached in
+ * about a minute is given up with a warning, and the permit frees itself (the limiter's hold timeout, or its
+ * window), so the workflow never waits on it.
+ */
+const { releaseBudgetPermits } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
@@ -97,7 +105,14 @@ export class BudgetPermits {
   }
 
   /** The ask: up to `count` permits (the first waits its turn, the others come from the spare). */
-  async ask(options: Partial<Pick<PermitAsk, 'count' | 'exclusive' | 'refusal'>> = {}): Promise<PermitGrant> {
+  ask(options: Partial<Pick<PermitAsk, 'count' | 'exclusive' | 'refusal'>> = {}): Promise<PermitGrant> {
+    return this.#ask(options, requestBudgetPermit);
+  }
+
+  async #ask(
+    options: Partial<Pick<PermitAsk, 'count' | 'exclusive' | 'refusal'>>,
+    send: typeof requestBudgetPermit,
+  ): Promise<PermitGrant> {
     const { workflowId, runId } = workflowInfo();
     const { projectId, deadlineAt } = this.of;
     const ask = {
@@ -115,7 +130,7 @@ export class BudgetPermits {
     this.#asks.set(permitId, asked);
     try {
       for (;;) {
-        await requestBudgetPermit({ kind: this.kind, ask });
+        await send({ kind: this.kind, ask });
         const waitMs = Math.min(REASK_AFTER_MS, deadlineAt - Date.now());
         if (granted() || (waitMs > 0 && (await condition(granted, waitMs)))) break;
         if (Date.now() >= deadlineAt) throw this.timedOut();
@@ -235,10 +250,10 @@ export class BudgetPermits {
     } else if (this.#waiting === 0 && this.#stock.length >= this.#aim / 2) return;
     this.#refilling += 1;
     void CancellationScope.nonCancellable(() =>
-      this.ask({
-        count: Math.min(MAX_PERMITS_PER_ASK, count),
-        ...(refusal === undefined ? {} : { refusal }),
-      }),
+      this.#ask(
+        { count: Math.min(MAX_PERMITS_PER_ASK, count), ...(refusal === undefined ? {} : { refusal }) },
+        this.#waiting > 0 ? requestBudgetPermit : requestStockPermits,
+      ),
     )
       .then(
         (grant) => this.#stock.push(...Array.from({ length: grant.count }, () => ({ ...grant, count: 1 }))),

@@ -92,7 +92,11 @@ export async function fetchPages(options: PagesOptions): Promise<PagesOutcome> {
     const width = Math.min(pages, concurrency);
     options.onInFlight(width);
     const startedAt = Date.now();
-    const run = await fetchPageRun(permits, options.request(offset), pages, width);
+    const run = await fetchPageRun(permits, options.request(offset), {
+      pages,
+      width,
+      shouldPause: () => options.shouldPause(),
+    });
     requestMs = ((Date.now() - startedAt) * width) / run.pages.length;
     for (const page of run.pages) options.onPage(page);
     options.onInFlight(0);
@@ -111,20 +115,22 @@ export async function fetchPages(options: PagesOptions): Promise<PagesOutcome> {
  * early is followed by one from the first page not counted (a dead worker's pages count up to its last
  * heartbeat). A 429 goes to the limiter with the next ask and costs no attempt; other failures are retried with
  * backoff (or Retry-After) up to MAX_PAGE_FAILURES (MAX_MALFORMED_ANSWERS malformed answers); one no retry can
- * help fails with VisitorsExportPageFailed naming the offset. `firstAttempt` names the chunks (re-reads).
+ * help fails with VisitorsExportPageFailed naming the offset. `firstAttempt` names the chunks (re-reads). A run
+ * that the budget narrowed to a page an activity stops early when `shouldPause` says so (continue-as-new is due),
+ * unless a 429 waits to be reported with its next ask: history stays bounded.
  */
 export async function fetchPageRun(
   permits: BudgetPermits,
   request: PageRequest,
-  pages: number,
-  width = 1,
-  firstAttempt = 1,
+  run: { pages: number; width?: number; firstAttempt?: number; shouldPause?: () => boolean },
 ): Promise<Omit<PageRunResult, 'permitsUsed' | 'stopped'>> {
+  const { pages, width = 1, firstAttempt = 1 } = run;
   const done: PageSummary[] = [];
   let refusal: BudgetRefusal | undefined;
   const failures = { any: 0, malformed: 0 };
   let attempt = firstAttempt - 1;
   for (let offset = request.offset; done.length < pages;) {
+    if (done.length > 0 && refusal === undefined && run.shouldPause?.() === true) break;
     const taken = await permits.take(pages - done.length, refusal);
     refusal = undefined;
     attempt += 1;

@@ -120,16 +120,21 @@ export async function visitorsExport(input: VisitorsExportInput): Promise<Visito
       if (ended.kind === 'end') {
         // Re-reads are staged as chunks of their own, named after every attempt of the pages they replace.
         const reread = async (offset: number, round: number) =>
-          (await fetchPageRun(permits, pageRequest(offset), 1, 1, round * 1_000_000)).pages[0] as PageSummary;
+          (await fetchPageRun(permits, pageRequest(offset), { pages: 1, firstAttempt: round * 1_000_000 }))
+            .pages[0] as PageSummary;
         await checkPages(state, pageSize, ended, reread);
       }
       return ended;
     });
-  } finally {
-    // What is left of the permits goes back to the budget, whether the export goes on, ends or was cancelled.
+  } catch (error) {
+    // A failed or cancelled export gives what is left of its permits back to the budget too.
     await permits.giveBack();
+    throw error;
   }
+  // What is left of the permits goes back to the budget beside the merge, or before the export goes on.
+  const givenBack = permits.giveBack();
   if (outcome.kind === 'paused') {
+    await givenBack;
     await condition(allHandlersFinished);
     return continueAsNew<typeof visitorsExport>({ ...input, continuation: state });
   }
@@ -154,7 +159,7 @@ export async function visitorsExport(input: VisitorsExportInput): Promise<Visito
       partial: input.partial,
       workflowId: info.workflowId,
       runId: info.runId,
-    }),
+    }).finally(() => givenBack),
   );
   await removeStaging(state.exportKey);
   progress.update({ inFlight: 0, done: true });
