@@ -109,9 +109,10 @@ async function permitCost(client: Client, sim: Simulator, pages: number) {
   for (const event of events) {
     const at = eventTimeMs(event);
     if (event.workflowTaskStartedEventAttributes) lastTaskStarted = at;
-    if (localActivityOf(event.markerRecordedEventAttributes) === PERMIT_ASK_ACTIVITY) {
-      asks.push(lastTaskStarted);
-    }
+    const activity =
+      localActivityOf(event.markerRecordedEventAttributes) ??
+      event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (activity === PERMIT_ASK_ACTIVITY) asks.push(lastTaskStarted);
     if (event.workflowExecutionSignaledEventAttributes?.signalName === 'budgetPermitGranted') grants.push(at);
     if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchVisitorsPages') {
       scheduled.set(Number(event.eventId), at);
@@ -129,7 +130,7 @@ async function permitCost(client: Client, sim: Simulator, pages: number) {
   };
 }
 
-/** The local activity through which a workflow asks its limiter for permits. */
+/** The activity through which a workflow asks its limiter for permits: local when the run waits, else not. */
 const PERMIT_ASK_ACTIVITY: keyof Activities = 'requestBudgetPermit';
 
 /** The activity type a local activity's marker names (the export's input check is one too, not an ask). */
