@@ -115,9 +115,9 @@ export async function fetchPages(options: PagesOptions): Promise<PagesOutcome> {
  * early is followed by one from the first page not counted (a dead worker's pages count up to its last
  * heartbeat). A 429 goes to the limiter with the next ask and costs no attempt; other failures are retried with
  * backoff (or Retry-After) up to MAX_PAGE_FAILURES (MAX_MALFORMED_ANSWERS malformed answers); one no retry can
- * help fails with VisitorsExportPageFailed naming the offset. `firstAttempt` names the chunks (re-reads). A run
- * that the budget narrowed to a page an activity stops early when `shouldPause` says so (continue-as-new is due),
- * unless a 429 waits to be reported with its next ask: history stays bounded.
+ * help fails with VisitorsExportPageFailed naming the offset. `firstAttempt` names the chunks (re-reads). Between
+ * two activities of a run (one the budget narrowed to a page an activity takes hundreds) it stops early when
+ * `shouldPause` says so, unless a 429 waits to be reported with its next ask: history stays bounded.
  */
 export async function fetchPageRun(
   permits: BudgetPermits,
