@@ -109,6 +109,7 @@ export function createVisitorsExportActivities({
       compression,
       range: { dateFrom, dateTo },
       target: `${folder}/${file}`,
+      expectedRows: request.expectedRows,
       onPage: (page) => Context.current().heartbeat({ page }),
       beforeCommit: () => clearExportFolder(destination, folder, file),
     });

@@ -292,10 +292,8 @@ function isOffsetAndRows(value: unknown): value is [number, number] {
   );
 }
 
-/** The rows of staged NDJSON, one JSON object a line (JSON.stringify escapes every line break in a row). */
+/** The rows of staged NDJSON (JSON.stringify escapes every line break in a row), parsed as one JSON array. */
 function rowsOf(text: string): VisitorRow[] {
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as VisitorRow);
+  const lines = text.endsWith('\n') ? text.slice(0, -1) : text;
+  return lines === '' ? [] : (JSON.parse(`[${lines.replaceAll('\n', ',')}]`) as VisitorRow[]);
 }

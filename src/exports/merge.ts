@@ -19,6 +19,8 @@ export interface MergeOptions extends ExportFileOptions {
   beforeCommit?: () => Promise<void>;
   /** The paths' fingerprints (tests force collisions). */
   fingerprint?: (path: string) => [number, number];
+  /** The rows the pages reported: the table of seen paths is made that large at once. */
+  expectedRows?: number;
 }
 
 const MAX_REPORTED_DUPLICATES = 20;
@@ -33,7 +35,7 @@ export async function mergeStagedPages(options: MergeOptions) {
   const sources = await sourcesOf(staging, options.offsets);
   const file = await staging.destination.openFinal(options.target);
   const output = hashedOutput(file);
-  const seen = new SeenPaths(options.fingerprint);
+  const seen = new SeenPaths(options.fingerprint, options.expectedRows);
   const writtenBefore = duplicateCheck(staging, sources);
   const duplicatePaths: string[] = [];
   let duplicateCount = 0;
@@ -188,13 +190,23 @@ class ObjectReadAhead {
  * seen before only names pages to read again: the merge compares the paths there, so the check stays exact.
  */
 export class SeenPaths {
-  #hi = new Uint32Array(1 << 16);
-  #lo = new Uint32Array(1 << 16);
+  #hi: Uint32Array;
+  #lo: Uint32Array;
   /** Page index + 1; 0 marks an empty slot. */
-  #page = new Uint32Array(1 << 16);
+  #page: Uint32Array;
   #size = 0;
 
-  constructor(private readonly hash: (path: string) => [number, number] = fingerprint) {}
+  /** Sized for `expected` paths: growing the table at 1,000,000 paths held both sizes, 36 MB, at once. */
+  constructor(
+    private readonly hash: (path: string) => [number, number] = fingerprint,
+    expected = 0,
+  ) {
+    let slots = 1 << 16;
+    while ((expected + 1) * 2 > slots) slots *= 2;
+    this.#hi = new Uint32Array(slots);
+    this.#lo = new Uint32Array(slots);
+    this.#page = new Uint32Array(slots);
+  }
 
   /** Records `path`, read on page `page`; returns the pages of the paths recorded before with its fingerprint. */
   add(path: string, page: number): number[] {

@@ -89,12 +89,13 @@ describe('staged chunk text', () => {
     const pages = [
       { offset: 0, rows: [row(1), row(2)] },
       { offset: 10, rows: [] },
-      { offset: 20, rows: [row(3)] },
+      { offset: 20, rows: [row(3), { ...row(4), path: '/a\nb,"c"\r,\u2028' }] },
     ];
     const text = chunkText(pages);
-    assert.equal(text.split('\n')[0], '{"pages":[[0,2],[10,0],[20,1]]}');
-    assert.equal(text.split('\n').length, 1 + 3 + 1);
+    assert.equal(text.split('\n')[0], '{"pages":[[0,2],[10,0],[20,2]]}');
+    assert.equal(text.split('\n').length, 1 + 4 + 1);
     assert.deepEqual(parseChunk('c', text), pages);
+    assert.deepEqual(parseChunk('c', chunkText([{ offset: 0, rows: [] }])), [{ offset: 0, rows: [] }]);
   });
 
   test('a chunk whose header and rows disagree is refused, never read as other pages', () => {
