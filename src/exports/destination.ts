@@ -185,9 +185,13 @@ export class ExportStaging {
   }
 
   async readObject(name: string): Promise<StagedPageRows[]> {
+    return parseChunk(name, await this.readObjectText(name));
+  }
+
+  async readObjectText(name: string): Promise<string> {
     const text = await this.destination.readFinal(`${this.#folder}/${name}`);
     if (text === undefined) throw stagingMissing(`staged page ${this.directory}/${name} not found`);
-    return parseChunk(name, text);
+    return text;
   }
 
   async stagedPages(offsets: readonly number[]): Promise<StagedPages> {

@@ -2,6 +2,7 @@ import { InvariantError } from '../contract/errors';
 import type { VisitorRow } from '../contract/visitors-export';
 import {
   hashedOutput,
+  parseChunk,
   stagingMissing,
   type ExportStaging,
   type StagedPageRows,
@@ -128,8 +129,13 @@ class ObjectReadAhead {
   /** Per object: the index of its last page; the pages it holds. */
   readonly #lastUse: number[] = [];
   readonly #sizes: number[] = [];
-  /** Per object: its read, from launched until its last page is handed out. */
-  readonly #reads: (Promise<StagedPageRows[]> | undefined)[] = [];
+  /**
+   * Per object: its text, from launched until its last page is handed out. It is parsed when its first page's
+   * turn comes, so that its rows die young: rows parsed on arrival waited behind up to 16 pages, and their
+   * promotion pushed a 1,000,000-row merge from object storage over 100 MB of RSS growth in 3 runs of 10.
+   */
+  readonly #reads: (Promise<string> | undefined)[] = [];
+  #parsed: { object: number; pages: StagedPageRows[] } | undefined;
   #held = 0;
   #heldPages = 0;
   #launched = 0;
@@ -160,7 +166,9 @@ class ObjectReadAhead {
     this.#fill();
     const read = this.#reads[object];
     if (read === undefined) throw new InvariantError(`staged object ${source.object} was not read`);
-    const rows = rowsAt(source, await read);
+    if (this.#parsed?.object !== object)
+      this.#parsed = { object, pages: parseChunk(source.object, await read) };
+    const rows = rowsAt(source, this.#parsed.pages);
     if (this.#lastUse[object] === index) {
       this.#reads[object] = undefined;
       this.#held -= 1;
@@ -174,7 +182,7 @@ class ObjectReadAhead {
     for (let next = this.#objects[this.#launched]; next !== undefined; next = this.#objects[this.#launched]) {
       const pages = this.#sizes[this.#launched] ?? 1;
       if (this.#held >= 2 && this.#heldPages + pages > this.pagesAhead) return;
-      const read = this.staging.readObject(next);
+      const read = this.staging.readObjectText(next);
       read.catch(() => undefined); // reported when its turn comes
       this.#reads[this.#launched] = read;
       this.#held += 1;
