@@ -109,9 +109,14 @@ export class BudgetPermits {
     return this.#ask(options, requestBudgetPermit);
   }
 
+  /**
+   * `toStock`: the grant goes into the stock in the step that takes it off the asks on their way, so that a
+   * give-back, whenever it runs, finds it in one or the other.
+   */
   async #ask(
     options: Partial<Pick<PermitAsk, 'count' | 'exclusive' | 'refusal'>>,
     send: typeof requestBudgetPermit,
+    toStock = false,
   ): Promise<PermitGrant> {
     const { workflowId, runId } = workflowInfo();
     const { projectId, deadlineAt } = this.of;
@@ -135,6 +140,8 @@ export class BudgetPermits {
         if (granted() || (waitMs > 0 && (await condition(granted, waitMs)))) break;
         if (Date.now() >= deadlineAt) throw this.timedOut();
       }
+      const grant = asked.grant as PermitGrant;
+      if (toStock) this.#stock.push(...Array.from({ length: grant.count }, () => ({ ...grant, count: 1 })));
     } catch (error) {
       // Cancelled while the permit waited: withdrawn, so that its grant never goes to a run that may have ended
       // by then, and an exclusive one does not hold the budget until its timeout.
@@ -253,14 +260,12 @@ export class BudgetPermits {
       this.#ask(
         { count: Math.min(MAX_PERMITS_PER_ASK, count), ...(refusal === undefined ? {} : { refusal }) },
         this.#waiting > 0 ? requestBudgetPermit : requestStockPermits,
+        true,
       ),
     )
-      .then(
-        (grant) => this.#stock.push(...Array.from({ length: grant.count }, () => ({ ...grant, count: 1 }))),
-        (error: unknown) => {
-          this.#failure = error instanceof Error ? error : new Error(String(error));
-        },
-      )
+      .catch((error: unknown) => {
+        this.#failure = error instanceof Error ? error : new Error(String(error));
+      })
       .finally(() => {
         this.#refilling -= 1;
       });
