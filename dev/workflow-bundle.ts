@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, type ReplayWorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { workflowMetricsSinks } from '../src/operations/metrics';
-import { WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES } from '../src/worker';
+import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES } from '../src/worker';
 
 const ROOT = path.resolve(__dirname, '..');
 /** What a bundle depends on: the sources it may import, the SDK's and webpack's versions, and how it is built. */
@@ -118,6 +118,7 @@ export async function bundleQuietly(
     workflowsPath,
     workflowInterceptorModules,
     logger: quietLogger,
+    ...WORKFLOW_BUNDLER_OPTIONS,
   });
   return code;
 }

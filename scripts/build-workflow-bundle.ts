@@ -5,6 +5,7 @@ import {
   DEFAULT_BUNDLE_PATH,
   TRACED_BUNDLE_PATH,
   WORKFLOWS_PATH,
+  WORKFLOW_BUNDLER_OPTIONS,
   WORKFLOW_INTERCEPTOR_MODULES,
 } from '../src/worker';
 
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     const { code } = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       workflowInterceptorModules: [...workflowInterceptorModules],
+      ...WORKFLOW_BUNDLER_OPTIONS,
     });
     await fs.writeFile(file, code);
     console.log(`workflow bundle written to ${path.relative(process.cwd(), file)} (${code.length} bytes)`);

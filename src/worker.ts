@@ -1,6 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Runtime, TransportError, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  NativeConnection,
+  Runtime,
+  TransportError,
+  Worker,
+  type BundleOptions,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import {
   toCanonicalString,
@@ -30,6 +37,17 @@ export const WORKFLOWS_PATH = require.resolve('./workflows');
  * so the untraced bundle, the default, stays the SDK floor plus this project's workflow code.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/tracing-interceptors')];
+/**
+ * How every workflow bundle is built (prebuilt, at start, in tests): with webpack's module concatenation, this
+ * project's modules become one. The sandbox evaluates a bundle's modules again for every cached workflow, so each
+ * module kept its own record and a getter per export in each: 28 KiB of retained heap per cached `agentJob`.
+ */
+export const WORKFLOW_BUNDLER_OPTIONS = {
+  webpackConfigHook: (config) => ({
+    ...config,
+    optimization: { ...config.optimization, concatenateModules: true, usedExports: true },
+  }),
+} satisfies Pick<BundleOptions, 'webpackConfigHook'>;
 export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle.js');
 /** The prebuilt bundle with the tracing interceptors, loaded when tracing is on. */
 export const TRACED_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle-traced.js');
@@ -76,7 +94,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     maxHeartbeatThrottleInterval: '250 milliseconds',
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH }),
+      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: WORKFLOW_BUNDLER_OPTIONS }),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     // Traced: the traced bundle has the workflow interceptors baked in; workflowModules serves bundling at start.
     interceptors: {
