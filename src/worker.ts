@@ -42,12 +42,12 @@ export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/tracin
  * project's modules become one. The sandbox evaluates a bundle's modules again for every cached workflow, so each
  * module kept its own record and a getter per export in each: 28 KiB of retained heap per cached `agentJob`.
  */
-export const WORKFLOW_BUNDLER_OPTIONS = {
+export const WORKFLOW_BUNDLER_OPTIONS: Pick<BundleOptions, 'webpackConfigHook'> = {
   webpackConfigHook: (config) => ({
     ...config,
     optimization: { ...config.optimization, concatenateModules: true, usedExports: true },
   }),
-} satisfies Pick<BundleOptions, 'webpackConfigHook'>;
+};
 export const DEFAULT_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle.js');
 /** The prebuilt bundle with the tracing interceptors, loaded when tracing is on. */
 export const TRACED_BUNDLE_PATH = path.resolve(__dirname, '../dist/workflow-bundle-traced.js');
