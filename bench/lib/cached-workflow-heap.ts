@@ -25,14 +25,14 @@ export interface CachedWorkflowHeap {
   parts: Map<string, number>;
 }
 
+export const PROJECT_MODULES = "modules: this project's, concatenated";
+
 /** A module record's key (webpack's module id) to the part it is counted in. */
 export function modulePart(moduleId: string): string {
   const packageName = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(moduleId)?.[1];
   if (packageName) return `modules: ${packageName}`;
-  if (moduleId.startsWith('./src/contract/')) return 'modules: src/contract/';
-  const workflowDir = /^\.\/src\/workflows\/([^/]+)\//.exec(moduleId)?.[1];
-  if (workflowDir) return `modules: src/workflows/${workflowDir}/`;
-  if (moduleId.startsWith('./src/workflows/')) return 'modules: src/workflows/*.ts';
+  // The bundle's entry, this project's workflow modules concatenated into it (WORKFLOW_BUNDLER_OPTIONS).
+  if (/^\.\/(src|bench)\//.test(moduleId)) return PROJECT_MODULES;
   return 'modules: other (webpack runtime ids)';
 }
 

@@ -40,7 +40,8 @@ export function failingAt(
   return new (class extends DocsApiClient {
     override async getVisitors(projectId: string, query: VisitorsQuery, options?: RequestOptions) {
       if (query.offset !== offset) return super.getVisitors(projectId, query, options);
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      // 0: refused before any page answers (a timer could fire after the simulator's first answers).
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       throw docsApiFailure('server', 'refused by the test', { operation: 'getVisitors', status: 500 });
     }
   })({ baseUrl: sim.url, apiKey: sim.apiKey });
