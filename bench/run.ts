@@ -236,7 +236,7 @@ async function pollingSection(quick: boolean, results: BenchResults): Promise<st
 }
 
 async function startSection(quick: boolean, results: BenchResults): Promise<string> {
-  const result = await workerStart(quick ? 1 : 5);
+  const result = await workerStart(quick ? 3 : 5);
   results.start = result;
   return [
     `Process spawn to "Worker started" (\`node --import tsx src/worker.ts\`, as startWorkerProcess runs it, ` +

@@ -5,6 +5,7 @@ import { QUICK_EXPORT } from '../../bench/export-throughput';
 import { QUICK_POLLING } from '../../bench/polling-efficiency';
 import { MEMORY_VARIANTS, QUICK_MEMORY } from '../../bench/workflow-memory';
 import { PROJECT_MODULES } from '../../bench/lib/cached-workflow-heap';
+import { median } from '../../bench/lib/stats';
 import { runBenchmarks, type BenchName, type BenchResults } from '../../bench/run';
 
 // `npm run bench -- --quick` as a smoke test: every benchmark runs on real parts (dev server, simulator, worker
@@ -206,8 +207,9 @@ describe('benchmarks, quick mode', () => {
   test('worker start: both variants become ready; bundling at start is the slower', () => {
     const start = results.start;
     assert.ok(start);
-    assert.ok((start.prebuiltSeconds[0] ?? 0) > 0);
-    assert.ok((start.bundledSeconds[0] ?? 0) > (start.prebuiltSeconds[0] ?? 0), JSON.stringify(start));
+    // Medians of three: one start of each, beside other test files on two cores, came out either way.
+    assert.ok(median(start.prebuiltSeconds) > 0);
+    assert.ok(median(start.bundledSeconds) > median(start.prebuiltSeconds), JSON.stringify(start));
     assert.equal(tableRows(results.markdown.start ?? '').length, 2);
   });
 });
