@@ -20,7 +20,7 @@ import {
   type PollProgress,
 } from '../contract/agent-job-constants';
 import type { DocsApiFailureDetails } from '../contract/failure-types';
-import type { UnendedCreate } from '../client/agent-job-runs';
+import type { EarlierCreate } from '../client/agent-job-runs';
 import type { BudgetRelease } from '../contract/budget';
 import type { DocsApiClient, RequestOptions } from '../docs-api/client';
 
@@ -36,10 +36,10 @@ export interface AgentJobActivityDeps {
 export interface CreateRecords {
   read(workflowId: string): Promise<AgentJobCreateRecord | undefined>;
   write(record: AgentJobCreateRecord): Promise<void>;
-  /** The follow-ups the latest earlier run of the job's workflow id sent and settled (none: undefined). */
+  /** The follow-ups the earlier runs of the job's workflow id sent and settled (none: undefined). */
   earlierFollowUps(workflowId: string, exceptRunId: string): Promise<EarlierFollowUps | undefined>;
-  /** A create an earlier run of the workflow id sent without running to its end (none: undefined). */
-  unendedCreate(workflowId: string, exceptRunId: string): Promise<UnendedCreate | undefined>;
+  /** A create an earlier run of the workflow id sent that the service may have acted on (none: undefined). */
+  earlierCreate(workflowId: string, exceptRunId: string): Promise<EarlierCreate | undefined>;
 }
 
 type PermitHeld = { permitId?: string };
@@ -129,31 +129,26 @@ export function createAgentJobActivities({
     }
   }
   /**
-   * The create record of the workflow id. Without one, an earlier run may still have sent a create that did not
-   * run to its end (its worker died, then the run was terminated): the service may have acted on it, so it is
-   * recorded now as of unknown outcome, and nothing is sent.
+   * The create record of the workflow id. Without one, an earlier run may still have sent a create (its record's
+   * writes failed and it was terminated, or the record is gone): read from the earlier runs' histories, it is
+   * recorded now, and nothing is sent.
    */
   async function readRecord(
     records: CreateRecords,
     run: { workflowId: string; runId: string },
-    input: CreateInput,
   ): Promise<AgentJobCreateRecord | undefined> {
     const { workflowId, runId } = run;
     const record = await readOrResend("the job's create record", () => records.read(workflowId));
     if (record !== undefined) return record;
-    const unended = await readOrResend("the earlier runs' creates", () =>
-      records.unendedCreate(workflowId, runId),
+    const earlier = await readOrResend("the earlier runs' creates", () =>
+      records.earlierCreate(workflowId, runId),
     );
-    if (unended === undefined) return undefined;
-    // The earlier prompt is in its (maybe encrypted) history: this one stands for it, unused while jobId is unknown.
-    const unknown = recordOf(
-      { workflowId, runId: unended.runId },
-      { projectId: unended.projectId ?? input.projectId, prompt: input.prompt },
-    );
-    await records.write(unknown).catch((error: unknown) => {
-      log.error('The record of an earlier unknown create could not be written', { error: messageOf(error) });
+    if (earlier === undefined) return undefined;
+    const found = recordOf({ workflowId, runId: earlier.runId }, earlier);
+    await records.write(found).catch((error: unknown) => {
+      log.error("The record of an earlier run's create could not be written", { error: messageOf(error) });
     });
-    return (await readOrResend("the job's create record", () => records.read(workflowId))) ?? unknown;
+    return (await readOrResend("the job's create record", () => records.read(workflowId))) ?? found;
   }
   /** Writes the record of this run's create; false when it could not (the workflow then writes it: recordCreate). */
   async function writeRecord(create: CreateToRecord): Promise<boolean> {
@@ -178,7 +173,7 @@ export function createAgentJobActivities({
     createAgentJob: (input: CreateInput & PermitHeld): Promise<AgentJobAnswer> =>
       released(input, async () => {
         const run = Context.current().info.workflowExecution;
-        const earlier = createRecords && run && (await readRecord(createRecords, run, input));
+        const earlier = createRecords && run && (await readRecord(createRecords, run));
         if (earlier !== undefined) return answerFromRecord(earlier, input);
         let job: AgentJobAnswer;
         try {
@@ -262,7 +257,8 @@ export function createAgentJobActivities({
       if (isTerminal(job.status) || job.status !== input.status) {
         return { job, polls };
       }
-      const carried: PollProgress = { ...progress, polls };
+      // The read succeeded: an earlier attempt's error is over, and no longer shown.
+      const carried: PollProgress = { polls };
       context.heartbeat(carried);
       throw stillRunning(job.status, carried, delayAfter(polls));
     },

@@ -13,9 +13,9 @@ import {
 } from '../contract/budget';
 
 import {
+  earlierCreateOf,
   earlierFollowUpsOf,
   readCreateRecord,
-  unendedCreateOf,
   writeCreateRecord,
 } from '../client/agent-job-runs';
 import { createAgentJobActivities, type AgentJobActivityDeps, type CreateRecords } from './agent-job';
@@ -47,12 +47,12 @@ export function createActivities(deps: ActivityDeps) {
 
 export type Activities = ReturnType<typeof createActivities>;
 
-/** Create records as Temporal workflows (client/agent-job-record.ts), through the activity's client. */
+/** Create records as Temporal workflows (client/agent-job-runs.ts), through the activity's client. */
 const temporalCreateRecords: CreateRecords = {
   read: (workflowId) => readCreateRecord(Context.current().client, workflowId),
   write: (record) => writeCreateRecord(Context.current().client, record, Context.current().info.taskQueue),
   earlierFollowUps: (workflowId, runId) => earlierFollowUpsOf(Context.current().client, workflowId, runId),
-  unendedCreate: (workflowId, runId) => unendedCreateOf(Context.current().client, workflowId, runId),
+  earlierCreate: (workflowId, runId) => earlierCreateOf(Context.current().client, workflowId, runId),
 };
 
 const INPUT_SCHEMAS = {

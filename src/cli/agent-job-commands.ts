@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import type { Command, CommandUnknownOpts, OptionValues } from '@commander-js/extra-typings';
+import {
+  Option,
+  type Command,
+  type CommandUnknownOpts,
+  type OptionValues,
+} from '@commander-js/extra-typings';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import {
@@ -13,7 +18,12 @@ import {
   idempotencyKeySchema,
   sendFollowUpAndWait,
 } from '../client/agent-job';
-import { AgentJobResetRefusedError, closedJobOf, resetAgentJob } from '../client/agent-job-runs';
+import {
+  AgentJobResetRefusedError,
+  agentJobResetPoints,
+  closedJobOf,
+  resetAgentJob,
+} from '../client/agent-job-runs';
 import { defined } from '../client/schedule';
 import {
   FOLLOW_UP_STATUSES,
@@ -204,9 +214,17 @@ export function jobCommands(program: CommandUnknownOpts, run: Run): void {
       ),
     )
     .addOption(option('--reason <text>', 'why, recorded in the history', text))
+    .addOption(new Option('--list', 'print the safe points and the creates and messages; reset nothing'))
     .action((flags) =>
       run(async ({ client, json }) => {
         const workflowId = workflowIdOf(flags);
+        if (flags.list === true) {
+          const { runId, safe, calls, whyUnsafe } = await agentJobResetPoints(await client(), workflowId);
+          const why = safe.length === 0 ? `: ${whyUnsafe()}` : '';
+          const listed = `run ${runId}: safe points: ${safe.length === 0 ? 'none' : safe.join(', ')}${why}`;
+          print(json, { workflowId, runId, safe, calls }, listed);
+          return ExitCode.ok;
+        }
         const options = defined({ toEventId: flags.to, reason: flags.reason });
         try {
           const reset = await resetAgentJob(await client(), workflowId, options);

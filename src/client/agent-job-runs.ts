@@ -7,6 +7,11 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  decodeFromPayloadsAtIndex,
+  decodeOptionalFailureToOptionalError,
+} from '@temporalio/common/lib/internal-non-workflow';
 import * as proto from '@temporalio/proto';
 import {
   AgentJobFailureType,
@@ -21,11 +26,15 @@ import {
   getStateQuery,
   quoteVisibility,
   refusesFollowUps,
+  type AgentJob,
   type AgentJobCreateRecord,
   type AgentJobCreateRecordWorkflow,
+  type AgentJobInput,
+  type CompletePollingOptions,
+  type EarlierFollowUps,
   type FollowUpRecord,
 } from '../contract';
-import { SentFollowUpLedger } from '../contract/agent-job-constants';
+import { SentFollowUpLedger, callOutcomeOf } from '../contract/agent-job-constants';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
@@ -71,29 +80,47 @@ export async function writeCreateRecord(
     });
 }
 
-/** A create an earlier run sent that never ran to its end (worker died, run terminated), from the runs' histories. */
-export async function unendedCreateOf(client: Client, workflowId: string, exceptRunId: string) {
+/**
+ * A create an earlier run of the workflow id sent that the service may have acted on, read from the runs'
+ * histories, for when the id's create record is missing (its writes failed and the run was terminated, or the
+ * record was deleted): its project and prompt, and its job when the service answered one. A create the service
+ * refused, or cannot have acted on (callOutcomeOf), is none.
+ */
+export async function earlierCreateOf(client: Client, workflowId: string, exceptRunId: string) {
+  const converter = client.options.loadedDataConverter;
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND WorkflowType = ${quoteVisibility(WorkflowType.agentJob)}`;
   for await (const run of client.workflow.list({ query })) {
     if (run.runId === exceptRunId) continue;
-    const { events } = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
-    if (serviceCallsOf(events ?? []).some((call) => call.type === 'createAgentJob' && !call.ranToEnd)) {
-      return { runId: run.runId, projectId: run.typedSearchAttributes.get(DocsProjectIdKey) };
+    const events = (await client.workflow.getHandle(workflowId, run.runId).fetchHistory()).events ?? [];
+    for (const { type, closedBy } of serviceCallsOf(events)) {
+      if (type !== 'createAgentJob') continue;
+      const completed = closedBy?.activityTaskCompletedEventAttributes?.result?.payloads;
+      const failed = closedBy?.activityTaskFailedEventAttributes?.failure;
+      let jobId: string | undefined;
+      if (completed) {
+        jobId = (await decodeFromPayloadsAtIndex<AgentJob>(converter, 0, completed)).id;
+      } else if (failed) {
+        const failure = await decodeOptionalFailureToOptionalError(converter, failed);
+        const outcome = callOutcomeOf(failure instanceof ApplicationFailure ? failure : undefined);
+        if (outcome.kind !== 'unknown') continue;
+        jobId = outcome.details?.jobId;
+      }
+      const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+      const { projectId, prompt } = await decodeFromPayloadsAtIndex<AgentJobInput>(converter, 0, started);
+      return { runId: run.runId, projectId, prompt, ...(jobId === undefined ? {} : { jobId }) };
     }
   }
   return undefined;
 }
 
-export type UnendedCreate = NonNullable<Awaited<ReturnType<typeof unendedCreateOf>>>;
+export type EarlierCreate = NonNullable<Awaited<ReturnType<typeof earlierCreateOf>>>;
 
-/** The latest run of the workflow id that followed a service job (it set AgentJobId). */
-async function latestRunWithJob(client: Client, workflowId: string, exceptRunId?: string) {
-  let latest: WorkflowExecutionInfo | undefined;
+/** The runs of the workflow id that followed a service job (they set AgentJobId), latest first. */
+async function runsWithJob(client: Client, workflowId: string, exceptRunId?: string) {
+  const runs: WorkflowExecutionInfo[] = [];
   const query = `WorkflowId = ${quoteVisibility(workflowId)} AND ${AgentJobIdKey.name} IS NOT NULL`;
-  for await (const run of client.workflow.list({ query })) {
-    if (run.runId !== exceptRunId && (latest === undefined || run.startTime > latest.startTime)) latest = run;
-  }
-  return latest;
+  for await (const run of client.workflow.list({ query })) if (run.runId !== exceptRunId) runs.push(run);
+  return runs.sort((a, b) => b.startTime.getTime() - a.startTime.getTime());
 }
 
 /**
@@ -105,7 +132,7 @@ async function latestRunWithJob(client: Client, workflowId: string, exceptRunId?
 export async function closedJobOf(client: Client, workflowId: string, last: WorkflowExecutionDescription) {
   const withJob = (run: Pick<WorkflowExecutionInfo, 'typedSearchAttributes'>) =>
     run.typedSearchAttributes.get(AgentJobIdKey) !== undefined;
-  const run = withJob(last) ? last : ((await latestRunWithJob(client, workflowId)) ?? last);
+  const run = withJob(last) ? last : ((await runsWithJob(client, workflowId))[0] ?? last);
   const record = withJob(run) ? undefined : await readCreateRecord(client, workflowId);
   const jobId = run.typedSearchAttributes.get(AgentJobIdKey) ?? record?.jobId;
   const projectId = run.typedSearchAttributes.get(DocsProjectIdKey);
@@ -162,12 +189,41 @@ export async function earlierRunOf(client: Client, workflowId: string, runId: st
   };
 }
 
-/** What the latest earlier run that followed the job sent and settled, for a run started again under the id. */
-export async function earlierFollowUpsOf(client: Client, workflowId: string, exceptRunId: string) {
-  const run = await latestRunWithJob(client, workflowId, exceptRunId);
-  if (run === undefined) return undefined;
-  const { sentFollowUps, followUps } = await earlierRunOf(client, workflowId, run.runId);
-  return { followUps, sentFollowUps };
+/**
+ * What the runs of the workflow id that followed the job (but `exceptRunId`) sent and settled, and the latest
+ * one's polling: the latest run's, and, while a run closed before it had read the runs before it, theirs too.
+ */
+export async function earlierRunsOf(client: Client, workflowId: string, exceptRunId?: string) {
+  const runs = await runsWithJob(client, workflowId, exceptRunId);
+  if (runs.length === 0) return undefined;
+  const sent = new SentFollowUpLedger();
+  const followUps: FollowUpRecord[] = [];
+  let polling: CompletePollingOptions | undefined;
+  for (const run of runs) {
+    const earlier = await earlierRunOf(client, workflowId, run.runId).catch(async (error: unknown) => {
+      // A run closed before its first workflow task answers no query; it sent nothing and read nothing.
+      const { events } = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+      if (events?.some((event) => event.workflowTaskCompletedEventAttributes)) throw error;
+      return undefined;
+    });
+    if (earlier === undefined) continue;
+    polling ??= earlier.polling;
+    sent.add(earlier.sentFollowUps);
+    const known = new Set(followUps.map((record) => record.messageId));
+    followUps.unshift(...earlier.followUps.filter((record) => !known.has(record.messageId)));
+    if (earlier.sentFollowUps.earlierUnread !== true) break;
+  }
+  return { sent, followUps: followUps.slice(-FOLLOW_UP_LIMITS.maxRecords), polling };
+}
+
+/** What the earlier runs that followed the job sent and settled, for a run started again under the id. */
+export async function earlierFollowUpsOf(
+  client: Client,
+  workflowId: string,
+  exceptRunId: string,
+): Promise<EarlierFollowUps | undefined> {
+  const earlier = await earlierRunsOf(client, workflowId, exceptRunId);
+  return earlier && { followUps: earlier.followUps, sentFollowUps: earlier.sent.toJSON() };
 }
 
 /** The activities whose request the service acts on (it has no idempotency key), and what a second one does. */
@@ -187,8 +243,8 @@ export interface ServiceCall {
   /** Event ids: scheduled, and closed (null while in flight). */
   scheduledAt: number;
   closedAt: number | null;
-  /** Completed or failed (not timed out or cancelled): a create then recorded what the service did. */
-  ranToEnd: boolean;
+  /** The event that closed it: completed, failed, timed out or cancelled. */
+  closedBy?: HistoryEvent;
 }
 
 /** The run's creates and messages, in the order scheduled. */
@@ -198,13 +254,15 @@ export function serviceCallsOf(events: readonly HistoryEvent[]): ServiceCall[] {
     const id = Number(event.eventId ?? 0);
     const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
     if (type != null && Object.hasOwn(SERVICE_CALLS, type)) {
-      calls.set(id, { type: type as ServiceCall['type'], scheduledAt: id, closedAt: null, ranToEnd: false });
+      calls.set(id, { type: type as ServiceCall['type'], scheduledAt: id, closedAt: null });
     }
-    const ranToEnd = event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes;
     const closed =
-      ranToEnd ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
     const call = closed?.scheduledEventId == null ? undefined : calls.get(Number(closed.scheduledEventId));
-    if (call) Object.assign(call, { closedAt: id, ranToEnd: Boolean(ranToEnd) });
+    if (call) Object.assign(call, { closedAt: id, closedBy: event });
   }
   return [...calls.values()];
 }
@@ -227,10 +285,13 @@ export function resetPointsOf(events: readonly HistoryEvent[]) {
 }
 
 /** Why a reset to this event would send a request again (the first call it would repeat). */
-function whyUnsafe(calls: ServiceCall[], toEventId: number | undefined): string {
+function whyUnsafe(calls: ServiceCall[], toEventId: number | undefined, closed: boolean): string {
   const open = calls.find((call) => call.closedAt === null);
   if (open) {
-    return `the ${SERVICE_CALLS[open.type].name} scheduled at event ${open.scheduledAt} is in flight: the service may act on it at any moment; reset once it has closed`;
+    const what = `the ${SERVICE_CALLS[open.type].name} scheduled at event ${open.scheduledAt}`;
+    return closed
+      ? `${what} was in flight when the run closed: the service may have acted on it, and it never closes; continue the job with \`job message\` instead`
+      : `${what} is in flight: the service may act on it at any moment; reset once it has closed`;
   }
   if (toEventId === undefined)
     return 'no workflow task has completed since the last create or message closed';
@@ -245,10 +306,24 @@ export class AgentJobResetRefusedError extends Error {
   override readonly name = 'AgentJobResetRefused';
   constructor(
     message: string,
-    readonly points: ReturnType<typeof resetPointsOf>,
+    readonly points: { safe: number[]; calls: Omit<ServiceCall, 'closedBy'>[] },
   ) {
     super(message);
   }
+}
+
+/** The current run of an agentJob workflow, its safe reset points (resetPointsOf), and why no point is safe. */
+export async function agentJobResetPoints(client: Client, workflowId: string) {
+  const { runId, status } = await client.workflow.getHandle(workflowId).describe();
+  const { events } = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  const { safe, calls } = resetPointsOf(events ?? []);
+  const closed = status.name !== 'RUNNING';
+  return {
+    runId,
+    safe,
+    calls: calls.map(({ closedBy: _, ...call }) => call),
+    whyUnsafe: (toEventId?: number) => whyUnsafe(calls, toEventId, closed),
+  };
 }
 
 /**
@@ -260,13 +335,11 @@ export async function resetAgentJob(
   workflowId: string,
   options: { toEventId?: number; reason?: string } = {},
 ) {
-  const { runId } = await client.workflow.getHandle(workflowId).describe();
-  const { events } = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-  const points = resetPointsOf(events ?? []);
+  const { runId, whyUnsafe: why, ...points } = await agentJobResetPoints(client, workflowId);
   const toEventId = options.toEventId ?? points.safe.at(-1);
   if (toEventId === undefined || !points.safe.includes(toEventId)) {
     const safe = points.safe.length === 0 ? 'no point is safe now' : `safe points: ${points.safe.join(', ')}`;
-    throw new AgentJobResetRefusedError(`${whyUnsafe(points.calls, toEventId)}; ${safe}`, points);
+    throw new AgentJobResetRefusedError(`${why(toEventId)}; ${safe}`, points);
   }
   // fromObject turns the event id into the protocol's 64-bit integer.
   const request = proto.temporal.api.workflowservice.v1.ResetWorkflowExecutionRequest.fromObject({

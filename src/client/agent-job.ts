@@ -32,7 +32,7 @@ import {
   type PollingOptions,
 } from '../contract';
 import { truncate, type InputIssue } from '../contract/failure-types';
-import { closedJobOf, earlierRunOf } from './agent-job-runs';
+import { closedJobOf, earlierRunOf, earlierRunsOf } from './agent-job-runs';
 import { taskQueueFromEnv } from './connect';
 
 export type AgentJobHandle = WorkflowHandle<AgentJobWorkflow>;
@@ -219,18 +219,16 @@ export async function followUpAnyState(
   const job = await closedJobOf(client, workflowId, last);
   if (job.refusal !== undefined) throw new FollowUpNotAcceptedError(job.refusal, workflowId);
   const { run, jobId, projectId } = job;
-  const earlier = await earlierRunOf(client, workflowId, run.runId);
+  const earlier = await earlierRunsOf(client, workflowId);
   const earlierStatus =
-    request.messageId === undefined ? undefined : earlier.sent.statusOf(request.messageId);
+    request.messageId === undefined ? undefined : earlier?.sent.statusOf(request.messageId);
   if (earlierStatus !== undefined) {
     return { workflowId, runId: run.runId, startedNewRun: false, jobId, earlierStatus };
   }
-  const input: AgentJobInput = {
-    projectId,
-    prompt: request.prompt,
-    jobId,
-    polling: options.polling ?? earlier.polling,
-  };
+  // A run terminated while its create was in flight has no job of its own: its own polling.
+  const polling =
+    options.polling ?? earlier?.polling ?? (await earlierRunOf(client, workflowId, run.runId)).polling;
+  const input: AgentJobInput = { projectId, prompt: request.prompt, jobId, polling };
   const started = await client.workflow.signalWithStart<AgentJobWorkflow, [FollowUpRequest]>(
     WorkflowType.agentJob,
     {

@@ -64,11 +64,9 @@ export interface AgentJobState extends Pick<AgentJob, 'model' | 'source'> {
   jobId: string | null;
   status: string;
   prLink: string | null;
-  /**
-   * Reads the service answered: getState counts finished poll activities; the typed client's getAgentJobState
-   * adds the running one's, and its next read as `nextPollAt` (ISO 8601), from describe(). Null from getState.
-   */
+  /** Reads the service answered: getState counts finished poll activities; getAgentJobState adds the running one's. */
   polls: number;
+  /** The running poll activity's next read (ISO 8601), from describe(): getAgentJobState's; null from getState. */
   nextPollAt: string | null;
   pollingSince: string | null;
   inFlight: string | null;
@@ -148,8 +146,10 @@ export const followUpRecordSchema = z
 
 export type FollowUpRecord = z.infer<typeof followUpRecordSchema>;
 
-/** A follow-up accepted by the workflow and not yet sent. */
-const pendingFollowUpSchema = z.object({ messageId: z.string().min(1), prompt: promptSchema }).strict();
+/** A follow-up accepted by the workflow and not yet sent; `unnamed`: its id is the workflow's (followup-N). */
+const pendingFollowUpSchema = z
+  .object({ messageId: z.string().min(1), prompt: promptSchema, unnamed: z.literal(true).optional() })
+  .strict();
 
 export type PendingFollowUp = z.infer<typeof pendingFollowUpSchema>;
 
@@ -181,6 +181,8 @@ export const agentJobContinuationSchema = z
     notAcceptedFollowUps: nonNegativeInt,
     continuedRuns: nonNegativeInt,
     alreadyCreatedBy: alreadyCreatedBySchema.optional(),
+    /** The follow-ups earlier runs of the workflow id sent are still to be read (state.earlierUnread). */
+    earlierUnread: z.literal(true).optional(),
   })
   .strict();
 
@@ -188,6 +190,9 @@ export type AgentJobContinuation = z.infer<typeof agentJobContinuationSchema>;
 
 /** What earlier runs of a workflow id settled and sent: a new run under it never sends those messageIds again. */
 export type EarlierFollowUps = Pick<AgentJobContinuation, 'followUps' | 'sentFollowUps'>;
+
+/** The getSentFollowUps answer: `earlierUnread`, the run had not yet read what runs before it sent. */
+export type SentFollowUpsOfRun = SentFollowUps & { earlierUnread?: true };
 
 export const agentJobInputSchema = z
   .object({

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AgentJob, AgentJobState, FollowUpRequest, SentFollowUps } from './agent-job';
+import type { AgentJob, AgentJobState, FollowUpRequest, SentFollowUpsOfRun } from './agent-job';
 import type { ExportProgress } from './visitors-export';
 
 /** Queue a follow-up message for the job; delivered in order, once per messageId. */
@@ -11,6 +11,6 @@ export const sendFollowUpUpdate = defineUpdate<AgentJob, [FollowUpRequest]>('sen
 export const getStateQuery = defineQuery<AgentJobState>('getState');
 
 /** The messageIds the job's runs sent (by key): what a new run of the closed job must not send again. */
-export const getSentFollowUpsQuery = defineQuery<SentFollowUps>('getSentFollowUps');
+export const getSentFollowUpsQuery = defineQuery<SentFollowUpsOfRun>('getSentFollowUps');
 
 export const getProgressQuery = defineQuery<ExportProgress>('getProgress');

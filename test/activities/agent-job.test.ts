@@ -18,7 +18,7 @@ import {
   type AgentJobCreateRecord,
   type EarlierFollowUps,
 } from '../../src/contract/agent-job';
-import type { UnendedCreate } from '../../src/client/agent-job-runs';
+import type { EarlierCreate } from '../../src/client/agent-job-runs';
 import type { DocsApiFailureDetails } from '../../src/contract/failure-types';
 import { DocsApiClient } from '../../src/docs-api/client';
 import { startSimulator, type Simulator } from '../../dev/simulator';
@@ -57,12 +57,12 @@ async function failureOf(
 
 /**
  * Agent job activities with create records in memory; `fail` makes reads, writes or history reads throw;
- * `earlierRuns.unended` is the create an earlier run left unended.
+ * `earlierRuns.create` is the create an earlier run's history shows.
  */
 function withRecords() {
   const records = new Map<string, AgentJobCreateRecord>();
   const fail = { read: false, write: false, history: false };
-  const earlierRuns: { unended?: UnendedCreate } = {};
+  const earlierRuns: { create?: EarlierCreate } = {};
   const withRecordsActivities = createAgentJobActivities({
     docsApi,
     createRecords: {
@@ -80,10 +80,10 @@ function withRecords() {
           followUps: [],
           sentFollowUps: { delivered: ['00000000000000a1'], outcomeUnknown: [] },
         }),
-      unendedCreate: () =>
+      earlierCreate: () =>
         fail.history
           ? Promise.reject(new Error('Temporal unavailable'))
-          : Promise.resolve(earlierRuns.unended),
+          : Promise.resolve(earlierRuns.create),
     },
   });
   return { records, activities: withRecordsActivities, fail, earlierRuns };
@@ -213,9 +213,9 @@ describe('agent job activities', () => {
     assert.equal(sim.stats().jobsCreated, 3, 'one create per run that sent one');
   });
 
-  test('create records: an earlier run whose create never ended is recorded unknown; nothing is sent', async () => {
+  test("create records: a create found in an earlier run's history is recorded; nothing is sent", async () => {
     const { records, activities: recorded, fail, earlierRuns } = withRecords();
-    earlierRuns.unended = { runId: 'r0', projectId: 'p0' };
+    earlierRuns.create = { runId: 'r0', projectId: 'p0', prompt: 'Add a FAQ' };
     const refused = await failureOf(
       env('r1').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Add a FAQ' }),
     );
@@ -223,6 +223,20 @@ describe('agent job activities', () => {
     assert.match(refused.message, /outcome is unknown \(run r0 of workflow team\/a\/job-7 .*project p0/);
     const record = records.get('team/a/job-7');
     assert.deepEqual([record?.runId, record?.projectId, record?.jobId], ['r0', 'p0', undefined]);
+
+    // Answered with a job: the same prompt is answered from it, another is refused.
+    records.clear();
+    earlierRuns.create = { runId: 'r0', projectId: 'p1', prompt: 'Add a FAQ', jobId: 'job-earlier' };
+    const same: AgentJobAnswer = await env('r1').run(recorded.createAgentJob, {
+      projectId: 'p1',
+      prompt: 'Add a FAQ',
+    });
+    assert.deepEqual([same.id, same.alreadyCreatedBy?.runId], ['job-earlier', 'r0']);
+    const other = await failureOf(
+      env('r1').run(recorded.createAgentJob, { projectId: 'p1', prompt: 'Another prompt' }),
+    );
+    assert.equal(other.type, AgentJobFailureType.keyInUse);
+    assert.match(other.message, /created job job-earlier of project p1 for another prompt/);
 
     records.clear();
     fail.history = true;
@@ -365,11 +379,7 @@ describe('pollAgentJob: one read per attempt, the retries are the waits', () => 
     const later = await failureOf(third.run(input));
     assert.equal(delayOf(later), pollDelayMs(POLLING, 3, `${WORKFLOW_ID}#4`));
     assert.ok(delayOf(later) <= 8000, 'capped at maxInterval');
-    assert.deepEqual(
-      third.heartbeats,
-      [{ polls: 3, lastError: 'HTTP 502' }],
-      'the last service error is kept',
-    );
+    assert.deepEqual(third.heartbeats, [{ polls: 3 }], 'a read answered: the earlier error is over');
   });
 
   test('the jitter is deterministic per workflow and read, and differs between workflows', () => {

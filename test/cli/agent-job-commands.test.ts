@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { getAgentJobState } from '../../src/client/agent-job';
 import { AgentJobFailureType, FOLLOW_UP_LIMITS } from '../../src/contract/agent-job';
 import { followUpSignal } from '../../src/contract/messages';
-import { agentJobCreateRecordId } from '../../src/client/agent-job-runs';
 import {
+  deleteCreateRecord,
   eventually,
   projectWithJobs,
   requestsOf,
@@ -193,29 +192,24 @@ describe('job status after a failure: what exists at the service', () => {
     const handle = await startJob(h.client, { projectId, prompt: 'Created, answered 500' }, 'unknown');
     assert.equal((await workflowFailure(handle.result())).type, AgentJobFailureType.createOutcomeUnknown);
     // As when Temporal was down while the record was written: the history alone must decide.
-    const recordId = agentJobCreateRecordId(handle.workflowId);
-    await h.client.workflowService.deleteWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId: recordId },
-    });
-    await eventually(
-      () =>
-        h.client.workflow
-          .getHandle(recordId)
-          .describe()
-          .then(
-            () => false,
-            (error: unknown) => error instanceof WorkflowNotFoundError,
-          ),
-      'the record gone',
-      90_000,
-    );
+    const deleteRecord = () => deleteCreateRecord(h.client, handle.workflowId);
+    await deleteRecord();
 
     const status = await cli('job', 'status', '--workflow-id', handle.workflowId);
     assert.equal(status.code, 1, status.stderr);
     assert.match(status.stdout, /^FAILED: /);
     assert.match(status.stdout, /a job may exist at the service/);
     assert.doesNotMatch(status.stdout, /before a service job was created/);
+
+    const listed = await cli('job', 'reset', '--workflow-id', handle.workflowId, '--list', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    const points = JSON.parse(listed.stdout) as { runId: string; safe: number[]; calls: { type: string }[] };
+    assert.equal(points.runId, (await handle.describe()).runId, 'nothing was reset');
+    assert.ok(points.safe.length > 0, listed.stdout);
+    assert.deepEqual(
+      points.calls.map((call) => call.type),
+      ['createAgentJob'],
+    );
 
     const events = (await handle.fetchHistory()).events ?? [];
     const firstTask = Number(events.find((event) => event.workflowTaskCompletedEventAttributes)?.eventId);
@@ -232,6 +226,13 @@ describe('job status after a failure: what exists at the service', () => {
     assert.equal(latest.code, 0, latest.stderr);
     const again = await workflowFailure(h.client.workflow.getHandle(handle.workflowId).result());
     assert.equal(again.type, AgentJobFailureType.createOutcomeUnknown);
+
+    // A new start under the key, the record gone again: the earlier runs' histories hold the key.
+    await deleteRecord();
+    const restarted = await startJob(h.client, { projectId, prompt: 'Created, answered 500' }, 'unknown');
+    const refused = await workflowFailure(restarted.result());
+    assert.equal(refused.type, AgentJobFailureType.keyInUse);
+    assert.match(refused.message, /sent a create whose outcome is unknown/);
     assert.equal(creates(projectId), 1, 'one create in all');
   });
 

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
-import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import * as proto from '@temporalio/proto';
 import { startAgentJob, type AgentJobHandle } from '../../src/client/agent-job';
+import { agentJobCreateRecordId } from '../../src/client/agent-job-runs';
 import type { AgentJobInput, PollingOptions } from '../../src/contract/agent-job';
 import type { JobOutcome, Simulator } from '../../dev/simulator';
 import type { TestStack } from '../../dev/stack';
@@ -67,6 +73,23 @@ export async function eventually<T>(
     if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The create record of a workflow id deleted (none: nothing to do), as when its writes failed or retention dropped it. */
+export async function deleteCreateRecord(client: Client, workflowId: string): Promise<void> {
+  const recordId = agentJobCreateRecordId(workflowId);
+  await client.workflowService
+    .deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: recordId } })
+    .catch(() => undefined);
+  const gone = () =>
+    client.workflow
+      .getHandle(recordId)
+      .describe()
+      .then(
+        () => false,
+        (error: unknown) => error instanceof WorkflowNotFoundError,
+      );
+  await eventually(gone, 'the record gone', 90_000);
 }
 
 /** The ApplicationFailure a workflow failed with. */

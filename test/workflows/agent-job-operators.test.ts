@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { awaitAgentJob, followUpAnyState, getAgentJobState, sendFollowUp } from '../../src/client/agent-job';
@@ -16,8 +17,10 @@ import {
 } from '../../src/contract/agent-job';
 import { followUpSignal } from '../../src/contract/messages';
 import { AgentJobIdKey, DEFAULT_TASK_QUEUE } from '../../src/contract/names';
+import { startTestWorker } from '../../dev/worker';
 import {
   continuedAsNewInput,
+  deleteCreateRecord,
   eventually,
   projectWithJobs,
   requestsOf,
@@ -204,7 +207,7 @@ describe('agentJob under operators: a call the service may have received is neve
       messageId: 'y2',
     });
     assert.equal(next.startedNewRun, true);
-    // The new run knows y1 from its input: a repeat signalled to it is not sent either.
+    // The new run read y1 from the closed run (earlierFollowUps): a repeat signalled to it is not sent either.
     await followUpAnyState(h.client, handle.workflowId, { prompt: prompt('y1'), messageId: 'y1' });
     const second = await awaitAgentJob(h.client, handle.workflowId);
 
@@ -216,6 +219,81 @@ describe('agentJob under operators: a call the service may have received is neve
       ],
     );
     assert.deepEqual([sent(projectId, 'y1'), sent(projectId, 'y2')], [1, 1]);
+  });
+
+  test('case 3: a run closed before it read the runs before it hides none of their messageIds from the next', async () => {
+    const projectId = projectWithJobs(h.sim, 'op-unread-run', 1000);
+    const handle = await startJob(h.client, { projectId, prompt: 'Across three runs' }, 'unread');
+    await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('u1'), messageId: 'u1' });
+    await handle.result();
+    // A second run whose read of the earlier runs never ends (its worker stalls there), terminated meanwhile.
+    const taskQueue = `unread-${process.pid}`;
+    const stalled = await startTestWorker(h.env, {
+      service: h.sim,
+      taskQueue,
+      wrapActivities: (activities) => ({
+        ...activities,
+        earlierFollowUps: () =>
+          Context.current()
+            .sleep(60_000)
+            .then(() => undefined),
+      }),
+    });
+    // Its worker stays: the queries of a closed run go to the run's task queue.
+    try {
+      const second = await followUpAnyState(
+        h.client,
+        handle.workflowId,
+        { prompt: prompt('u2'), messageId: 'u2' },
+        { taskQueue },
+      );
+      const run2 = h.client.workflow.getHandle(handle.workflowId, second.runId);
+      await eventually(
+        async () =>
+          (await run2.describe()).raw.pendingActivities?.some(
+            (activity) => activity.activityType?.name === 'earlierFollowUps',
+          ),
+        'the second run reading the earlier runs',
+      );
+      await run2.terminate();
+      // And a run closed before its first workflow task (no worker polls its queue): it answers no query.
+      const unread = await followUpAnyState(
+        h.client,
+        handle.workflowId,
+        { prompt: prompt('u2'), messageId: 'u2' },
+        { taskQueue: `nobody-${process.pid}` },
+      );
+      await h.client.workflow.getHandle(handle.workflowId, unread.runId).terminate();
+
+      const repeat = await followUpAnyState(h.client, handle.workflowId, {
+        prompt: prompt('u1'),
+        messageId: 'u1',
+      });
+      assert.equal(repeat.earlierStatus, 'delivered', 'found in the first run, behind the second');
+      // A new run takes the closed run's task queue unless told otherwise: here that run's had no worker.
+      const third = await followUpAnyState(
+        h.client,
+        handle.workflowId,
+        { prompt: prompt('u3'), messageId: 'u3' },
+        { taskQueue: DEFAULT_TASK_QUEUE },
+      );
+      assert.equal(third.startedNewRun, true);
+      await h.client.workflow
+        .getHandle(handle.workflowId)
+        .signal(followUpSignal, { prompt: prompt('u1'), messageId: 'u1' });
+      const result = await awaitAgentJob(h.client, handle.workflowId);
+      assert.deepEqual(
+        result.followUps.map(({ messageId, status }) => [messageId, status]),
+        [
+          ['u1', 'delivered'],
+          ['u3', 'delivered'],
+        ],
+      );
+      assert.deepEqual([sent(projectId, 'u1'), sent(projectId, 'u2'), sent(projectId, 'u3')], [1, 0, 1]);
+      assert.equal(creates(projectId), 1);
+    } finally {
+      await stalled.stop();
+    }
   });
 
   test('case 6: a reset that could send a create or a follow-up again is refused; a safe one sends nothing twice', async () => {
@@ -455,6 +533,28 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     assert.equal(creates(projectId), 1, 'one create in all');
   });
 
+  test("a closed key whose create record is gone: the earlier run's history decides; nothing is created twice", async () => {
+    const projectId = projectWithJobs(h.sim, 'ids-record-gone', 1000);
+    const first = await startJob(h.client, { projectId, prompt: 'The first prompt' }, 'gone');
+    const { jobId } = await first.result();
+    const { runId: firstRunId } = await first.describe();
+    await deleteCreateRecord(h.client, first.workflowId);
+    const other = await startJob(h.client, { projectId, prompt: 'Another prompt' }, 'gone');
+    const refused = await workflowFailure(other.result());
+    assert.equal(refused.type, AgentJobFailureType.keyInUse);
+    assert.match(
+      refused.message,
+      new RegExp(`created job ${jobId} of project ${projectId} for another prompt`),
+    );
+
+    await deleteCreateRecord(h.client, first.workflowId);
+    const same = await startJob(h.client, { projectId, prompt: 'The first prompt' }, 'gone');
+    const answered = await same.result();
+    assert.equal(answered.jobId, jobId);
+    assert.equal(answered.alreadyCreatedBy?.runId, firstRunId);
+    assert.equal(creates(projectId), 1, 'one create in all');
+  });
+
   test('a create of unknown outcome holds its key, also when its run was cancelled meanwhile', async () => {
     const projectId = projectWithJobs(h.sim, 'ids-unknown', 1000);
     h.sim.faults.add({ route: 'createJob', projectId, kind: 'latency', latencyMs: 2000, times: 1 });
@@ -533,5 +633,21 @@ describe('agentJob under operators: failing reads are visible', () => {
         assert.match(failure.message, /last service error: getJob: /, 'the deadline failure names the error');
       }),
     );
+  });
+
+  test('once a read succeeds again, the error is no longer shown', async () => {
+    const projectId = projectWithJobs(h.sim, 'poll-recovers', 600_000);
+    h.sim.faults.add({ route: 'getJob', projectId, kind: 'status', status: 500, times: 2 });
+    const handle = await startJob(h.client, { projectId, prompt: 'Unreadable, then readable' });
+    await eventually(
+      async () => (await getAgentJobState(h.client, handle.workflowId)).lastError !== null,
+      'the error in the state',
+    );
+    const recovered = await eventually(async () => {
+      const state = await getAgentJobState(h.client, handle.workflowId);
+      return state.polls >= 2 && state.lastError === null ? state : undefined;
+    }, 'reads answered, the error gone');
+    assert.equal(recovered.status, 'active');
+    await handle.terminate();
   });
 });

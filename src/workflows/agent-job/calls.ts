@@ -49,10 +49,8 @@ const { createAgentJob, sendAgentJobMessage } = proxyActivities<Activities>({
   priority: { priorityKey: 1 },
 });
 
-const { recordCreate } = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  scheduleToCloseTimeout: '1 minute',
-});
+/** Retried until written: a later run of the id that found no record would read the earlier runs' histories. */
+const { recordCreate } = proxyActivities<Activities>({ startToCloseTimeout: '15 seconds' });
 
 const { earlierFollowUps } = proxyActivities<Activities>({ startToCloseTimeout: '15 seconds' });
 
@@ -216,16 +214,9 @@ export async function attemptCreate(state: RunState): Promise<void> {
  * first record stays. Runs to its end in a cancelled run.
  */
 async function recordThisCreate(state: RunState, jobId: string | undefined): Promise<void> {
-  try {
-    await CancellationScope.nonCancellable(() =>
-      recordCreate({ projectId: state.projectId, prompt: state.input.prompt, jobId }),
-    );
-  } catch (error) {
-    log.error('The create record could not be written: a new run of this workflow id could create again', {
-      jobId,
-      error: messageOf(error),
-    });
-  }
+  await CancellationScope.nonCancellable(() =>
+    recordCreate({ projectId: state.projectId, prompt: state.input.prompt, jobId }),
+  );
 }
 
 /** Sends the head of the queue, once. The poll activity, if any, keeps running meanwhile. */

@@ -53,7 +53,7 @@ export function initialState(input: AgentJobInput, now: number) {
     continuedRuns: carried?.continuedRuns ?? 0,
     followUps: new FollowUpQueue(carried),
     /** A new run of a job it did not create: the follow-ups earlier runs sent are read before the job (readJob). */
-    earlierUnread: carried === undefined && input.jobId !== undefined,
+    earlierUnread: carried === undefined ? input.jobId !== undefined : carried.earlierUnread === true,
     job: carried?.job ?? (input.jobId === undefined ? null : unreadJob(input.jobId)),
     get jobId(): string | null {
       return this.job?.id ?? null;
@@ -158,6 +158,7 @@ export function toContinuation(state: RunState): AgentJobContinuation {
     notAcceptedFollowUps: state.notAccepted,
     continuedRuns: state.continuedRuns + 1,
     ...(state.alreadyCreatedBy === undefined ? {} : { alreadyCreatedBy: state.alreadyCreatedBy }),
+    ...(state.earlierUnread ? { earlierUnread: true as const } : {}),
   };
 }
 
@@ -217,7 +218,7 @@ export type FollowUpQueueSnapshot = Pick<
  */
 export class FollowUpQueue {
   readonly #records: FollowUpRecord[];
-  readonly #queue: (PendingFollowUp & { waiter?: FollowUpWaiter })[];
+  readonly #queue: QueuedFollowUp[];
   readonly #sent: SentFollowUpLedger;
   #unnamed: number;
 
@@ -229,26 +230,43 @@ export class FollowUpQueue {
   }
 
   /**
-   * What earlier runs of this workflow id sent and settled, learned after this run started (readJob):
-   * no messageId they sent is sent again.
+   * What earlier runs of this workflow id sent and settled, learned after this run started (readJob), before
+   * anything is sent: no messageId they sent is sent again. An unnamed follow-up whose id they used is renamed,
+   * and what passes the job's bound is refused.
    */
   addEarlier(earlier: EarlierFollowUps): void {
     this.#sent.add(earlier.sentFollowUps);
+    const known = new Set(this.#records.map((record) => record.messageId));
+    this.#records.unshift(...earlier.followUps.filter((record) => !known.has(record.messageId)));
     for (const item of [...this.#queue]) {
       const status = this.#sent.statusOf(item.messageId);
       if (status === undefined) continue;
+      if (item.unnamed) {
+        item.messageId = this.nextUnnamedId();
+        continue;
+      }
       this.#queue.splice(this.#queue.indexOf(item), 1);
       item.waiter?.failed('not_sent', `already sent by an earlier run of this workflow id (${status})`);
     }
-    const known = new Set(this.#records.map((record) => record.messageId));
-    this.#records.unshift(...earlier.followUps.filter((record) => !known.has(record.messageId)));
+    while (this.#queue.length > 0 && this.#sent.size + this.#queue.length > FOLLOW_UP_LIMITS.maxPerJob) {
+      const item = this.#queue.pop() as QueuedFollowUp;
+      this.#record(item.messageId, item.prompt, 'rejected', perJobRefusal(null));
+      item.waiter?.failed('not_sent', perJobRefusal(null));
+    }
     this.#trim();
   }
 
-  /** A deterministic id for a signal sent without one: numbered in arrival order, stable across runs. */
+  /**
+   * The id of a signal sent without one: numbered in arrival order (the count crosses continue-as-new), skipping
+   * any id this job knows already (an earlier run of the workflow id numbered its own from 1 too).
+   */
   nextUnnamedId(): string {
-    this.#unnamed += 1;
-    return `followup-${this.#unnamed}`;
+    const taken = (id: string) =>
+      this.statusOf(id) !== undefined || this.#records.some((record) => record.messageId === id);
+    let id: string;
+    do id = `followup-${++this.#unnamed}`;
+    while (taken(id));
+    return id;
   }
 
   /** The status of a messageId queued or sent for this job, if any (a refused one is not: it may come again). */
@@ -266,9 +284,7 @@ export class FollowUpQueue {
     if (this.#queue.length >= maxPending) {
       return `${maxPending} follow-ups are already waiting to be sent; try again later`;
     }
-    if (this.#sent.size + this.#queue.length >= maxPerJob) {
-      return `job ${jobId ?? '(not created yet)'} has taken ${maxPerJob} follow-ups, the most one job takes; start a new job`;
-    }
+    if (this.#sent.size + this.#queue.length >= maxPerJob) return perJobRefusal(jobId);
     return undefined;
   }
 
@@ -279,6 +295,11 @@ export class FollowUpQueue {
   enqueue(messageId: string, prompt: string, waiter?: FollowUpWaiter): void {
     this.#forgetRecord(messageId);
     this.#queue.push({ messageId, prompt, ...(waiter ? { waiter } : {}) });
+  }
+
+  /** A signal without a messageId, queued under the next unnamed id. */
+  enqueueUnnamed(prompt: string): void {
+    this.#queue.push({ messageId: this.nextUnnamedId(), prompt, unnamed: true });
   }
 
   recordNotAccepted(messageId: string, prompt: string, reason: string): void {
@@ -339,7 +360,7 @@ export class FollowUpQueue {
   snapshot(): FollowUpQueueSnapshot {
     return {
       followUps: [...this.#records],
-      pendingFollowUps: this.#queue.map(({ messageId, prompt }) => ({ messageId, prompt })),
+      pendingFollowUps: this.#queue.map(({ waiter: _waiter, ...pending }) => pending),
       unnamedFollowUps: this.#unnamed,
       sentFollowUps: this.sent(),
     };
@@ -360,6 +381,13 @@ export class FollowUpQueue {
     const excess = this.#records.length - FOLLOW_UP_LIMITS.maxRecords;
     if (excess > 0) this.#records.splice(0, excess);
   }
+}
+
+type QueuedFollowUp = PendingFollowUp & { waiter?: FollowUpWaiter };
+
+function perJobRefusal(jobId: string | null): string {
+  const { maxPerJob } = FOLLOW_UP_LIMITS;
+  return `job ${jobId ?? '(not created yet)'} has taken ${maxPerJob} follow-ups, the most one job takes; start a new job`;
 }
 
 function shortPrompt(prompt: string): string {

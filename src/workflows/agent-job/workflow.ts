@@ -198,7 +198,10 @@ async function closeFollowUps(state: RunState, error: unknown): Promise<void> {
 
 function registerHandlers(state: RunState): void {
   setHandler(getStateQuery, () => toAgentJobState(state));
-  setHandler(getSentFollowUpsQuery, () => state.followUps.sent());
+  setHandler(getSentFollowUpsQuery, () => ({
+    ...state.followUps.sent(),
+    ...(state.earlierUnread ? { earlierUnread: true as const } : {}),
+  }));
   setHandler(followUpSignal, (request) => acceptSignal(state, request));
   setHandler(sendFollowUpUpdate, (request) => sendAndWait(state, request), {
     // Runs before the update enters history: an update not accepted sends nothing and leaves no trace.
@@ -219,15 +222,17 @@ function acceptSignal(state: RunState, raw: unknown): void {
     log.info('Duplicate follow-up ignored', { messageId: givenId });
     return;
   }
-  const messageId = typeof givenId === 'string' ? givenId : state.followUps.nextUnnamedId();
   const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
   if (notAccepted !== undefined) {
+    const messageId = typeof givenId === 'string' ? givenId : state.followUps.nextUnnamedId();
     log.warn('Follow-up signal not accepted', { messageId, reason: notAccepted.reason });
     state.followUps.recordNotAccepted(messageId, prompt, notAccepted.reason);
     state.notAccepted += 1;
     recordFollowUpNotAccepted(state.projectId);
+  } else if (typeof givenId === 'string') {
+    state.followUps.enqueue(givenId, prompt);
   } else {
-    state.followUps.enqueue(messageId, prompt);
+    state.followUps.enqueueUnnamed(prompt);
   }
   refreshVisibility(state);
 }

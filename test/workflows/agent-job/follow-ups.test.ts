@@ -189,6 +189,47 @@ describe('FollowUpQueue', () => {
     );
   });
 
+  test("unnamed follow-ups queued before the earlier runs' ledger came take ids those runs did not use", () => {
+    const queue = new FollowUpQueue();
+    queue.enqueueUnnamed('first of this run');
+    queue.enqueueUnnamed('second of this run');
+    queue.addEarlier({
+      followUps: [{ messageId: 'followup-1', prompt: 'the earlier run', status: 'delivered' }],
+      sentFollowUps: {
+        delivered: [messageIdKey('followup-1'), messageIdKey('followup-3')],
+        outcomeUnknown: [],
+      },
+    });
+    assert.deepEqual(
+      queue.records().map((r) => [r.messageId, r.prompt, r.status]),
+      [
+        ['followup-1', 'the earlier run', 'delivered'],
+        ['followup-4', 'first of this run', 'pending'],
+        ['followup-2', 'second of this run', 'pending'],
+      ],
+      'none dropped, none under an id the service may have',
+    );
+    assert.equal(queue.nextUnnamedId(), 'followup-5');
+    const next = new FollowUpQueue(queue.snapshot());
+    assert.equal(next.snapshot().pendingFollowUps[0]?.unnamed, true, 'still renamed if learned again');
+  });
+
+  test(`an earlier runs' ledger that fills the job's ${FOLLOW_UP_LIMITS.maxPerJob}: what passes it is refused, saying so`, () => {
+    const keys = Array.from({ length: FOLLOW_UP_LIMITS.maxPerJob - 1 }, (_, i) => messageIdKey(`old${i}`));
+    const queue = new FollowUpQueue();
+    const waiter = recordingWaiter();
+    queue.enqueue('fits', 'x');
+    queue.enqueue('past', 'y', waiter);
+    queue.addEarlier({ followUps: [], sentFollowUps: { delivered: keys, outcomeUnknown: [] } });
+    assert.equal(queue.pendingCount, 1);
+    assert.equal(queue.head()?.messageId, 'fits');
+    assert.deepEqual(waiter.outcome, [
+      `not_sent: job (not created yet) has taken ${FOLLOW_UP_LIMITS.maxPerJob} follow-ups, the most one job takes; start a new job`,
+    ]);
+    assert.equal(queue.records().find((r) => r.messageId === 'past')?.status, 'rejected');
+    assert.ok(sentFollowUpsSchema.safeParse(queue.sent()).success, 'a continue-as-new still carries it');
+  });
+
   test('messageIdKey is FNV-1a 64, 16 hex digits', () => {
     assert.equal(messageIdKey(''), 'cbf29ce484222325');
     assert.equal(messageIdKey('a'), 'af63dc4c8601ec8c');

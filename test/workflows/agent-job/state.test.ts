@@ -102,5 +102,15 @@ describe('RunState: what one run knows, what it shows, what crosses continue-as-
     assert.deepEqual(next.followUps.head(), { messageId: 'm1', prompt: 'Pending one' });
     assert.equal(next.followUps.statusOf('m0'), 'delivered', 'the ledger crossed too');
     assert.equal(toContinuation(next).continuedRuns, 2);
+    assert.equal(next.earlierUnread, false, 'a continued run of a job this id created has none to read');
+  });
+
+  test("a new run of a closed job that continues as new before its first read still reads the earlier runs'", () => {
+    const attached = initialState({ ...INPUT, jobId: ACTIVE.id }, NOW);
+    assert.equal(attached.earlierUnread, true);
+    const continuation = toContinuation(attached);
+    assert.ok(agentJobContinuationSchema.safeParse(continuation).success);
+    const next = initialState({ ...INPUT, jobId: ACTIVE.id, continuation }, NOW + 1000);
+    assert.equal(next.earlierUnread, true);
   });
 });
