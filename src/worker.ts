@@ -88,9 +88,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     activities: options.activities,
     // The Nexus service `docs-agent`: callers in other namespaces start the same workflows through an endpoint.
     nexusServices: [createDocsAgentNexusHandler(options.taskQueue)],
-    // A run of export pages heartbeats its progress after each page: one every 250 ms at most reaches the server
-    // (by default one per 0.8 x heartbeat timeout), so the pages of a run whose worker died are counted from it
-    // and not sent again. Other activities beat every few seconds or less.
+    // A run of export pages heartbeats its progress after each chunk of pages and every few seconds: one every
+    // 250 ms at most reaches the server (by default one per 0.8 x heartbeat timeout), so the pages of a run whose
+    // worker died are counted from it and not sent again. Other activities beat every few seconds or less.
     maxHeartbeatThrottleInterval: '250 milliseconds',
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }

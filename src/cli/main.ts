@@ -141,7 +141,7 @@ function inFlagTerms(error: unknown, flags: string[]): unknown {
   );
 }
 
-/** The exit code and the message of a command that threw: by the error's type and gRPC status, never its text. */
+/** The exit code and the message of a command that threw: by the error's type and gRPC status (and an encrypted payload's marker). */
 export function describeFailure(command: string, error: unknown) {
   const message = error instanceof Error ? error.message : String(error);
   const type = error instanceof Error ? error.name : 'Error';
