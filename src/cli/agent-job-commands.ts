@@ -74,7 +74,7 @@ function prompted<A extends unknown[], O extends OptionValues, G extends OptionV
   what: string,
 ) {
   return command
-    .addOption(option('--prompt <text>', what, promptSchema))
+    .addOption(option('--prompt <text>', what, promptSchema).conflicts('promptFile'))
     .addOption(option('--prompt-file <path>', 'read the prompt from a file ("-" for stdin)', text));
 }
 

@@ -128,6 +128,13 @@ export const cliCases: CliCase[] = [
     workflowId: jobId,
   },
   {
+    name: 'job start with both --prompt and --prompt-file',
+    args: (p, f) => jobStart(p, '--prompt', 'x', '--prompt-file', f.overLimit),
+    exit: 2,
+    stderr: /option '--prompt <text>' cannot be used with option '--prompt-file <path>'/,
+    workflowId: jobId,
+  },
+  {
     name: 'job start without --prompt',
     args: (p) => jobStart(p),
     exit: 2,
