@@ -223,7 +223,12 @@ describe('agentJob under operators: a call the service may have received is neve
 
   test('case 3: a run closed before it read the runs before it hides none of their messageIds from the next', async () => {
     const projectId = projectWithJobs(h.sim, 'op-unread-run', 1000);
-    const handle = await startJob(h.client, { projectId, prompt: 'Across three runs' }, 'unread');
+    // Under an id its caller chose, as another service starts it.
+    const handle = await h.client.workflow.start('agentJob', {
+      workflowId: `team/a/job-7-${projectId}`,
+      taskQueue: DEFAULT_TASK_QUEUE,
+      args: [{ projectId, prompt: 'Across three runs', polling: TEST_POLLING }],
+    });
     await sendFollowUp(h.client, handle.workflowId, { prompt: prompt('u1'), messageId: 'u1' });
     await handle.result();
     // A second run whose read of the earlier runs never ends (its worker stalls there), terminated meanwhile.
@@ -535,11 +540,18 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
 
   test("a closed key whose create record is gone: the earlier run's history decides; nothing is created twice", async () => {
     const projectId = projectWithJobs(h.sim, 'ids-record-gone', 1000);
-    const first = await startJob(h.client, { projectId, prompt: 'The first prompt' }, 'gone');
-    const { jobId } = await first.result();
+    // Under an id its caller chose, as another service starts it.
+    const start = (prompt: string) =>
+      h.client.workflow.start('agentJob', {
+        workflowId: `orders-42-docs-${projectId}`,
+        taskQueue: DEFAULT_TASK_QUEUE,
+        args: [{ projectId, prompt, polling: TEST_POLLING }],
+      });
+    const first = await start('The first prompt');
+    const { jobId } = (await first.result()) as AgentJobResult;
     const { runId: firstRunId } = await first.describe();
     await deleteCreateRecord(h.client, first.workflowId);
-    const other = await startJob(h.client, { projectId, prompt: 'Another prompt' }, 'gone');
+    const other = await start('Another prompt');
     const refused = await workflowFailure(other.result());
     assert.equal(refused.type, AgentJobFailureType.keyInUse);
     assert.match(
@@ -548,8 +560,8 @@ describe('agentJob: one workflow id is one job, whatever the id and whoever star
     );
 
     await deleteCreateRecord(h.client, first.workflowId);
-    const same = await startJob(h.client, { projectId, prompt: 'The first prompt' }, 'gone');
-    const answered = await same.result();
+    const same = await start('The first prompt');
+    const answered = (await same.result()) as AgentJobResult;
     assert.equal(answered.jobId, jobId);
     assert.equal(answered.alreadyCreatedBy?.runId, firstRunId);
     assert.equal(creates(projectId), 1, 'one create in all');
